@@ -1,0 +1,41 @@
+# Every target is self-sufficient on a fresh machine with Python 3.11 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_TEST := $(VENV)/.installed-test
+STAMP_BASE := $(VENV)/.installed
+
+.PHONY: test lint demo fuzz bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_BASE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP_BASE)
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+demo: $(STAMP_BASE)
+	$(BIN)/sitemap-reader demo
+
+fuzz: $(STAMP_TEST)
+	SITEMAP_READER_FUZZ=long $(BIN)/python -m pytest -q tests/parse/test_fuzz.py
+
+bench: $(STAMP_TEST)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python benchmarks/parse.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -1,0 +1,87 @@
+"""Every bound sitemap-reader enforces, in one place, each with the reason for its default.
+
+Lenient on content, strict on limits: a limit that is hit ends the affected sitemap
+(or stops following children) with a recorded problem; it never ends the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+KiB = 1024
+MiB = 1024 * KiB
+
+#: The sitemaps.org maximum number of URLs in one sitemap file (and entries in an index).
+PROTOCOL_MAX_URLS = 50_000
+#: The sitemaps.org maximum uncompressed size: 50 MB (52,428,800 bytes) since 2016.
+PROTOCOL_MAX_BYTES = 52_428_800
+#: sitemaps.org: a loc "must be less than 2,048 characters".
+PROTOCOL_MAX_URL_LENGTH = 2_048
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on time, memory and fan-out. Every field can be overridden.
+
+    >>> Limits().max_decompressed_bytes == 64 * MiB
+    True
+    >>> Limits(max_depth=3).max_depth
+    3
+    """
+
+    # --- per body (parse core) ---
+    #: Bytes after decompression per sitemap. The protocol allows 50 MB; 64 MiB leaves
+    #: slack for real sites that overshoot, and bounds gzip bombs and endless bodies.
+    max_decompressed_bytes: int = 64 * MiB
+    #: gzip layers: double gzip (a .gz file served with Content-Encoding: gzip) is real,
+    #: a third layer is an attack.
+    max_gzip_layers: int = 2
+    #: gzip members per layer: concatenated members are legal (and handled), but each one
+    #: restarts the decoder; thousands of tiny members are a CPU attack (aiohttp CVE-2026-128131).
+    max_gzip_members: int = 64
+    #: URLs per sitemap; None means no count limit (the byte cap bounds it). Strict mode
+    #: applies the protocol's 50,000 whatever this says.
+    max_urls_per_sitemap: int | None = None
+    #: Longest URL kept, in characters. The protocol says under 2,048; real sites exceed it,
+    #: browsers accept far more; beyond 8 KiB it is junk or an attack on memory.
+    max_url_length: int = 8 * KiB
+    #: Characters of text gathered for one element (a loc, a title). Bounds memory when a
+    #: document puts megabytes of text in one node; anything legitimate is far shorter.
+    max_text_length: int = 64 * KiB
+    #: Extension records kept per URL: Google allows 1,000 images per <url>.
+    max_extensions_per_url: int = 1_000
+
+    # --- robots.txt ---
+    #: RFC 9309 §2.5: crawlers must parse at least 500 KiB; Google stops there too.
+    max_robots_bytes: int = 500 * KiB
+    #: RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
+    max_robots_redirects: int = 5
+
+    # --- traversal (crawl layer) ---
+    #: Index nesting: the protocol defines one level; beyond 3 it is usually a trap.
+    max_depth: int = 8
+    #: Sitemaps fetched per target: bounds index fan-out bombs (trafilatura uses 10,000 too).
+    max_sitemaps: int = 10_000
+    #: URLs emitted per run; None is unbounded (the dedupe set is the only growing state).
+    max_urls: int | None = None
+    #: Redirects per sitemap fetch: aiohttp's default.
+    max_redirects: int = 10
+
+    # --- time ---
+    #: Seconds to establish a connection.
+    connect_timeout: float = 10.0
+    #: Seconds without a single byte arriving before a read gives up.
+    read_timeout: float = 30.0
+    #: Seconds for one sitemap from request to last byte, retries excluded: slow bodies end.
+    sitemap_timeout: float = 120.0
+    #: Extra attempts after a retryable failure (408, 429, 5xx, reset, timeout).
+    retries: int = 3
+    #: Longest Retry-After we honour, in seconds; a longer one means give up now.
+    max_retry_after: float = 60.0
+    #: Base of the jittered exponential backoff, in seconds.
+    backoff_base: float = 0.5
+
+    def replace(self, **changes: object) -> Limits:
+        """A copy with some fields changed: ``limits.replace(max_depth=2)``."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,196 @@
+"""The values sitemap-reader hands out: URL records, child-sitemap references, problems.
+
+All are frozen, slotted dataclasses built by the library. ``to_dict()`` gives the JSON
+shape of DESIGN.md (key order included), with datetimes as ISO 8601 UTC strings ending
+in ``Z`` and empty extension fields left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+JsonDict = dict[str, Any]
+
+
+def format_datetime(value: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z``: ``2024-03-05T14:30:00Z``; None stays None."""
+    if value is None:
+        return None
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _compact(pairs: dict[str, Any]) -> JsonDict:
+    """Drop None values and empty tuples; format datetimes; tuples become lists."""
+    out: JsonDict = {}
+    for key, value in pairs.items():
+        if value is None or value == ():
+            continue
+        if isinstance(value, datetime):
+            value = format_datetime(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Alternate:
+    """An hreflang alternate (``<xhtml:link rel="alternate" hreflang=… href=…>``)."""
+
+    hreflang: str
+    url: str
+
+    def to_dict(self) -> JsonDict:
+        return {"hreflang": self.hreflang, "url": self.url}
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """One ``<image:image>``. Only ``loc`` is current; the rest are deprecated by Google."""
+
+    loc: str
+    title: str | None = None
+    caption: str | None = None
+    geo_location: str | None = None
+    license: str | None = None
+
+    def to_dict(self) -> JsonDict:
+        return _compact(
+            {
+                "loc": self.loc,
+                "title": self.title,
+                "caption": self.caption,
+                "geo_location": self.geo_location,
+                "license": self.license,
+            }
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Video:
+    """One ``<video:video>``. URLs normalized; numbers and dates parsed, invalid ones None."""
+
+    title: str | None = None
+    description: str | None = None
+    thumbnail_loc: str | None = None
+    content_loc: str | None = None
+    player_loc: str | None = None
+    duration: int | None = None
+    expiration_date: datetime | None = None
+    rating: float | None = None
+    view_count: int | None = None
+    publication_date: datetime | None = None
+    family_friendly: bool | None = None
+    requires_subscription: bool | None = None
+    live: bool | None = None
+    uploader: str | None = None
+    restriction: tuple[str, ...] = ()
+    restriction_relationship: str | None = None
+    platform: tuple[str, ...] = ()
+    platform_relationship: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def to_dict(self) -> JsonDict:
+        return _compact({name: getattr(self, name) for name in self.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class News:
+    """A ``<news:news>`` entry. ``valid`` is False when a required field is missing."""
+
+    title: str | None = None
+    publication_name: str | None = None
+    language: str | None = None
+    publication_date: datetime | None = None
+    keywords: tuple[str, ...] = ()
+    genres: tuple[str, ...] = ()
+    stock_tickers: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        """Google requires a publication name and language, a date and a title."""
+        return bool(
+            self.title and self.publication_name and self.language and self.publication_date
+        )
+
+    def to_dict(self) -> JsonDict:
+        return _compact({name: getattr(self, name) for name in self.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class UrlRecord:
+    """One page URL a sitemap asks to be crawled.
+
+    ``url`` is normalized (see :func:`sitemap_reader.parse.normalize.normalize_url`);
+    ``lastmod`` is an aware UTC datetime or None; ``changefreq`` a lower-case protocol
+    value or None; ``priority`` a float in [0, 1] or None (absent or invalid);
+    ``score`` the ranking score in [0, 1]; ``sitemap`` the URL of the sitemap it came from.
+    """
+
+    url: str
+    lastmod: datetime | None = None
+    changefreq: str | None = None
+    priority: float | None = None
+    score: float = 0.0
+    sitemap: str | None = None
+    alternates: tuple[Alternate, ...] = ()
+    images: tuple[Image, ...] = ()
+    videos: tuple[Video, ...] = ()
+    news: News | None = None
+
+    def to_dict(self) -> JsonDict:
+        """The JSON shape of DESIGN.md; the extension keys only when present.
+
+        >>> UrlRecord("https://example.com/", priority=0.8, score=0.5).to_dict()["priority"]
+        0.8
+        """
+        out: JsonDict = {
+            "url": self.url,
+            "lastmod": format_datetime(self.lastmod),
+            "changefreq": self.changefreq,
+            "priority": self.priority,
+            "score": round(self.score, 4),
+            "sitemap": self.sitemap,
+        }
+        if self.alternates:
+            out["alternates"] = [a.to_dict() for a in self.alternates]
+        if self.images:
+            out["images"] = [i.to_dict() for i in self.images]
+        if self.videos:
+            out["videos"] = [v.to_dict() for v in self.videos]
+        if self.news is not None:
+            out["news"] = self.news.to_dict()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapRef:
+    """A child sitemap named by a sitemap index (or by robots.txt)."""
+
+    url: str
+    lastmod: datetime | None = None
+    sitemap: str | None = None
+
+    def to_dict(self) -> JsonDict:
+        return {"url": self.url, "lastmod": format_datetime(self.lastmod), "sitemap": self.sitemap}
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with one sitemap: a stable ``code``, a human message, a count.
+
+    Problems of the same code are aggregated per sitemap (``count`` grows, the message
+    keeps the first example), so a file with a million bad dates costs one Problem.
+    ``fatal`` problems ended the parse early (the sitemap is then not ``complete``).
+    """
+
+    code: str
+    message: str
+    count: int = 1
+    fatal: bool = False
+
+    def to_dict(self) -> JsonDict:
+        return {"code": self.code, "message": self.message, "count": self.count}
