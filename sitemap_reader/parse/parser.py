@@ -1,23 +1,235 @@
-"""SitemapParser: feed()/close() over any sitemap body. (Being written: API is final.)"""
+"""SitemapParser: one incremental parser for every sitemap body, gzipped or not.
+
+Theory of operation
+-------------------
+Bytes go through three stages, each decided from the bytes themselves:
+
+1. **gzip layers.** If a stage's first two bytes are the gzip magic, a capped streaming
+   :class:`~sitemap_reader.parse.gunzip.Gunzip` is put in front of the next stage. This
+   repeats up to ``Limits.max_gzip_layers`` (double gzip is real; a third layer is not).
+2. **body sniffing.** The decompressed body's start (BOM and blank space stripped) says
+   XML, HTML, plain text or binary (:mod:`sitemap_reader.parse.sniff`).
+3. **reading.** XML goes to :class:`~sitemap_reader.parse.xml.XmlReader` (pyexpat with
+   defusedxml's protections), text to :class:`~sitemap_reader.parse.text.TextReader`.
+   Both report raw strings to :class:`_Emitter`, the one place where entries become
+   normalized, scored :class:`UrlRecord` / :class:`SitemapRef` values.
+
+Nothing raises on content. Everything wrong becomes a :class:`Problem` (aggregated per
+code); a *fatal* problem (broken XML, a limit, not a sitemap) ends the body: ``done``
+turns true so the caller can stop downloading, ``complete`` turns false, and every record
+produced before the break has already been handed out.
+"""
 
 from __future__ import annotations
 
+import pyexpat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any, Final
 
-from sitemap_reader.limits import Limits
-from sitemap_reader.records import Problem, SitemapRef, UrlRecord
+from defusedxml import DefusedXmlException
+
+from sitemap_reader.errors import UsageError
+from sitemap_reader.limits import PROTOCOL_MAX_URLS, Limits
+from sitemap_reader.parse import sniff
+from sitemap_reader.parse.gunzip import Gunzip, GunzipError
+from sitemap_reader.parse.normalize import (
+    normalize_url,
+    parse_changefreq,
+    parse_lastmod,
+    parse_priority,
+)
+from sitemap_reader.parse.scope import in_location
+from sitemap_reader.parse.text import TextReader
+from sitemap_reader.parse.xml import (
+    ROOTS,
+    SITEMAP_NS,
+    Sink,
+    StopParsing,
+    XmlReader,
+    build_image,
+    build_news,
+    build_video,
+    expat_message,
+)
+from sitemap_reader.rank import default_score
+from sitemap_reader.records import Alternate, Image, Problem, SitemapRef, UrlRecord, Video
 
 Item = UrlRecord | SitemapRef
+FORMATS: Final = ("urlset", "sitemapindex", "text", "rss", "atom", "unknown")
+_CHUNK: Final = 65536
+
+
+class _Fatal(Exception):
+    """Internal: a problem that ends this body."""
+
+
+class _Emitter(Sink):
+    """Turns raw entry strings into records; aggregates problems."""
+
+    def __init__(self, url: str | None, strict: bool, limits: Limits, now: datetime) -> None:
+        self.base = url
+        self.strict = strict
+        self.limits = limits
+        self.now = now
+        self.out: list[Item] = []
+        self.problems: dict[str, list[Any]] = {}
+        self.format = "unknown"
+        self.urls = 0
+        self.sitemaps = 0
+        cap = limits.max_urls_per_sitemap
+        if strict:
+            cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
+        self.max_entries = cap
+
+    # -- problems ------------------------------------------------------------------------
+
+    def problem(self, code: str, message: str, fatal: bool = False) -> None:
+        entry = self.problems.get(code)
+        if entry is None:
+            self.problems[code] = [message, 1, fatal]
+        else:
+            entry[1] += 1
+            entry[2] = entry[2] or fatal
+
+    def fatal(self, code: str, message: str) -> _Fatal:
+        self.problem(code, message, fatal=True)
+        return _Fatal(code)
+
+    # -- Sink ----------------------------------------------------------------------------
+
+    def root(self, local: str, namespace: str) -> str | None:
+        fmt = ROOTS.get(local)
+        if fmt is None:
+            what = "an HTML page" if local == "html" else f"root element <{local}>"
+            self.problem("not-a-sitemap", f"{what} is not a sitemap or feed", fatal=True)
+            return None
+        if fmt in ("urlset", "sitemapindex") and namespace != SITEMAP_NS:
+            message = f"namespace {namespace or '(none)'!r} is not {SITEMAP_NS!r}"
+            if self.strict:
+                self.problem("namespace", message, fatal=True)
+                return None
+            self.problem("namespace", message)
+        self.format = fmt
+        return fmt
+
+    def url(
+        self,
+        loc: str,
+        lastmod: str | None,
+        changefreq: str | None,
+        priority: str | None,
+        alternates: list[tuple[str, str]] | None,
+        images: list[dict[str, Any]] | None,
+        videos: list[dict[str, Any]] | None,
+        news: dict[str, Any] | None,
+    ) -> None:
+        url = self._location(loc)
+        if url is None:
+            return
+        self._count()
+        if self.format == "unknown":  # only the text reader emits without a root element
+            self.format = "text"
+        modified = self._date(lastmod) if lastmod else None
+        freq = None
+        if changefreq:
+            freq = parse_changefreq(changefreq)
+            if freq is None:
+                self.problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
+        prio = None
+        if priority:
+            prio = parse_priority(priority)
+            if prio is None:
+                self.problem("bad-priority", f"priority {priority[:40]!r} ignored")
+        self.out.append(
+            UrlRecord(
+                url,
+                modified,
+                freq,
+                prio,
+                default_score(prio, freq, modified, self.now),
+                self.base,
+                self._alternates(alternates) if alternates else (),
+                self._images(images) if images else (),
+                self._videos(videos) if videos else (),
+                build_news(news, self._date) if news else None,
+            )
+        )
+
+    def sitemap(self, loc: str, lastmod: str | None) -> None:
+        url = self._normalize(loc)
+        if url is None:
+            self.problem("bad-url", f"child sitemap location {loc[:200]!r} dropped")
+            return
+        self._count()
+        self.sitemaps += 1
+        self.out.append(SitemapRef(url, self._date(lastmod) if lastmod else None, self.base))
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _normalize(self, raw: str) -> str | None:
+        return normalize_url(
+            raw, self.base, strict=self.strict, max_length=self.limits.max_url_length
+        )
+
+    def _location(self, loc: str) -> str | None:
+        url = self._normalize(loc)
+        if url is None:
+            self.problem("bad-url", f"location {loc[:200]!r} dropped")
+            return None
+        if not loc.startswith(("http://", "https://")) and not loc.lstrip().lower().startswith(
+            ("http://", "https://")
+        ):
+            self.problem("relative-url", f"relative location {loc[:200]!r} resolved to {url}")
+        if self.strict and self.base is not None and not in_location(url, self.base):
+            self.problem("out-of-location", f"{url} is outside the sitemap's location")
+            return None
+        return url
+
+    def _count(self) -> None:
+        if self.max_entries is not None and self.urls >= self.max_entries:
+            raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
+        self.urls += 1
+
+    def _date(self, text: str) -> datetime | None:
+        value = parse_lastmod(text)
+        if value is None:
+            self.problem("bad-date", f"date {text[:60]!r} not understood")
+        return value
+
+    def _alternates(self, pairs: list[tuple[str, str]]) -> tuple[Alternate, ...]:
+        found = []
+        for lang, href in pairs:
+            url = self._normalize(href)
+            if url is not None:
+                found.append(Alternate(lang, url))
+        return tuple(found)
+
+    def _images(self, items: list[dict[str, Any]]) -> tuple[Image, ...]:
+        built = (build_image(fields, self._normalize) for fields in items)
+        return tuple(image for image in built if image is not None)
+
+    def _videos(self, items: list[dict[str, Any]]) -> tuple[Video, ...]:
+        built = (build_video(fields, self._normalize, self._date) for fields in items)
+        return tuple(video for video in built if video is not None)
 
 
 class SitemapParser:
-    """Incremental parser for one sitemap body (any format, gzipped or not)."""
+    """Incremental parser for one sitemap body: feed bytes, get records as they complete.
 
-    format: str
-    problems: list[Problem]
-    complete: bool
+    >>> p = SitemapParser("https://example.com/sitemap.xml")
+    >>> body = b'<urlset><url><loc>https://example.com/a</loc></url></urlset>'
+    >>> [r.url for r in p.feed(body) + p.close()]
+    ['https://example.com/a']
+    >>> p.format, p.complete
+    ('urlset', True)
+
+    ``url`` is the sitemap's own (final) URL: relative locations resolve against it
+    (lenient mode) and strict mode checks the location rule against it. Use None for a
+    local file or standard input. ``content_type`` is accepted for diagnostics only:
+    formats are sniffed from the bytes.
+    """
 
     def __init__(
         self,
@@ -29,22 +241,187 @@ class SitemapParser:
         now: datetime | None = None,
     ) -> None:
         self.url = url
-        self.format = "unknown"
-        self.problems = []
-        self.complete = True
+        self.content_type = content_type
+        self.strict = strict
+        self.limits = limits or Limits()
+        self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC))
+        self._heads: list[bytes | None] = [b""]  # per stage: undecided start, None once decided
+        self._gunzips: list[Gunzip] = []
+        self._body_head: bytes | None = b""
+        self._reader: XmlReader | TextReader | None = None
+        self._closed = False
         self.done = False
+        self.complete = True
         self.bytes_in = 0
         self.bytes_out = 0
 
+    # -- public state ---------------------------------------------------------------------
+
+    @property
+    def format(self) -> str:
+        """``urlset``, ``sitemapindex``, ``text``, ``rss``, ``atom`` or ``unknown``."""
+        return self._emit.format
+
+    @property
+    def problems(self) -> list[Problem]:
+        """What went wrong, one Problem per code, in the order first seen."""
+        return [
+            Problem(code, message, count, fatal)
+            for code, (message, count, fatal) in self._emit.problems.items()
+        ]
+
+    @property
+    def url_count(self) -> int:
+        """Entries emitted so far (URLs and child sitemaps)."""
+        return self._emit.urls
+
+    # -- feeding -------------------------------------------------------------------------
+
     def feed(self, data: bytes) -> list[Item]:
-        raise NotImplementedError
+        """Parse the next chunk of the raw body; return the entries it completed."""
+        if self._closed:
+            raise UsageError("feed() after close()")
+        self.bytes_in += len(data)
+        if self.done or not data:
+            return []
+        self._guard(self._stage, 0, data)
+        return self._take()
 
     def close(self) -> list[Item]:
-        raise NotImplementedError
+        """End of the body: flush what is pending, record a break if it was cut short."""
+        if self._closed:
+            return []
+        self._closed = True
+        if not self.done:
+            self._guard(self._finish)
+        return self._take()
+
+    def _take(self) -> list[Item]:
+        out = self._emit.out
+        self._emit.out = []
+        return out
+
+    def _guard(self, step: Any, *args: Any) -> None:
+        """Run a step, turning every failure into a recorded problem."""
+        try:
+            step(*args)
+        except _Fatal:
+            self._stop()
+        except StopParsing:
+            self._stop()
+        except pyexpat.ExpatError as exc:
+            self._emit.problem("xml-syntax", expat_message(exc), fatal=True)
+            self._stop()
+        except DefusedXmlException as exc:
+            code = "xml-entities-forbidden"
+            if type(exc).__name__ == "ExternalReferenceForbidden":
+                code = "xml-external-forbidden"
+            self._emit.problem(code, f"refused: {exc}", fatal=True)
+            self._stop()
+        except GunzipError as exc:
+            self._emit.problem(exc.code, str(exc), fatal=True)
+            self._stop()
+        except RecursionError as exc:  # pragma: no cover - defensive
+            self._emit.problem("internal", f"parser recursion: {exc}", fatal=True)
+            self._stop()
+
+    def _stop(self) -> None:
+        if isinstance(self._reader, XmlReader):
+            try:
+                self._reader.flush_open_entry()
+            except _Fatal:
+                pass
+        self.done = True
+        self.complete = False
+
+    # -- stages --------------------------------------------------------------------------
+
+    def _stage(self, level: int, data: bytes) -> None:
+        head = self._heads[level]
+        if head is not None:
+            data = head + data
+            gz = sniff.is_gzip_prefix(data)
+            if gz is None:
+                self._heads[level] = data
+                return
+            self._heads[level] = None
+            if gz:
+                if level >= self.limits.max_gzip_layers:
+                    raise self._emit.fatal(
+                        "limit-gzip-layers",
+                        f"more than {self.limits.max_gzip_layers} gzip layers",
+                    )
+                self._gunzips.append(
+                    Gunzip(self.limits.max_decompressed_bytes, self.limits.max_gzip_members)
+                )
+                self._heads.append(b"")
+        if level < len(self._gunzips):
+            for piece in self._gunzips[level].feed(data):
+                self._stage(level + 1, piece)
+        else:
+            self._body(data)
+
+    def _body(self, data: bytes) -> None:
+        self.bytes_out += len(data)
+        if self.bytes_out > self.limits.max_decompressed_bytes:
+            raise self._emit.fatal(
+                "limit-bytes",
+                f"body larger than {self.limits.max_decompressed_bytes} bytes; rest ignored",
+            )
+        if self._reader is None:
+            head = sniff.strip_prolog((self._body_head or b"") + data)
+            kind = sniff.classify(head, final=False)
+            if kind is None:
+                self._body_head = head
+                return
+            self._start_reader(kind)
+            data = head
+        assert self._reader is not None
+        self._reader.feed(data)
+
+    def _start_reader(self, kind: str) -> None:
+        self._body_head = None
+        limits = self.limits
+        if kind in (sniff.XML, sniff.XML16):
+            self._reader = XmlReader(
+                self._emit,
+                max_text=limits.max_text_length,
+                max_extensions=limits.max_extensions_per_url,
+                fix_amps=kind == sniff.XML,
+            )
+        elif kind == sniff.TEXT:
+            self._reader = TextReader(self._emit, max_line=limits.max_url_length)
+        elif kind == sniff.HTML:
+            raise self._emit.fatal("not-a-sitemap", "an HTML page is not a sitemap")
+        elif kind == sniff.BINARY:
+            raise self._emit.fatal("not-a-sitemap", "binary content is not a sitemap")
+        else:
+            raise self._emit.fatal("empty", "the body is empty")
+
+    def _finish(self) -> None:
+        for level, head in enumerate(self._heads):
+            if head:  # a lone byte that could have been the start of the gzip magic
+                self._heads[level] = None
+                self._body(head)
+        for gunzip in self._gunzips:
+            gunzip.close()
+        if self._reader is None:
+            head = sniff.strip_prolog(self._body_head or b"")
+            kind = sniff.classify(head, final=True)
+            assert kind is not None
+            self._start_reader(kind)
+            assert self._reader is not None
+            self._reader.feed(head)
+        self._reader.close()
+        if isinstance(self._reader, TextReader) and self._emit.urls == 0:
+            self._emit.problem("not-a-sitemap", "no URL found in the text body", fatal=True)
+            self.complete = False
 
 
 @dataclass(slots=True)
 class ParseResult:
+    """Everything :func:`parse` found in one body."""
+
     format: str
     urls: list[UrlRecord] = field(default_factory=list)
     sitemaps: list[SitemapRef] = field(default_factory=list)
@@ -60,4 +437,26 @@ def parse(
     strict: bool = False,
     limits: Limits | None = None,
 ) -> ParseResult:
-    raise NotImplementedError
+    """Parse a whole body you already have (bytes, or an iterable of chunks).
+
+    >>> r = parse(b"https://example.com/a\\nhttps://example.com/b\\n")
+    >>> r.format, [u.url for u in r.urls]
+    ('text', ['https://example.com/a', 'https://example.com/b'])
+    """
+    parser = SitemapParser(url, content_type, strict=strict, limits=limits)
+    items: list[Item] = []
+    chunks: Iterable[bytes]
+    if isinstance(body, bytes | bytearray | memoryview):
+        view = bytes(body)
+        chunks = (view[i : i + _CHUNK] for i in range(0, len(view), _CHUNK))
+    else:
+        chunks = body
+    for chunk in chunks:
+        items.extend(parser.feed(chunk))
+        if parser.done:
+            break
+    items.extend(parser.close())
+    result = ParseResult(parser.format, problems=parser.problems, complete=parser.complete)
+    for item in items:
+        (result.urls if isinstance(item, UrlRecord) else result.sitemaps).append(item)  # type: ignore[arg-type]
+    return result

@@ -1,0 +1,43 @@
+"""sitemap-reader: discover what a website wants crawled.
+
+The public API is what this module exports; everything else is internal.
+
+>>> import sitemap_reader as sr
+>>> [r.url for r in sr.parse(b"https://example.com/a\\n").urls]
+['https://example.com/a']
+"""
+
+from __future__ import annotations
+
+from sitemap_reader.errors import DiscoveryError, FetchError, SitemapReaderError, UsageError
+from sitemap_reader.limits import Limits
+from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
+from sitemap_reader.parse.robots import sitemaps_from_robots
+from sitemap_reader.records import (
+    Alternate,
+    Image,
+    News,
+    Problem,
+    SitemapRef,
+    UrlRecord,
+    Video,
+)
+
+__all__ = [
+    "Alternate",
+    "DiscoveryError",
+    "FetchError",
+    "Image",
+    "Limits",
+    "News",
+    "ParseResult",
+    "Problem",
+    "SitemapParser",
+    "SitemapReaderError",
+    "SitemapRef",
+    "UrlRecord",
+    "UsageError",
+    "Video",
+    "parse",
+    "sitemaps_from_robots",
+]

@@ -1,0 +1,73 @@
+"""What is this body? Decided from its first bytes, never from a URL or a Content-Type.
+
+Real servers send gzip as ``text/html``, XML as ``text/plain`` and soft-404 HTML pages as
+``200 OK`` at ``/sitemap.xml``, so the only trustworthy witness is the content itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+GZIP_MAGIC: Final = b"\x1f\x8b"
+UTF8_BOM: Final = b"\xef\xbb\xbf"
+UTF16_BOMS: Final = (b"\xff\xfe", b"\xfe\xff")
+#: Bytes of the body start we look at before deciding between XML and HTML.
+SNIFF_BYTES: Final = 1024
+_ASCII_SPACE: Final = b" \t\r\n\f\v"
+
+# An HTML page, possibly after an XML declaration, comments and blank space: a soft 404,
+# a login wall or a bot challenge served where a sitemap should be.
+_HTML_START: Final = re.compile(
+    rb"(?:\s+|<\?xml.*?\?>|<!--.*?-->)*<(?:!doctype\s+html|html[\s>/]|head[\s>]|body[\s>])",
+    re.IGNORECASE | re.DOTALL,
+)
+
+# Body kinds returned by classify().
+XML: Final = "xml"
+XML16: Final = "xml16"  # UTF-16 XML: handed to expat untouched (it reads the BOM)
+HTML: Final = "html"
+TEXT: Final = "text"
+BINARY: Final = "binary"
+EMPTY: Final = "empty"
+
+
+def is_gzip_prefix(head: bytes) -> bool | None:
+    """True/False once two bytes are known; None while it could still go either way."""
+    if len(head) >= 2:
+        return head.startswith(GZIP_MAGIC)
+    if head == GZIP_MAGIC[:1]:
+        return None
+    return False
+
+
+def strip_prolog(head: bytes) -> bytes:
+    """Drop a UTF-8 BOM and any ASCII blank space before the first real byte.
+
+    Expat rejects an XML declaration that does not start the document, and text
+    sitemaps must not get a BOM glued to their first URL.
+
+    >>> strip_prolog(b"\\xef\\xbb\\xbf\\n <?xml")
+    b'<?xml'
+    """
+    if head.startswith(UTF8_BOM):
+        head = head[3:]
+    return head.lstrip(_ASCII_SPACE)
+
+
+def classify(head: bytes, final: bool) -> str | None:
+    """Classify a (decompressed) body from its start, after :func:`strip_prolog`.
+
+    Returns None when more bytes are needed (never once ``final`` is true).
+    """
+    if not head:
+        return EMPTY if final else None
+    if head.startswith(UTF16_BOMS) or head.startswith((b"<\x00", b"\x00<")):
+        return XML16
+    if head[:1] == b"<":
+        if len(head) < SNIFF_BYTES and not final:
+            return None
+        return HTML if _HTML_START.match(head, 0, SNIFF_BYTES) else XML
+    if len(head) < 64 and not final:
+        return None
+    return BINARY if b"\x00" in head[:SNIFF_BYTES] else TEXT

@@ -1,0 +1,627 @@
+"""XML sitemaps and feeds on raw pyexpat: urlset, sitemapindex, RSS 2.0/1.0, Atom 1.0/0.3,
+and Google's image, video, news and hreflang extensions.
+
+Theory of operation
+-------------------
+Expat runs *without* namespace processing: tags arrive as qualified names (``image:loc``)
+and we resolve prefixes ourselves from every ``xmlns:*`` attribute seen. That is faster,
+and it survives the common undeclared-prefix sitemap that namespace-aware expat rejects.
+Elements are classified once per distinct tag name (a dict lookup afterwards) into a few
+integer kinds. Core fields (``loc``, ``lastmod``, ``changefreq``, ``priority``, feed
+``link``/dates) count only as *direct* children of an entry and outside the extension
+namespaces, so an ``image:loc`` never leaks out as a page URL.
+
+Text is always gathered (expat's ``buffer_text`` plus a list) and joined at the end tag,
+because entities, CDATA and chunk boundaries split character data into pieces. A field
+being captured swallows nested markup (``<loc><url>…</url></loc>`` gives the inner text).
+
+Hardening: the handlers defusedxml installs are installed here too and raise defusedxml's
+own exceptions at declaration time: entity declarations (billion laughs, quadratic blowup,
+XXE, parameter entities) and external entity references are refused, so nothing is ever
+expanded, read or fetched. A DOCTYPE alone is harmless and allowed, as in defusedxml.
+
+Leniency: a bare ``&`` (``?a=1&b=2``) or an HTML entity (``&nbsp;``) makes expat give up
+on the whole document. :class:`AmpFixer` escapes such ampersands in the byte stream before
+expat sees them (outside CDATA sections), so the URL survives exactly as written.
+"""
+
+from __future__ import annotations
+
+import pyexpat
+import re
+from collections.abc import Callable
+from typing import Any, Final, NoReturn
+
+from defusedxml import EntitiesForbidden, ExternalReferenceForbidden
+
+from sitemap_reader.records import Alternate, Image, News, Video
+
+# ---------------------------------------------------------------------------------------
+# Bare-ampersand repair
+
+# An "&" that does not start one of XML's predefined entities or a character reference.
+_BARE_AMP: Final = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]{1,8}|#x[0-9A-Fa-f]{1,8});)")
+_CDATA_OPEN: Final = b"<![CDATA["
+_CDATA_CLOSE: Final = b"]]>"
+# Longest byte run that may hold an unfinished reference or marker at a chunk's end.
+_HOLD: Final = 12
+
+
+class AmpFixer:
+    """Streaming filter that escapes bare ampersands outside CDATA sections.
+
+    Well-formed XML passes through unchanged (it has no bare ``&``). Up to 12 bytes are
+    held back between chunks so that a reference or a CDATA marker split across chunks is
+    judged whole.
+    """
+
+    __slots__ = ("_carry", "_in_cdata")
+
+    def __init__(self) -> None:
+        self._carry = b""
+        self._in_cdata = False
+
+    def feed(self, data: bytes) -> bytes:
+        if self._carry:
+            data = self._carry + data
+        cut = len(data)
+        start = max(0, cut - _HOLD)
+        for marker in (b"&", b"<", b"]"):
+            pos = data.find(marker, start, cut)
+            if pos != -1:
+                cut = pos
+        self._carry = data[cut:]
+        return self._fix(data[:cut]) if cut < len(data) else self._fix(data)
+
+    def flush(self) -> bytes:
+        data, self._carry = self._carry, b""
+        return self._fix(data)
+
+    def _fix(self, data: bytes) -> bytes:
+        if not self._in_cdata and _CDATA_OPEN not in data:
+            return _BARE_AMP.sub(b"&amp;", data) if b"&" in data else data
+        out: list[bytes] = []
+        pos = 0
+        while pos < len(data):
+            if self._in_cdata:
+                end = data.find(_CDATA_CLOSE, pos)
+                if end == -1:
+                    out.append(data[pos:])
+                    break
+                end += len(_CDATA_CLOSE)
+                out.append(data[pos:end])
+                self._in_cdata = False
+            else:
+                end = data.find(_CDATA_OPEN, pos)
+                if end == -1:
+                    out.append(_BARE_AMP.sub(b"&amp;", data[pos:]))
+                    break
+                end += len(_CDATA_OPEN)
+                out.append(_BARE_AMP.sub(b"&amp;", data[pos:end]))
+                self._in_cdata = True
+            pos = end
+        return b"".join(out)
+
+
+# ---------------------------------------------------------------------------------------
+# Element kinds
+
+OTHER: Final = 0
+# entries
+E_URL: Final = 1
+E_SITEMAP: Final = 2
+E_ITEM: Final = 3  # RSS <item>, Atom <entry>
+# core fields (direct children of an entry)
+F_LOC: Final = 10
+F_LASTMOD: Final = 11  # sitemap lastmod, RSS pubDate, Atom updated/modified, dc:date
+F_CHANGEFREQ: Final = 12
+F_PRIORITY: Final = 13
+F_LINK: Final = 14
+F_GUID: Final = 15
+F_PUBLISHED: Final = 16  # Atom published/issued: a fallback date
+# extensions
+X_IMAGE: Final = 20
+X_VIDEO: Final = 21
+X_NEWS: Final = 22
+X_XHTML: Final = 23  # xhtml:link (hreflang alternates)
+X_IGNORED: Final = 24  # another extension namespace (mobile, pagemap, geo...)
+
+_ENTRIES: Final = {"url": E_URL, "sitemap": E_SITEMAP, "item": E_ITEM, "entry": E_ITEM}
+_FIELDS: Final = {
+    "loc": F_LOC,
+    "lastmod": F_LASTMOD,
+    "pubdate": F_LASTMOD,
+    "updated": F_LASTMOD,
+    "modified": F_LASTMOD,
+    "date": F_LASTMOD,
+    "changefreq": F_CHANGEFREQ,
+    "priority": F_PRIORITY,
+    "link": F_LINK,
+    "guid": F_GUID,
+    "published": F_PUBLISHED,
+    "issued": F_PUBLISHED,
+}
+# Extension namespaces recognised by a fragment of their URI, or by the usual prefix
+# when the document forgot to declare it.
+_EXT_BY_NS: Final = (
+    ("sitemap-image", X_IMAGE),
+    ("sitemap-video", X_VIDEO),
+    ("sitemap-news", X_NEWS),
+    ("/xhtml", X_XHTML),
+    ("sitemap-mobile", X_IGNORED),
+    ("sitemap-pagemap", X_IGNORED),
+)
+_EXT_BY_PREFIX: Final = {
+    "image": X_IMAGE,
+    "video": X_VIDEO,
+    "news": X_NEWS,
+    "xhtml": X_XHTML,
+    "mobile": X_IGNORED,
+    "pagemap": X_IGNORED,
+}
+_EXT_CONTAINERS: Final = {X_IMAGE: "image", X_VIDEO: "video", X_NEWS: "news"}
+
+#: Root element (local name) → format reported by the parser.
+ROOTS: Final = {
+    "urlset": "urlset",
+    "sitemapindex": "sitemapindex",
+    "rss": "rss",
+    "rdf": "rss",  # RSS 1.0: <rdf:RDF>
+    "feed": "atom",
+}
+SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+# Which entry kinds each root admits: a feed's channel <image><url> is not a page.
+_ENTRIES_FOR_ROOT: Final = {
+    "urlset": (E_URL, E_SITEMAP),
+    "sitemapindex": (E_URL, E_SITEMAP),
+    "rss": (E_ITEM,),
+    "atom": (E_ITEM,),
+}
+# Multi-valued extension fields, collected as lists.
+_MULTI: Final = frozenset({"tag", "keywords"})
+
+
+def _forbid_entity(name: str, *args: Any) -> NoReturn:
+    raise EntitiesForbidden(name, None, None, None, None, None)
+
+
+def _forbid_unparsed(name: str, *args: Any) -> NoReturn:
+    raise EntitiesForbidden(name, None, None, None, None, None)
+
+
+def _forbid_external(context: str, base: str | None, sysid: str, pubid: str | None) -> NoReturn:
+    raise ExternalReferenceForbidden(context, base, sysid, pubid)
+
+
+class StopParsing(Exception):
+    """Raised inside a handler to end the document (unknown root, limit reached)."""
+
+
+class Sink:
+    """What the XML reader reports to (implemented by the SitemapParser)."""
+
+    def root(self, local: str, namespace: str) -> str | None:  # pragma: no cover - interface
+        """A root element was seen; return the format, or None to stop."""
+        raise NotImplementedError
+
+    def url(
+        self,
+        loc: str,
+        lastmod: str | None,
+        changefreq: str | None,
+        priority: str | None,
+        alternates: list[tuple[str, str]] | None,
+        images: list[dict[str, Any]] | None,
+        videos: list[dict[str, Any]] | None,
+        news: dict[str, Any] | None,
+    ) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def sitemap(self, loc: str, lastmod: str | None) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def problem(self, code: str, message: str) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class XmlReader:
+    """Drives pyexpat over a byte stream and reports entries to a :class:`Sink`."""
+
+    def __init__(self, sink: Sink, *, max_text: int, max_extensions: int, fix_amps: bool) -> None:
+        self._sink = sink
+        self._max_text = max_text
+        self._max_ext = max_extensions
+        self._fixer = AmpFixer() if fix_amps else None
+        self._buf: list[str] = []
+        self._kinds: dict[str, int] = {}
+        self._locals: dict[str, str] = {}
+        self._prefixes: dict[str, str] = {"xml": "http://www.w3.org/XML/1998/namespace"}
+        self._depth = 0
+        self._format: str | None = None
+        self._entry_kinds: tuple[int, ...] = ()
+        self._entry = OTHER
+        self._entry_depth = 0
+        self._field = OTHER
+        self._field_depth = 0
+        self._field_attrs: dict[str, str] | None = None
+        self._ext = OTHER
+        self._ext_depth = 0
+        self._ext_fields: dict[str, Any] = {}
+        self._reset_entry()
+        self._parser = self._make_parser()
+
+    # -- expat plumbing -------------------------------------------------------------------
+
+    def _make_parser(self) -> Any:
+        p = pyexpat.ParserCreate()
+        p.buffer_text = True
+        p.buffer_size = 65536
+        p.StartElementHandler = self._start
+        p.EndElementHandler = self._end
+        p.CharacterDataHandler = self._buf.append
+        p.EntityDeclHandler = _forbid_entity
+        p.UnparsedEntityDeclHandler = _forbid_unparsed
+        p.ExternalEntityRefHandler = _forbid_external
+        return p
+
+    def feed(self, data: bytes) -> None:
+        """Parse a chunk. Raises ExpatError, defusedxml errors or StopParsing."""
+        if self._fixer is not None:
+            data = self._fixer.feed(data)
+        self._parser.Parse(data, False)
+        if len(self._buf) > 1:
+            self._bound_text()
+
+    def close(self) -> None:
+        """End of input: raises ExpatError if the document is unfinished."""
+        if self._fixer is not None:
+            self._parser.Parse(self._fixer.flush(), False)
+        self._parser.Parse(b"", True)
+
+    def flush_open_entry(self) -> None:
+        """After a break, keep the entry in progress if its location was complete."""
+        if self._entry != OTHER and self._field != F_LOC:
+            self._finish_entry()
+        self._entry = OTHER
+
+    @property
+    def format(self) -> str | None:
+        return self._format
+
+    @property
+    def position(self) -> str:
+        p = self._parser
+        return f"line {p.ErrorLineNumber}, column {p.ErrorColumnNumber}"
+
+    def _bound_text(self) -> None:
+        # Called once per fed chunk: a text node larger than the cap is dropped, so one
+        # giant element cannot hold the decompressed body in memory.
+        if sum(map(len, self._buf)) > self._max_text:
+            self._buf.clear()
+            if self._field != OTHER:
+                self._sink.problem("text-too-long", f"text longer than {self._max_text} chars")
+                self._field = -1  # capture continues, the value is discarded
+
+    # -- classification -------------------------------------------------------------------
+
+    def _classify(self, name: str, attrs: dict[str, str]) -> int:
+        prefix, _, local = name.rpartition(":")
+        local = local.lower()
+        self._locals[name] = local
+        namespace = self._prefixes.get(prefix, "")
+        ext = self._extension(prefix, namespace)
+        if ext == OTHER:
+            kind = _ENTRIES.get(local) or _FIELDS.get(local, OTHER)
+        elif ext == X_XHTML:
+            kind = X_XHTML if local == "link" else OTHER
+        elif ext == X_IGNORED:
+            kind = X_IGNORED
+        else:
+            kind = ext if local == _EXT_CONTAINERS[ext] else OTHER
+        self._kinds[name] = kind
+        return kind
+
+    @staticmethod
+    def _extension(prefix: str, namespace: str) -> int:
+        if namespace:
+            for fragment, kind in _EXT_BY_NS:
+                if fragment in namespace:
+                    return kind
+            return OTHER
+        return _EXT_BY_PREFIX.get(prefix, OTHER) if prefix else OTHER
+
+    def _declare(self, attrs: dict[str, str]) -> None:
+        # Prefix scoping is flattened: real sitemaps declare prefixes once, on the root,
+        # and a redeclaration simply wins from then on.
+        for key, value in attrs.items():
+            if key.startswith("xmlns"):
+                prefix = key[6:]
+                if self._prefixes.get(prefix) != value:
+                    self._prefixes[prefix] = value
+                    self._kinds.clear()
+
+    # -- handlers ------------------------------------------------------------------------
+
+    def _start(self, name: str, attrs: dict[str, str]) -> None:
+        self._depth += 1
+        if self._field:
+            return
+        if attrs:
+            self._declare(attrs)
+        kind = self._kinds.get(name)
+        if kind is None:
+            kind = self._classify(name, attrs)
+        if self._entry:
+            self._buf.clear()
+            if self._ext:
+                self._ext_start(name, attrs)
+            elif self._depth == self._entry_depth + 1:
+                self._entry_child(kind, attrs)
+        elif kind in self._entry_kinds:
+            self._entry = kind
+            self._entry_depth = self._depth
+            self._buf.clear()
+        elif self._format is None:
+            self._root(name, attrs)
+        else:
+            self._buf.clear()
+
+    def _end(self, name: str) -> None:
+        depth = self._depth
+        self._depth = depth - 1
+        field = self._field
+        if field:
+            if depth == self._field_depth:
+                self._field = OTHER
+                if field > 0:
+                    self._set_field(field, "".join(self._buf).strip())
+                self._buf.clear()
+            return
+        if self._ext:
+            self._ext_end(name, depth)
+        elif self._entry and depth == self._entry_depth:
+            if self._loc is None:
+                text = "".join(self._buf).strip()
+                if text:
+                    self._loc = text
+            self._finish_entry()
+            self._entry = OTHER
+        self._buf.clear()
+
+    def _root(self, name: str, attrs: dict[str, str]) -> None:
+        prefix, _, local = name.rpartition(":")
+        local = local.lower()
+        namespace = self._prefixes.get(prefix, "")
+        fmt = self._sink.root(local, namespace)
+        if fmt is None:
+            raise StopParsing
+        self._format = fmt
+        self._entry_kinds = _ENTRIES_FOR_ROOT[fmt]
+
+    def _entry_child(self, kind: int, attrs: dict[str, str]) -> None:
+        if F_LOC <= kind <= F_PUBLISHED:
+            if kind == F_LINK and "href" in attrs:
+                self._atom_link(attrs)
+                kind = -1  # swallow its content
+            self._field = kind
+            self._field_depth = self._depth
+            self._field_attrs = attrs
+        elif kind == X_XHTML:
+            self._alternate(attrs)
+        elif X_IMAGE <= kind <= X_NEWS:
+            self._ext = kind
+            self._ext_depth = self._depth
+            self._ext_fields = {}
+
+    # -- entries ------------------------------------------------------------------------
+
+    def _reset_entry(self) -> None:
+        self._loc: str | None = None
+        self._link: str | None = None
+        self._guid: str | None = None
+        self._lastmod: str | None = None
+        self._published: str | None = None
+        self._changefreq: str | None = None
+        self._priority: str | None = None
+        self._alternates: list[tuple[str, str]] | None = None
+        self._images: list[dict[str, Any]] | None = None
+        self._videos: list[dict[str, Any]] | None = None
+        self._news: dict[str, Any] | None = None
+
+    def _set_field(self, field: int, text: str) -> None:
+        if field == F_LOC:
+            if self._loc is not None:
+                # Several <loc> in one entry: each one is an entry of its own, and what
+                # came after the first belongs to the first (crawler-commons does this).
+                self._finish_entry()
+            self._loc = text
+        elif field == F_LASTMOD:
+            self._lastmod = text
+        elif field == F_CHANGEFREQ:
+            self._changefreq = text
+        elif field == F_PRIORITY:
+            self._priority = text
+        elif field == F_LINK:
+            if self._link is None and text:
+                self._link = text
+        elif field == F_GUID:
+            self._guid = text
+        elif field == F_PUBLISHED:
+            self._published = text
+
+    def _atom_link(self, attrs: dict[str, str]) -> None:
+        rel = attrs.get("rel", "alternate").strip().lower()
+        if rel == "alternate" and self._link is None:
+            self._link = attrs["href"]
+
+    def _alternate(self, attrs: dict[str, str]) -> None:
+        href = attrs.get("href")
+        lang = attrs.get("hreflang")
+        if not href or not lang or attrs.get("rel", "alternate").strip().lower() != "alternate":
+            return
+        if self._alternates is None:
+            self._alternates = []
+        if len(self._alternates) < self._max_ext:
+            self._alternates.append((lang.strip(), href))
+
+    def _finish_entry(self) -> None:
+        entry = self._entry
+        if entry == E_ITEM:
+            loc = self._link or self._guid
+            lastmod = self._lastmod or self._published
+        else:
+            loc = self._loc
+            lastmod = self._lastmod
+        if loc:
+            if entry == E_SITEMAP:
+                self._sink.sitemap(loc, lastmod)
+            else:
+                self._sink.url(
+                    loc,
+                    lastmod,
+                    self._changefreq,
+                    self._priority,
+                    self._alternates,
+                    self._images,
+                    self._videos,
+                    self._news,
+                )
+        elif entry != OTHER:
+            self._sink.problem("missing-loc", "an entry without a location was skipped")
+        self._reset_entry()
+
+    # -- extensions ----------------------------------------------------------------------
+
+    def _ext_start(self, name: str, attrs: dict[str, str]) -> None:
+        if attrs:
+            local = self._locals.get(name) or name.rpartition(":")[2].lower()
+            for key, value in attrs.items():
+                self._ext_fields[f"{local}@{key}"] = value
+
+    def _ext_end(self, name: str, depth: int) -> None:
+        if depth != self._ext_depth:
+            text = "".join(self._buf).strip()
+            if text:
+                local = self._locals.get(name) or name.rpartition(":")[2].lower()
+                if local in _MULTI:
+                    self._ext_fields.setdefault(local, []).append(text)
+                else:
+                    self._ext_fields.setdefault(local, text)
+            return
+        kind, fields = self._ext, self._ext_fields
+        self._ext = OTHER
+        self._ext_fields = {}
+        if kind == X_NEWS:
+            self._news = fields
+            return
+        target = self._images if kind == X_IMAGE else self._videos
+        if target is None:
+            target = []
+            if kind == X_IMAGE:
+                self._images = target
+            else:
+                self._videos = target
+        if len(target) < self._max_ext:
+            target.append(fields)
+
+
+# ---------------------------------------------------------------------------------------
+# Extension records from the gathered fields
+
+Normalizer = Callable[[str], "str | None"]
+DateParser = Callable[[str], Any]
+
+
+def build_image(fields: dict[str, Any], norm: Normalizer) -> Image | None:
+    loc = fields.get("loc")
+    url = norm(loc) if isinstance(loc, str) else None
+    if url is None:
+        return None
+    return Image(
+        url,
+        title=fields.get("title"),
+        caption=fields.get("caption"),
+        geo_location=fields.get("geo_location"),
+        license=norm(fields["license"]) if isinstance(fields.get("license"), str) else None,
+    )
+
+
+def _int(text: Any) -> int | None:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def _float(text: Any) -> float | None:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        return None
+    return value if 0.0 <= value <= 5.0 else None
+
+
+def _yes_no(text: Any) -> bool | None:
+    value = str(text).strip().lower() if text is not None else ""
+    return {"yes": True, "true": True, "no": False, "false": False}.get(value)
+
+
+def _words(text: Any) -> tuple[str, ...]:
+    return tuple(str(text).split()) if text else ()
+
+
+def build_video(fields: dict[str, Any], norm: Normalizer, date: DateParser) -> Video | None:
+    urls = {k: norm(fields[k]) for k in ("thumbnail_loc", "content_loc", "player_loc") if k in fields}
+    if not any(urls.values()) and not fields.get("title"):
+        return None
+    relationship = fields.get("restriction@relationship")
+    platform_rel = fields.get("platform@relationship")
+    return Video(
+        title=fields.get("title"),
+        description=fields.get("description"),
+        thumbnail_loc=urls.get("thumbnail_loc"),
+        content_loc=urls.get("content_loc"),
+        player_loc=urls.get("player_loc"),
+        duration=_int(fields.get("duration")),
+        expiration_date=date(fields["expiration_date"]) if "expiration_date" in fields else None,
+        rating=_float(fields.get("rating")),
+        view_count=_int(fields.get("view_count")),
+        publication_date=date(fields["publication_date"]) if "publication_date" in fields else None,
+        family_friendly=_yes_no(fields.get("family_friendly")),
+        requires_subscription=_yes_no(fields.get("requires_subscription")),
+        live=_yes_no(fields.get("live")),
+        uploader=fields.get("uploader"),
+        restriction=_words(fields.get("restriction")),
+        restriction_relationship=relationship.strip().lower() if relationship else None,
+        platform=_words(fields.get("platform")),
+        platform_relationship=platform_rel.strip().lower() if platform_rel else None,
+        tags=tuple(fields.get("tag", ())),
+    )
+
+
+def _split_commas(values: Any) -> tuple[str, ...]:
+    if not values:
+        return ()
+    items = values if isinstance(values, list) else [values]
+    return tuple(part.strip() for item in items for part in item.split(",") if part.strip())
+
+
+def build_news(fields: dict[str, Any], date: DateParser) -> News:
+    genres = _split_commas(fields.get("genres"))
+    return News(
+        title=fields.get("title"),
+        publication_name=fields.get("name"),
+        language=fields.get("language"),
+        publication_date=date(fields["publication_date"]) if "publication_date" in fields else None,
+        keywords=_split_commas(fields.get("keywords")),
+        genres=genres,
+        stock_tickers=_split_commas(fields.get("stock_tickers"))[:5],
+    )
+
+
+def expat_message(error: pyexpat.ExpatError) -> str:
+    """``not well-formed (invalid token) at line 3, column 10``."""
+    text = pyexpat.ErrorString(error.code) if error.code else str(error)
+    return f"{text} at line {error.lineno}, column {error.offset}"

@@ -1,0 +1,68 @@
+"""Shared test helpers: parse a body whole, in chunks and one byte at a time."""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+from sitemap_reader.limits import Limits
+from sitemap_reader.parse.parser import ParseResult, SitemapParser
+from sitemap_reader.records import SitemapRef, UrlRecord
+
+
+def feed_chunks(
+    body: bytes,
+    size: int,
+    url: str | None = None,
+    *,
+    strict: bool = False,
+    limits: Limits | None = None,
+) -> ParseResult:
+    """Feed ``body`` in pieces of ``size`` bytes and collect everything."""
+    parser = SitemapParser(url, strict=strict, limits=limits)
+    items: list[UrlRecord | SitemapRef] = []
+    for start in range(0, len(body), size):
+        items.extend(parser.feed(body[start : start + size]))
+    items.extend(parser.close())
+    result = ParseResult(parser.format, problems=parser.problems, complete=parser.complete)
+    result.urls = [i for i in items if isinstance(i, UrlRecord)]
+    result.sitemaps = [i for i in items if isinstance(i, SitemapRef)]
+    return result
+
+
+def summary(result: ParseResult) -> tuple[Any, ...]:
+    """What must be identical however a body is chunked (scores depend on the clock)."""
+    return (
+        result.format,
+        [(u.url, u.lastmod, u.changefreq, u.priority, u.alternates, u.images, u.videos, u.news)
+         for u in result.urls],
+        result.sitemaps,
+        [(p.code, p.count, p.fatal) for p in result.problems],
+        result.complete,
+    )
+
+
+def parse_all_ways(
+    body: bytes,
+    url: str | None = "https://example.com/sitemap.xml",
+    *,
+    strict: bool = False,
+    limits: Limits | None = None,
+) -> ParseResult:
+    """Parse whole, in 7-byte chunks and byte by byte; assert identical results."""
+    whole = feed_chunks(body, max(len(body), 1), url, strict=strict, limits=limits)
+    for size in (7, 1):
+        other = feed_chunks(body, size, url, strict=strict, limits=limits)
+        assert summary(other) == summary(whole), f"chunk size {size} differs"
+    return whole
+
+
+def gz(data: bytes) -> bytes:
+    """gzip ``data`` with a fixed mtime (reproducible)."""
+    return gzip.compress(data, mtime=0)
+
+
+def urlset(*entries: str, ns: str = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"') -> bytes:
+    """A urlset document around raw ``<url>`` entry strings."""
+    body = "".join(entries)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset {ns}>{body}</urlset>'.encode()
