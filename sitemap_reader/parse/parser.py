@@ -23,8 +23,10 @@ produced before the break has already been handed out.
 from __future__ import annotations
 
 import pyexpat
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -43,6 +45,11 @@ from sitemap_reader.parse.normalize import (
 from sitemap_reader.parse.scope import in_location
 from sitemap_reader.parse.text import TextReader
 from sitemap_reader.parse.xml import (
+    ALTERNATES,
+    CHANGEFREQ,
+    LASTMOD,
+    LOC,
+    PRIORITY,
     ROOTS,
     SITEMAP_NS,
     Sink,
@@ -54,11 +61,22 @@ from sitemap_reader.parse.xml import (
     expat_message,
 )
 from sitemap_reader.rank import default_score
-from sitemap_reader.records import Alternate, Image, Problem, SitemapRef, UrlRecord, Video
+from sitemap_reader.records import (
+    Alternate,
+    Image,
+    Problem,
+    SitemapRef,
+    UrlRecord,
+    Video,
+    make_url_record,
+)
 
 Item = UrlRecord | SitemapRef
 FORMATS: Final = ("urlset", "sitemapindex", "text", "rss", "atom", "unknown")
 _CHUNK: Final = 65536
+_ABSOLUTE: Final = re.compile(r"\s*https?://", re.IGNORECASE)
+_MISS: Final[Any] = object()
+_CACHE_SIZE: Final = 4096  # distinct field values memoized per sitemap
 
 
 class _Fatal(Exception):
@@ -72,7 +90,9 @@ class _Emitter(Sink):
         self.base = url
         self.strict = strict
         self.limits = limits
+        self.max_url_length = limits.max_url_length
         self.now = now
+        self.score = partial(default_score, now=now)
         self.out: list[Item] = []
         self.problems: dict[str, list[Any]] = {}
         self.format = "unknown"
@@ -81,7 +101,10 @@ class _Emitter(Sink):
         cap = limits.max_urls_per_sitemap
         if strict:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
-        self.max_entries = cap
+        self.max_entries = -1 if cap is None else cap
+        self._dates: dict[str, datetime | None] = {}
+        self._freqs: dict[str, str | None] = {}
+        self._priorities: dict[str, float | None] = {}
 
     # -- problems ------------------------------------------------------------------------
 
@@ -114,41 +137,44 @@ class _Emitter(Sink):
         self.format = fmt
         return fmt
 
-    def url(
-        self,
-        loc: str,
-        lastmod: str | None,
-        changefreq: str | None,
-        priority: str | None,
-        alternates: list[tuple[str, str]] | None,
-        images: list[dict[str, Any]] | None,
-        videos: list[dict[str, Any]] | None,
-        news: dict[str, Any] | None,
-    ) -> None:
-        url = self._location(loc)
-        if url is None:
+    def url(self, entry: list[Any]) -> None:
+        # The hot path of the whole library: one call per URL, helpers only on the rare
+        # branches (a cache miss, a bad value, an extension).
+        loc, lastmod, changefreq, priority = entry[LOC], entry[LASTMOD], entry[CHANGEFREQ], entry[PRIORITY]
+        url = normalize_url(loc, self.base, strict=self.strict, max_length=self.max_url_length)
+        if url is not loc:  # the fast path did not take it: dropped, or fixed up
+            if url is None:
+                self.problem("bad-url", f"location {loc[:200]!r} dropped")
+                return
+            if not _ABSOLUTE.match(loc):
+                self.problem("relative-url", f"relative location {loc[:200]!r} resolved to {url}")
+        if self.strict and self.base is not None and not in_location(url, self.base):
+            self.problem("out-of-location", f"{url} is outside the sitemap's location")
             return
-        self._count()
-        if self.format == "unknown":  # only the text reader emits without a root element
-            self.format = "text"
-        modified = self._date(lastmod) if lastmod else None
-        freq = None
+        if self.urls == self.max_entries:
+            raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
+        self.urls += 1
+        modified = freq = prio = None
+        if lastmod:
+            modified = self._dates.get(lastmod, _MISS)
+            if modified is _MISS or modified is None:
+                modified = self._date(lastmod)
         if changefreq:
-            freq = parse_changefreq(changefreq)
-            if freq is None:
-                self.problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
-        prio = None
+            freq = self._freqs.get(changefreq, _MISS)
+            if freq is _MISS or freq is None:
+                freq = self._changefreq(changefreq)
         if priority:
-            prio = parse_priority(priority)
-            if prio is None:
-                self.problem("bad-priority", f"priority {priority[:40]!r} ignored")
+            prio = self._priorities.get(priority, _MISS)
+            if prio is _MISS or prio is None:
+                prio = self._priority(priority)
+        alternates, images, videos, news = entry[ALTERNATES:]
         self.out.append(
-            UrlRecord(
+            make_url_record(
                 url,
                 modified,
                 freq,
                 prio,
-                default_score(prio, freq, modified, self.now),
+                self.score(prio, freq, modified),
                 self.base,
                 self._alternates(alternates) if alternates else (),
                 self._images(images) if images else (),
@@ -156,6 +182,9 @@ class _Emitter(Sink):
                 build_news(news, self._date) if news else None,
             )
         )
+
+    def text_started(self) -> None:
+        self.format = "text"
 
     def sitemap(self, loc: str, lastmod: str | None) -> None:
         url = self._normalize(loc)
@@ -173,29 +202,48 @@ class _Emitter(Sink):
             raw, self.base, strict=self.strict, max_length=self.limits.max_url_length
         )
 
-    def _location(self, loc: str) -> str | None:
-        url = self._normalize(loc)
-        if url is None:
-            self.problem("bad-url", f"location {loc[:200]!r} dropped")
-            return None
-        if not loc.startswith(("http://", "https://")) and not loc.lstrip().lower().startswith(
-            ("http://", "https://")
-        ):
-            self.problem("relative-url", f"relative location {loc[:200]!r} resolved to {url}")
-        if self.strict and self.base is not None and not in_location(url, self.base):
-            self.problem("out-of-location", f"{url} is outside the sitemap's location")
-            return None
-        return url
-
     def _count(self) -> None:
-        if self.max_entries is not None and self.urls >= self.max_entries:
+        if self.urls == self.max_entries:
             raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
         self.urls += 1
 
+    # Field values repeat a lot within a sitemap (one changefreq, a few priorities, often
+    # the same lastmod), so each parse is memoized in a small per-sitemap cache.
+
     def _date(self, text: str) -> datetime | None:
-        value = parse_lastmod(text)
+        cache = self._dates
+        if text in cache:
+            value = cache[text]
+        else:
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            value = cache[text] = parse_lastmod(text)
         if value is None:
             self.problem("bad-date", f"date {text[:60]!r} not understood")
+        return value
+
+    def _changefreq(self, text: str) -> str | None:
+        cache = self._freqs
+        if text in cache:
+            value = cache[text]
+        else:
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            value = cache[text] = parse_changefreq(text)
+        if value is None:
+            self.problem("bad-changefreq", f"changefreq {text[:40]!r} ignored")
+        return value
+
+    def _priority(self, text: str) -> float | None:
+        cache = self._priorities
+        if text in cache:
+            value = cache[text]
+        else:
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            value = cache[text] = parse_priority(text)
+        if value is None:
+            self.problem("bad-priority", f"priority {text[:40]!r} ignored")
         return value
 
     def _alternates(self, pairs: list[tuple[str, str]]) -> tuple[Alternate, ...]:

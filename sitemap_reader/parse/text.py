@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from sitemap_reader.parse.xml import Sink
+from sitemap_reader.parse.xml import ENTRY_SIZE, Sink
 
+_NO_FIELDS: Final = [None] * (ENTRY_SIZE - 1)
 _ABSOLUTE: Final = re.compile(r"https?://", re.IGNORECASE)
 _SPACE: Final = " \t\r\n\f\v\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u3000\ufeff"
 
@@ -24,6 +25,7 @@ class TextReader:
         self._max_line = max_line
         self._partial = b""
         self._skipping = False  # inside an over-long line: drop bytes until its end
+        self._started = False
 
     def feed(self, data: bytes) -> None:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
@@ -57,6 +59,9 @@ class TextReader:
         if not text:
             return
         if _ABSOLUTE.match(text) and "\ufffd" not in text:
-            self._sink.url(text, None, None, None, None, None, None, None)
+            if not self._started:
+                self._started = True
+                self._sink.text_started()
+            self._sink.url([text] + _NO_FIELDS)
         else:
             self._sink.problem("junk-line", f"not an absolute URL: {text[:100]!r}")

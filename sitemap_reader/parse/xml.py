@@ -119,6 +119,20 @@ F_PRIORITY: Final = 13
 F_LINK: Final = 14
 F_GUID: Final = 15
 F_PUBLISHED: Final = 16  # Atom published/issued: a fallback date
+# An entry in progress is a list indexed by field kind - F_LOC (plus extension slots):
+# cheaper to reset and fill than a dozen attributes. The Sink receives this list.
+LOC: Final = 0
+LASTMOD: Final = 1
+CHANGEFREQ: Final = 2
+PRIORITY: Final = 3
+LINK: Final = 4
+GUID: Final = 5
+PUBLISHED: Final = 6
+ALTERNATES: Final = 7
+IMAGES: Final = 8
+VIDEOS: Final = 9
+NEWS: Final = 10
+ENTRY_SIZE: Final = 11
 # extensions
 X_IMAGE: Final = 20
 X_VIDEO: Final = 21
@@ -205,20 +219,16 @@ class Sink:
         """A root element was seen; return the format, or None to stop."""
         raise NotImplementedError
 
-    def url(
-        self,
-        loc: str,
-        lastmod: str | None,
-        changefreq: str | None,
-        priority: str | None,
-        alternates: list[tuple[str, str]] | None,
-        images: list[dict[str, Any]] | None,
-        videos: list[dict[str, Any]] | None,
-        news: dict[str, Any] | None,
-    ) -> None:  # pragma: no cover - interface
+    def url(self, entry: list[Any]) -> None:  # pragma: no cover - interface
+        """A page entry: raw strings at LOC, LASTMOD, CHANGEFREQ, PRIORITY (or None);
+        lists of raw extension data at ALTERNATES, IMAGES, VIDEOS, a dict at NEWS."""
         raise NotImplementedError
 
     def sitemap(self, loc: str, lastmod: str | None) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def text_started(self) -> None:  # pragma: no cover - interface
+        """The body is a plain-text sitemap (its first URL was found)."""
         raise NotImplementedError
 
     def problem(self, code: str, message: str) -> None:  # pragma: no cover - interface
@@ -244,11 +254,10 @@ class XmlReader:
         self._entry_depth = 0
         self._field = OTHER
         self._field_depth = 0
-        self._field_attrs: dict[str, str] | None = None
         self._ext = OTHER
         self._ext_depth = 0
         self._ext_fields: dict[str, Any] = {}
-        self._reset_entry()
+        self._v: list[Any] = [None] * ENTRY_SIZE
         self._parser = self._make_parser()
 
     # -- expat plumbing -------------------------------------------------------------------
@@ -305,7 +314,7 @@ class XmlReader:
 
     # -- classification -------------------------------------------------------------------
 
-    def _classify(self, name: str, attrs: dict[str, str]) -> int:
+    def _classify(self, name: str) -> int:
         prefix, _, local = name.rpartition(":")
         local = local.lower()
         self._locals[name] = local
@@ -343,53 +352,73 @@ class XmlReader:
 
     # -- handlers ------------------------------------------------------------------------
 
+    # The two handlers below run for every element of every sitemap: they are written
+    # flat on purpose (no helper calls on the common path of a plain urlset).
+
     def _start(self, name: str, attrs: dict[str, str]) -> None:
-        self._depth += 1
+        depth = self._depth = self._depth + 1
         if self._field:
             return
         if attrs:
             self._declare(attrs)
         kind = self._kinds.get(name)
         if kind is None:
-            kind = self._classify(name, attrs)
+            kind = self._classify(name)
+        self._buf.clear()
         if self._entry:
-            self._buf.clear()
             if self._ext:
-                self._ext_start(name, attrs)
-            elif self._depth == self._entry_depth + 1:
-                self._entry_child(kind, attrs)
+                if attrs:
+                    self._ext_attrs(name, attrs)
+            elif depth == self._entry_depth + 1:
+                if F_LOC <= kind <= F_PUBLISHED:
+                    if kind == F_LINK and "href" in attrs:
+                        self._atom_link(attrs)
+                        kind = -1  # swallow its content
+                    self._field = kind
+                    self._field_depth = depth
+                elif kind == X_XHTML:
+                    self._alternate(attrs)
+                elif X_IMAGE <= kind <= X_NEWS:
+                    self._ext = kind
+                    self._ext_depth = depth
+                    self._ext_fields = {}
         elif kind in self._entry_kinds:
             self._entry = kind
-            self._entry_depth = self._depth
-            self._buf.clear()
+            self._entry_depth = depth
         elif self._format is None:
-            self._root(name, attrs)
-        else:
-            self._buf.clear()
+            self._root(name)
 
     def _end(self, name: str) -> None:
         depth = self._depth
         self._depth = depth - 1
         field = self._field
         if field:
-            if depth == self._field_depth:
-                self._field = OTHER
-                if field > 0:
-                    self._set_field(field, "".join(self._buf).strip())
-                self._buf.clear()
-            return
-        if self._ext:
+            if depth != self._field_depth:
+                return
+            self._field = OTHER
+            if field > 0:
+                text = "".join(self._buf).strip()
+                entry = self._v
+                index = field - F_LOC
+                if entry[index] is None:
+                    entry[index] = text
+                elif index == LOC:
+                    # Several <loc> in one entry: each is an entry of its own, and what
+                    # follows the first belongs to it (as crawler-commons does).
+                    self._finish_entry()
+                    self._v[LOC] = text
+        elif self._ext:
             self._ext_end(name, depth)
         elif self._entry and depth == self._entry_depth:
-            if self._loc is None:
+            if self._v[LOC] is None:
                 text = "".join(self._buf).strip()
-                if text:
-                    self._loc = text
+                if text:  # the location as bare text: <sitemap>https://…</sitemap>
+                    self._v[LOC] = text
             self._finish_entry()
             self._entry = OTHER
         self._buf.clear()
 
-    def _root(self, name: str, attrs: dict[str, str]) -> None:
+    def _root(self, name: str) -> None:
         prefix, _, local = name.rpartition(":")
         local = local.lower()
         namespace = self._prefixes.get(prefix, "")
@@ -399,105 +428,44 @@ class XmlReader:
         self._format = fmt
         self._entry_kinds = _ENTRIES_FOR_ROOT[fmt]
 
-    def _entry_child(self, kind: int, attrs: dict[str, str]) -> None:
-        if F_LOC <= kind <= F_PUBLISHED:
-            if kind == F_LINK and "href" in attrs:
-                self._atom_link(attrs)
-                kind = -1  # swallow its content
-            self._field = kind
-            self._field_depth = self._depth
-            self._field_attrs = attrs
-        elif kind == X_XHTML:
-            self._alternate(attrs)
-        elif X_IMAGE <= kind <= X_NEWS:
-            self._ext = kind
-            self._ext_depth = self._depth
-            self._ext_fields = {}
-
     # -- entries ------------------------------------------------------------------------
-
-    def _reset_entry(self) -> None:
-        self._loc: str | None = None
-        self._link: str | None = None
-        self._guid: str | None = None
-        self._lastmod: str | None = None
-        self._published: str | None = None
-        self._changefreq: str | None = None
-        self._priority: str | None = None
-        self._alternates: list[tuple[str, str]] | None = None
-        self._images: list[dict[str, Any]] | None = None
-        self._videos: list[dict[str, Any]] | None = None
-        self._news: dict[str, Any] | None = None
-
-    def _set_field(self, field: int, text: str) -> None:
-        if field == F_LOC:
-            if self._loc is not None:
-                # Several <loc> in one entry: each one is an entry of its own, and what
-                # came after the first belongs to the first (crawler-commons does this).
-                self._finish_entry()
-            self._loc = text
-        elif field == F_LASTMOD:
-            self._lastmod = text
-        elif field == F_CHANGEFREQ:
-            self._changefreq = text
-        elif field == F_PRIORITY:
-            self._priority = text
-        elif field == F_LINK:
-            if self._link is None and text:
-                self._link = text
-        elif field == F_GUID:
-            self._guid = text
-        elif field == F_PUBLISHED:
-            self._published = text
 
     def _atom_link(self, attrs: dict[str, str]) -> None:
         rel = attrs.get("rel", "alternate").strip().lower()
-        if rel == "alternate" and self._link is None:
-            self._link = attrs["href"]
+        if rel == "alternate" and self._v[LINK] is None:
+            self._v[LINK] = attrs["href"]
 
     def _alternate(self, attrs: dict[str, str]) -> None:
         href = attrs.get("href")
         lang = attrs.get("hreflang")
         if not href or not lang or attrs.get("rel", "alternate").strip().lower() != "alternate":
             return
-        if self._alternates is None:
-            self._alternates = []
-        if len(self._alternates) < self._max_ext:
-            self._alternates.append((lang.strip(), href))
+        alternates = self._v[ALTERNATES]
+        if alternates is None:
+            alternates = self._v[ALTERNATES] = []
+        if len(alternates) < self._max_ext:
+            alternates.append((lang.strip(), href))
 
     def _finish_entry(self) -> None:
-        entry = self._entry
-        if entry == E_ITEM:
-            loc = self._link or self._guid
-            lastmod = self._lastmod or self._published
-        else:
-            loc = self._loc
-            lastmod = self._lastmod
-        if loc:
-            if entry == E_SITEMAP:
-                self._sink.sitemap(loc, lastmod)
-            else:
-                self._sink.url(
-                    loc,
-                    lastmod,
-                    self._changefreq,
-                    self._priority,
-                    self._alternates,
-                    self._images,
-                    self._videos,
-                    self._news,
-                )
-        elif entry != OTHER:
+        entry = self._v
+        self._v = [None] * ENTRY_SIZE
+        if self._entry == E_ITEM:  # feeds: the link (else the guid) and the best date
+            entry[LOC] = entry[LINK] or entry[GUID]
+            entry[LASTMOD] = entry[LASTMOD] or entry[PUBLISHED]
+        loc = entry[LOC]
+        if not loc:
             self._sink.problem("missing-loc", "an entry without a location was skipped")
-        self._reset_entry()
+        elif self._entry == E_SITEMAP:
+            self._sink.sitemap(loc, entry[LASTMOD])
+        else:
+            self._sink.url(entry)
 
     # -- extensions ----------------------------------------------------------------------
 
-    def _ext_start(self, name: str, attrs: dict[str, str]) -> None:
-        if attrs:
-            local = self._locals.get(name) or name.rpartition(":")[2].lower()
-            for key, value in attrs.items():
-                self._ext_fields[f"{local}@{key}"] = value
+    def _ext_attrs(self, name: str, attrs: dict[str, str]) -> None:
+        local = self._locals.get(name) or name.rpartition(":")[2].lower()
+        for key, value in attrs.items():
+            self._ext_fields[f"{local}@{key}"] = value
 
     def _ext_end(self, name: str, depth: int) -> None:
         if depth != self._ext_depth:
@@ -513,17 +481,14 @@ class XmlReader:
         self._ext = OTHER
         self._ext_fields = {}
         if kind == X_NEWS:
-            self._news = fields
+            self._v[NEWS] = fields
             return
-        target = self._images if kind == X_IMAGE else self._videos
-        if target is None:
-            target = []
-            if kind == X_IMAGE:
-                self._images = target
-            else:
-                self._videos = target
-        if len(target) < self._max_ext:
-            target.append(fields)
+        slot = IMAGES if kind == X_IMAGE else VIDEOS
+        found = self._v[slot]
+        if found is None:
+            found = self._v[slot] = []
+        if len(found) < self._max_ext:
+            found.append(fields)
 
 
 # ---------------------------------------------------------------------------------------
