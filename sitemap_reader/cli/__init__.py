@@ -1,0 +1,76 @@
+"""The ``sitemap-reader`` command line: ``dump``, ``tree`` and ``demo``.
+
+Theory of operation. :func:`main` parses the arguments (``args``: a usage error exits 2
+with a message naming the problem), then runs one command (``commands``) in a fresh event
+loop. A command owns one :class:`~sitemap_reader.crawl.SitemapReader` and streams its
+records through a filter into a writer (``output``).
+
+- stdout carries records only (JSONL, CSV or URLs), or the tree for ``tree``. ``-o FILE``
+  writes a temporary file beside FILE and renames it over FILE when the run ends well, so
+  FILE is either its previous self or complete, never half-written.
+- stderr carries everything for humans (``report``): a live progress line when stderr is
+  a terminal, warnings, and the final summary.
+- SIGINT and SIGTERM cancel the crawl; the summary is still printed and the lines already
+  written stay whole. A closed stdout (``| head``) ends the crawl quietly.
+- Exit codes: 0 when discovery ran (some sitemaps may have failed: see the summary), 1 when
+  nothing could be discovered, 2 for usage errors, 128+N after signal N (130 for Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from sitemap_reader.cli.args import build_parser
+from sitemap_reader.cli.commands import EXIT_OK, run_demo, run_dump, run_tree
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``sitemap-reader`` with ``argv`` (default: the process arguments); the exit code.
+
+    >>> main(["demo", "--json"])  # a usage error: the message goes to stderr
+    2
+    """
+    args = build_parser(run_dump, run_tree, run_demo).parse_args(argv)
+    _configure_logging(args.verbose, args.quiet)
+    try:
+        code: int = args.run(args)
+    except KeyboardInterrupt:  # a second Ctrl-C while shutting down: leave at once
+        code = 128 + signal.SIGINT
+    except BrokenPipeError:  # stdout closed while writing outside the crawl (the tree)
+        code = EXIT_OK
+    _silence_closed_stdout()
+    return code
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    """Library log messages on stderr: warnings by default, more with -v, errors with -q."""
+    level = (
+        logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("sitemap-reader: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("sitemap_reader")
+    logger.addHandler(handler)
+    logger.setLevel(level)
+
+
+def _silence_closed_stdout() -> None:
+    """After ``| head`` closed stdout: point it at devnull so the exit flush cannot fail.
+
+    This is the recipe of the Python documentation (signal module, "Note on SIGPIPE").
+    """
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

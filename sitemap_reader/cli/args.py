@@ -1,0 +1,271 @@
+"""The argument layer of the command line: the argparse tree and the option types.
+
+Every bad flag, regex, number or date becomes an argparse error, which prints the usage
+and a message naming the problem and exits with status 2. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Final, TypeVar
+
+from sitemap_reader.limits import Limits
+
+PROG: Final = "sitemap-reader"
+Handler = Callable[[argparse.Namespace], int]
+
+_DUMP_EXAMPLES = """\
+examples:
+  sitemap-reader dump example.com > urls.jsonl
+  sitemap-reader dump example.com --format txt | head
+  sitemap-reader dump example.com | jq -r 'select(.priority >= 0.8) | .url'
+  sitemap-reader dump https://example.com/sitemap.xml.gz --since 2024-01-01 --include /blog/
+  sitemap-reader dump example.com --ranked --max-urls 1000 --format csv -o top.csv
+  gunzip -c sitemap.xml.gz | sitemap-reader dump -
+
+targets: a domain (https, then http), a site URL, a robots.txt URL, a sitemap URL (any
+format, gzipped or not), a local file, or - for standard input. Several targets make one
+run: read concurrently, deduplicated together, and ranked together with --ranked.
+
+stdout carries the records only. stderr carries a live progress line (when stderr is a
+terminal and the records do not go to that same terminal) and a final summary: sitemaps
+ok/failed/skipped, URLs emitted/duplicate/out of scope, MB read, seconds, and one line
+per failed sitemap. NO_COLOR turns colour off.
+
+exit status: 0 when discovery ran (failed sitemaps are listed in the summary), 1 when
+nothing could be discovered for any target, 2 for usage errors, 130 on Ctrl-C (the
+records written so far stay whole; with -o the file is left untouched).
+"""
+
+_TREE_EXAMPLES = """\
+examples:
+  sitemap-reader tree example.com
+  sitemap-reader tree https://example.com/robots.txt --json | jq '.children[].url'
+"""
+
+_DEMO_EXAMPLES = """\
+examples:
+  sitemap-reader demo                      # every URL of the demo site, as JSONL
+  sitemap-reader demo --ranked --format txt
+  sitemap-reader demo tree
+  sitemap-reader demo tree --json
+
+The demo site runs on 127.0.0.1, on a free port, for as long as the command runs.
+"""
+
+
+def build_parser(dump: Handler, tree: Handler, demo: Handler) -> argparse.ArgumentParser:
+    """The parser of ``sitemap-reader``; each subcommand stores its handler as ``run``."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Discover what a website wants crawled: robots.txt, sitemaps, indexes "
+        "and feeds, streamed as normalized URL records.",
+        epilog=_DUMP_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    sub = _command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)
+    sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (see below)")
+    _add_output_options(sub)
+    _add_crawl_options(sub)
+    sub.set_defaults(run=dump, action="dump", json=False)
+
+    sub = _command(commands, "tree", "show the sitemap tree of a target", _TREE_EXAMPLES)
+    sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
+    sub.add_argument("--json", action="store_true", help="print the tree as JSON")
+    _add_crawl_options(sub)
+    sub.set_defaults(run=tree, action="tree")
+
+    sub = _command(commands, "demo", "run dump or tree on the embedded demo site", _DEMO_EXAMPLES)
+    sub.add_argument(
+        "action", nargs="?", choices=("dump", "tree"), default="dump", help="default: dump"
+    )
+    sub.add_argument("--json", action="store_true", help="with tree: print the tree as JSON")
+    _add_output_options(sub)
+    _add_crawl_options(sub)
+    sub.set_defaults(run=demo, targets=[])
+    return parser
+
+
+def package_version() -> str:
+    """The installed version of sitemap-reader."""
+    try:
+        return version("sitemap-reader")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
+def _command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
+    """One subcommand parser, with the message options every command shares."""
+    sub: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog=examples,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    talk = sub.add_argument_group("messages (all on stderr)")
+    talk.add_argument("--no-progress", action="store_true", help="no live progress line")
+    talk.add_argument("-q", "--quiet", action="store_true", help="errors only, no summary")
+    talk.add_argument(
+        "-v", "--verbose", action="count", default=0, help="problems of every sitemap; -vv: debug"
+    )
+    return sub
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout"
+    )
+    group.add_argument(
+        "--format",
+        choices=("jsonl", "csv", "txt"),
+        default="jsonl",
+        help="jsonl (default): one JSON record a line; csv: a header row, extension fields "
+        "as JSON text; txt: URLs only",
+    )
+    group.add_argument(
+        "--ranked",
+        action="store_true",
+        help="best first (highest score) instead of discovery order; the records are held "
+        "in memory and written when discovery ends",
+    )
+    group.add_argument(
+        "--since",
+        type=since_date,
+        metavar="DATE",
+        help="drop records whose lastmod is older than DATE (YYYY-MM-DD or an ISO datetime; "
+        "UTC unless it has an offset); records without a lastmod are kept",
+    )
+    for name, text in (
+        ("--include", "keep only URLs matching"),
+        ("--exclude", "drop URLs matching"),
+    ):
+        group.add_argument(
+            name,
+            type=regex,
+            action="append",
+            default=[],
+            metavar="REGEX",
+            help=f"{text} REGEX (Python re.search; repeatable, any one may match)",
+        )
+    group.add_argument(
+        "--max-urls", type=positive_int, metavar="N", help="stop after writing N records"
+    )
+
+
+def _add_crawl_options(parser: argparse.ArgumentParser) -> None:
+    defaults = Limits()
+    group = parser.add_argument_group("crawling")
+    group.add_argument(
+        "--concurrency", type=positive_int, default=16, metavar="N", help="requests in flight (16)"
+    )
+    group.add_argument(
+        "--per-host", type=positive_int, default=4, metavar="N", help="requests per host (4)"
+    )
+    group.add_argument(
+        "--timeout",
+        type=positive_float,
+        metavar="S",
+        help=f"seconds per sitemap, request to last byte ({defaults.sitemap_timeout:g})",
+    )
+    group.add_argument(
+        "--max-depth",
+        type=non_negative_int,
+        metavar="N",
+        help=f"sitemap index nesting followed ({defaults.max_depth})",
+    )
+    group.add_argument(
+        "--max-sitemaps",
+        type=positive_int,
+        metavar="N",
+        help=f"sitemaps fetched per target ({defaults.max_sitemaps:,})",
+    )
+    group.add_argument(
+        "--strict",
+        action="store_true",
+        help="the protocol to the letter: namespace, 50,000 URLs, location rule",
+    )
+    group.add_argument(
+        "--scope",
+        choices=("site", "host", "any"),
+        default="site",
+        help="which URLs a sitemap may list: site (default: the target's host, its www twin, "
+        "its subdomains and cross-submitting hosts), host (the sitemap's host), any",
+    )
+    group.add_argument("--no-robots", action="store_true", help="do not read robots.txt")
+    group.add_argument(
+        "--no-guess", action="store_true", help="do not probe well-known sitemap paths"
+    )
+    group.add_argument("--user-agent", metavar="UA", help="the User-Agent header to send")
+
+
+# --------------------------------------------------------------------------- option types
+
+_Number = TypeVar("_Number", int, float)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    return _at_least(int, text, 1, "a whole number >= 1")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    return _at_least(int, text, 0, "a whole number >= 0")
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number > 0 (seconds)."""
+    value = _at_least(float, text, 0.0, "a number > 0")
+    if value == 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def _at_least(kind: Callable[[str], _Number], text: str, low: _Number, what: str) -> _Number:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not value >= low:  # written so that NaN fails too
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def regex(text: str) -> re.Pattern[str]:
+    """argparse type: a Python regular expression, compiled.
+
+    >>> regex("/blog/").search("https://example.com/blog/x") is not None
+    True
+    """
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"bad regular expression {text!r}: {exc}") from None
+
+
+def since_date(text: str) -> datetime:
+    """argparse type: an ISO 8601 date or datetime, as an aware UTC datetime.
+
+    >>> since_date("2024-03-05").isoformat()
+    '2024-03-05T00:00:00+00:00'
+    >>> since_date("2024-03-05T14:30:00+02:00").isoformat()
+    '2024-03-05T12:30:00+00:00'
+    """
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO date or datetime: {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)"
+        ) from None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)

@@ -1,0 +1,328 @@
+"""The three commands, ``dump``, ``tree`` and ``demo``, each on one :class:`SitemapReader`.
+
+Each handler takes the parsed arguments and returns the exit code. The crawl runs in a
+task that SIGINT and SIGTERM cancel (:func:`interruptible`); what was gathered until then
+is still summarised. A ticker redraws the progress line and flushes stdout a few times a
+second, so a consumer at the other end of a pipe sees records while discovery goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import IO, Any, Final
+
+from sitemap_reader.cli.args import PROG
+from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, make_writer
+from sitemap_reader.cli.report import (
+    Outcome,
+    Progress,
+    progress_wanted,
+    summary_lines,
+    tree_lines,
+    wants_colour,
+)
+from sitemap_reader.crawl import Run, SitemapReader
+from sitemap_reader.errors import DiscoveryError, UsageError
+from sitemap_reader.limits import Limits
+from sitemap_reader.records import UrlRecord
+
+EXIT_OK: Final = 0
+EXIT_NOTHING: Final = 1
+EXIT_USAGE: Final = 2
+#: Seconds between progress redraws and stdout flushes.
+TICK: Final = 0.2
+
+
+def run_dump(args: argparse.Namespace) -> int:
+    """``sitemap-reader dump TARGET...``."""
+    return _guarded(args, lambda: _dump(args, list(args.targets)))
+
+
+def run_tree(args: argparse.Namespace) -> int:
+    """``sitemap-reader tree TARGET``."""
+    return _guarded(args, lambda: _tree(args, args.targets[0]))
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """``sitemap-reader demo [dump|tree]``: serve the demo site and read it."""
+    if args.json and args.action != "tree":
+        return _usage(args, "--json goes with 'demo tree'")
+    return _guarded(args, lambda: _demo(args))
+
+
+def _guarded(args: argparse.Namespace, command: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run an async command; a bad target or output path is a usage error (exit 2)."""
+    try:
+        return asyncio.run(command())
+    except UsageError as exc:
+        return _usage(args, str(exc))
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    from sitemap_reader import demo  # the aiohttp server side: only needed here
+
+    async with demo.serve() as base:
+        target = base + "/"
+        _say(args, f"demo site running at {target} (Ctrl-C stops it)")
+        if args.action == "tree":
+            return await _tree(args, target)
+        return await _dump(args, [target])
+
+
+# --------------------------------------------------------------------------- dump
+
+
+class Pump:
+    """Moves records from the reader through the filter into the writer, and counts."""
+
+    def __init__(self, args: argparse.Namespace, stream: IO[str]) -> None:
+        self.stream = stream
+        self.writer: RecordWriter = make_writer(args.format, stream)
+        self.filter = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
+        self.max_urls: int | None = args.max_urls
+        self.ranked: bool = args.ranked
+        self.written = 0
+        self.outcome = Outcome()
+
+    async def read(self, reader: SitemapReader, targets: list[str]) -> None:
+        """Write every record of the targets that passes the filter, up to ``--max-urls``."""
+        try:
+            async with contextlib.aclosing(reader.urls(targets, ranked=self.ranked)) as records:
+                async for record in records:
+                    if not self._take(record):
+                        break
+        except BrokenPipeError:
+            self.outcome.stopped = "output closed"
+
+    def _take(self, record: UrlRecord) -> bool:
+        """Write one record if it passes; False once no more records are wanted."""
+        if not self.filter.keep(record):
+            self.outcome.filtered += 1
+            return True
+        self.writer.write(record)
+        self.written += 1
+        if self.max_urls is not None and self.written >= self.max_urls:
+            self.outcome.stopped = f"--max-urls {self.max_urls} reached"
+            return False
+        return True
+
+    def flush(self) -> bool:
+        """Push buffered lines downstream; False when the reader of stdout went away."""
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self.outcome.stopped = "output closed"
+            return False
+        return True
+
+
+async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
+    sink = _open_output(args.output)
+    stream = sink.stream if sink is not None else _utf8_stdout()
+    pump = Pump(args, stream)
+    code, error = EXIT_OK, None
+    try:
+        async with SitemapReader(**reader_options(args)) as reader:
+            try:
+                signum = await _crawl(args, reader, pump.read(reader, targets), pump.flush, stream)
+            except DiscoveryError as exc:
+                signum, error = None, str(exc)
+            run = reader.last_run
+        code, pump.outcome.stopped = _exit_status(signum, error, pump.outcome.stopped)
+        if pump.flush() and sink is not None and code == EXIT_OK:
+            _commit(sink, pump.outcome)
+    finally:
+        if sink is not None:
+            sink.abort()  # a no-op once committed
+    pump.outcome.written = pump.written
+    _report(args, run, pump.outcome, error)
+    return code
+
+
+def _open_output(path: str | None) -> AtomicFile | None:
+    if path is None:
+        return None
+    try:
+        return AtomicFile(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _commit(sink: AtomicFile, outcome: Outcome) -> None:
+    sink.commit()
+    outcome.output = sink.path
+
+
+# --------------------------------------------------------------------------- tree
+
+
+async def _tree(args: argparse.Namespace, target: str) -> int:
+    found: list[Run] = []
+    async with SitemapReader(**reader_options(args)) as reader:
+
+        async def walk() -> None:
+            found.append(await reader.tree(target))
+
+        signum = await _crawl(args, reader, walk(), lambda: True, None)
+        run = found[0] if found else reader.last_run
+    error = run.error if run is not None else None
+    code, stopped = _exit_status(signum, error, None)
+    if run is not None:
+        if args.json:
+            print(json.dumps(run.to_dict(), indent=2, ensure_ascii=False), flush=True)
+        else:
+            print("\n".join(tree_lines(run.tree)), flush=True)
+    _report(args, run, Outcome(written=None, stopped=stopped), error)
+    return code
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`SitemapReader` keyword arguments the crawl options ask for."""
+    changes: dict[str, object] = {}
+    if args.max_depth is not None:
+        changes["max_depth"] = args.max_depth
+    if args.max_sitemaps is not None:
+        changes["max_sitemaps"] = args.max_sitemaps
+    return {
+        "concurrency": args.concurrency,
+        "per_host": args.per_host,
+        "timeout": args.timeout,
+        "strict": args.strict,
+        "scope": args.scope,
+        "robots": not args.no_robots,
+        "guess": not args.no_guess,
+        "user_agent": args.user_agent,
+        "limits": Limits().replace(**changes) if changes else None,
+    }
+
+
+async def _crawl(
+    args: argparse.Namespace,
+    reader: SitemapReader,
+    work: Coroutine[Any, Any, None],
+    flush: Callable[[], bool],
+    stdout: IO[str] | None,
+) -> int | None:
+    """Run ``work`` with a progress ticker; returns the signal that stopped it, if any."""
+    show = not (args.quiet or args.no_progress) and progress_wanted(sys.stderr, stdout)
+    progress = Progress(sys.stderr) if show else None
+    task = asyncio.ensure_future(work)
+
+    def tick() -> None:
+        if progress is not None and reader.stats is not None:
+            progress.update(reader.stats)
+        if not flush():
+            task.cancel()  # stdout is gone: stop fetching
+
+    try:
+        async with _ticking(tick):
+            return await interruptible(task)
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+async def interruptible(task: asyncio.Future[None]) -> int | None:
+    """Await ``task``, cancelling it on SIGINT or SIGTERM; the signal number, or None.
+
+    The handlers go away after the first signal, so a second Ctrl-C during the shutdown
+    takes Python's default path (KeyboardInterrupt) at once. A task cancelled for another
+    reason (stdout closed) ends quietly too.
+    """
+    loop = asyncio.get_running_loop()
+    caught: list[int] = []
+    handled: list[signal.Signals] = []
+
+    def on_signal(signum: signal.Signals) -> None:
+        caught.append(signum)
+        task.cancel()
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # e.g. on Windows
+            loop.add_signal_handler(sig, on_signal, sig)
+            handled.append(sig)
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # we were cancelled ourselves, not just the task
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+    return caught[0] if caught else None
+
+
+@contextlib.asynccontextmanager
+async def _ticking(tick: Callable[[], None]) -> AsyncIterator[None]:
+    """Call ``tick`` every :data:`TICK` seconds while the block runs."""
+
+    async def ticker() -> None:
+        while True:
+            await asyncio.sleep(TICK)
+            tick()
+
+    task = asyncio.create_task(ticker())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _exit_status(
+    signum: int | None, error: str | None, stopped: str | None
+) -> tuple[int, str | None]:
+    """The exit code and the stop reason once the crawl ended."""
+    if signum is not None:
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        return 128 + signum, f"interrupted ({name})"
+    if error is not None:
+        return EXIT_NOTHING, stopped
+    return EXIT_OK, stopped
+
+
+def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: str | None) -> None:
+    """The summary on stderr; when nothing was discovered, the one-line reason instead
+    (followed by the summary with -v)."""
+    if error is not None:
+        print(f"{PROG}: nothing discovered: {error}", file=sys.stderr, flush=True)
+        if not args.verbose:
+            return
+    if args.quiet or run is None:
+        return
+    lines = summary_lines(
+        run.stats, run.tree, outcome, verbose=args.verbose > 0, colour=wants_colour(sys.stderr)
+    )
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def _say(args: argparse.Namespace, message: str) -> None:
+    if not args.quiet:
+        print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+def _usage(args: argparse.Namespace, message: str) -> int:
+    print(f"{PROG} {args.action}: error: {message}", file=sys.stderr, flush=True)
+    return EXIT_USAGE
+
+
+def _utf8_stdout() -> IO[str]:
+    """stdout, encoding UTF-8 whatever the locale says (JSON Lines are UTF-8)."""
+    stream = sys.stdout
+    if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower() not in ("utf-8", "utf8"):
+        stream.reconfigure(encoding="utf-8")
+    return stream

@@ -1,0 +1,199 @@
+"""What the command tells humans: the live progress line, the summary, the text tree.
+
+All of it goes to stderr except the tree (``tree`` prints it as its output). The progress
+line is drawn by tqdm, and only on a terminal; everything else is plain lines, with colour
+only on a terminal and never when ``NO_COLOR`` is set (https://no-color.org).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
+
+from tqdm import tqdm
+
+if TYPE_CHECKING:
+    from sitemap_reader.crawl.model import SitemapNode, Stats
+
+MB = 1_000_000
+
+
+def wants_colour(stream: IO[str]) -> bool:
+    """Colour only on a terminal, and never with ``NO_COLOR`` set or ``TERM=dumb``."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return _isatty(stream)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stream
+        return False
+
+
+def progress_wanted(stderr: IO[str], stdout: IO[str] | None) -> bool:
+    """A live line only when stderr is a terminal and the records are not printed on a
+    terminal too (the two would scramble each other; curl makes the same choice)."""
+    return _isatty(stderr) and (stdout is None or not _isatty(stdout))
+
+
+class Progress:
+    """The live progress line: sitemaps done out of known, URLs, megabytes, URL rate."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._bar = tqdm(
+            total=None,
+            file=stream,
+            leave=False,
+            dynamic_ncols=True,
+            bar_format="{n_fmt}/{total_fmt} sitemaps |{bar}| {desc}",
+        )
+
+    def update(self, stats: Stats) -> None:
+        """Redraw from the reader's live counters."""
+        done = stats.sitemaps_ok + stats.sitemaps_failed
+        self._bar.total = done + stats.sitemaps_queued
+        self._bar.n = done
+        rate = stats.urls_emitted / max(stats.seconds, 1e-3)
+        self._bar.set_description_str(
+            f"{stats.urls_emitted:,} URLs, {stats.bytes / MB:.1f} MB, {rate:,.0f} URLs/s",
+            refresh=False,
+        )
+        self._bar.refresh()
+
+    def close(self) -> None:
+        """Erase the line (the summary follows)."""
+        self._bar.close()
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What the command itself did with the records, next to the reader's stats."""
+
+    written: int | None = 0  # None: the command writes no records (tree)
+    filtered: int = 0
+    stopped: str | None = None  # "interrupted", "--max-urls reached", "output closed"
+    output: str | None = None  # the -o file, once it is complete
+
+
+def summary_lines(
+    stats: Stats,
+    nodes: list[SitemapNode],
+    outcome: Outcome,
+    *,
+    verbose: bool = False,
+    colour: bool = False,
+) -> list[str]:
+    """The final summary: counts, then one line per failed sitemap (URL and reason).
+
+    With ``verbose``, every problem of every sitemap follows, one line each.
+    """
+    paint = _painter(colour)
+    lines: list[str] = []
+    stopped = outcome.stopped or (f"budget: {stats.stopped}" if stats.stopped else None)
+    if stopped:
+        lines.append(paint("yellow", f"stopped: {stopped}"))
+    lines.append(
+        f"sitemaps: {stats.sitemaps_ok} ok, {stats.sitemaps_failed} failed, "
+        f"{stats.sitemaps_skipped} skipped"
+    )
+    lines.append(
+        f"URLs: {stats.urls_emitted:,} emitted, {stats.urls_duplicate:,} duplicate, "
+        f"{stats.urls_out_of_scope:,} out of scope{_written(outcome)}"
+    )
+    lines.append(f"read: {stats.bytes / MB:.2f} MB in {stats.seconds:.2f} s")
+    lines.extend(paint("red", f"failed: {url} ({reason})") for url, reason in failures(nodes))
+    if verbose:
+        lines.extend(problem_lines(nodes))
+    return lines
+
+
+def _written(outcome: Outcome) -> str:
+    if outcome.written is None:
+        return ""
+    text = f"; {outcome.written:,} written"
+    if outcome.output:
+        text += f" to {outcome.output}"
+    if outcome.filtered:
+        text += f", {outcome.filtered:,} filtered out"
+    return text
+
+
+def failures(nodes: list[SitemapNode]) -> Iterator[tuple[str, str]]:
+    """(URL, reason) of each failed sitemap, in tree order; missing well-known paths
+    (probes) are not failures."""
+    for root in nodes:
+        for node in root.walk():
+            if node.failed and node.kind != "guess":
+                yield node.final_url or node.url, node.reason or "failed"
+
+
+def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
+    """One line per problem of every node: ``problem: URL code xN: message``."""
+    for root in nodes:
+        for node in root.walk():
+            for p in node.problems:
+                times = f" x{p.count}" if p.count > 1 else ""
+                yield f"problem: {node.final_url or node.url} {p.code}{times}: {p.message}"
+
+
+def tree_lines(roots: list[SitemapNode]) -> Iterator[str]:
+    """The sitemap tree as indented text: one line per node, its problems below it.
+
+    ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem.
+    """
+    for root in roots:
+        yield from _node_lines(root, "", "")
+
+
+def _node_lines(node: SitemapNode, lead: str, child_lead: str) -> Iterator[str]:
+    yield f"{lead}{_node_label(node)}"
+    for p in node.problems:
+        times = f" (x{p.count})" if p.count > 1 else ""
+        yield f"{child_lead}{'│' if node.children else ' '}   ! {p.code}{times}: {p.message}"
+    for i, child in enumerate(node.children):
+        last = i == len(node.children) - 1
+        yield from _node_lines(
+            child,
+            child_lead + ("└── " if last else "├── "),
+            child_lead + ("    " if last else "│   "),
+        )
+
+
+def _node_label(node: SitemapNode) -> str:
+    url = node.url
+    if node.final_url and node.final_url != node.url:
+        url += f" -> {node.final_url}"
+    if node.skipped is not None:
+        return f"{url}  [skipped: {node.skipped}]"
+    status = str(node.status) if node.status is not None else "-"
+    parts = [f"{status} {node.format or node.kind}"]
+    if node.format == "sitemapindex":
+        parts.append(f"{len(node.children):,} sitemaps")
+    elif node.kind != "robots" and node.fetched:
+        parts.append(f"{node.urls:,} URLs")
+    if node.bytes:
+        parts.append(_size(node.bytes))
+    verdict = "" if not node.failed else f"  FAILED: {node.reason}"
+    return f"{url}  [{', '.join(parts)}]{verdict}"
+
+
+def _size(count: int) -> str:
+    if count < 10_000:
+        return f"{count:,} B"
+    if count < 10 * MB:
+        return f"{count / 1000:,.0f} kB"
+    return f"{count / MB:,.1f} MB"
+
+
+_COLOURS = {"red": "31", "yellow": "33", "bold": "1"}
+
+
+def _painter(enabled: bool) -> Callable[[str, str], str]:
+    def paint(colour: str, text: str) -> str:
+        return f"\x1b[{_COLOURS[colour]}m{text}\x1b[0m" if enabled else text
+
+    return paint

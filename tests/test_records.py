@@ -1,0 +1,94 @@
+"""Records: the JSON shape, datetime formatting, and the fast constructor's equivalence."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from sitemap_reader.records import (
+    Alternate,
+    Image,
+    News,
+    Problem,
+    SitemapRef,
+    UrlRecord,
+    Video,
+    format_datetime,
+    make_url_record,
+)
+
+
+def test_fast_constructor_equals_dataclass_init() -> None:
+    """make_url_record builds exactly what UrlRecord(...) builds."""
+    args = (
+        "https://example.com/",
+        datetime(2024, 1, 2, tzinfo=UTC),
+        "daily",
+        0.5,
+        0.4,
+        "https://example.com/sitemap.xml",
+        (Alternate("de", "https://example.com/de"),),
+        (Image("https://example.com/a.jpg"),),
+        (Video(title="t"),),
+        News(title="n"),
+    )
+    fast, slow = make_url_record(*args), UrlRecord(*args)
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+
+
+def test_records_are_frozen() -> None:
+    """Records cannot be changed after construction, however they were built."""
+    record = make_url_record("https://example.com/", None, None, None, 0.5, None, (), (), (), None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.url = "x"  # type: ignore[misc]
+
+
+def test_to_dict_key_order_and_omissions() -> None:
+    """to_dict keeps DESIGN.md's key order and leaves out empty extensions."""
+    record = UrlRecord("https://example.com/a", score=0.123456)
+    assert record.to_dict() == {
+        "url": "https://example.com/a",
+        "lastmod": None,
+        "changefreq": None,
+        "priority": None,
+        "score": 0.1235,
+        "sitemap": None,
+    }
+    full = dataclasses.replace(
+        record,
+        alternates=(Alternate("de", "https://example.com/de"),),
+        videos=(Video(title="T", tags=("a",), duration=5),),
+        news=News(title="N", publication_date=datetime(2024, 1, 1, tzinfo=UTC)),
+    )
+    data = full.to_dict()
+    assert list(data)[-3:] == ["alternates", "videos", "news"]
+    assert data["videos"] == [{"title": "T", "duration": 5, "tags": ["a"]}]
+    assert data["news"] == {"title": "N", "publication_date": "2024-01-01T00:00:00Z"}
+
+
+def test_format_datetime() -> None:
+    """Datetimes print as ISO 8601 with Z in UTC; other offsets are kept as given."""
+    assert format_datetime(datetime(2024, 3, 5, 14, 30, tzinfo=UTC)) == "2024-03-05T14:30:00Z"
+    plus2 = datetime(2024, 3, 5, 14, 30, tzinfo=timezone(timedelta(hours=2)))
+    assert format_datetime(plus2) == "2024-03-05T14:30:00+02:00"
+    assert format_datetime(None) is None
+
+
+def test_sitemap_ref_and_problem_dicts() -> None:
+    """SitemapRef and Problem have JSON shapes too."""
+    ref = SitemapRef("https://example.com/s.xml", None, "https://example.com/index.xml")
+    assert ref.to_dict() == {
+        "url": "https://example.com/s.xml",
+        "lastmod": None,
+        "sitemap": "https://example.com/index.xml",
+    }
+    assert Problem("bad-url", "x", 3).to_dict() == {"code": "bad-url", "message": "x", "count": 3}
+
+
+def test_news_validity() -> None:
+    """News is valid only with title, publication name, language and date."""
+    date = datetime(2024, 1, 1, tzinfo=UTC)
+    assert News("T", "Paper", "en", date).valid
+    assert not News("T", "", "en", date).valid
