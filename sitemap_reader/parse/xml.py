@@ -39,20 +39,47 @@ from sitemap_reader.records import Alternate, Image, News, Video
 # ---------------------------------------------------------------------------------------
 # Bare-ampersand repair
 
-# An "&" that does not start one of XML's predefined entities or a character reference.
-_BARE_AMP: Final = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]{1,8}|#x[0-9A-Fa-f]{1,8});)")
+# Any "&" that does not start a well-formed reference to one of XML's predefined entities
+# or a character: if this finds nothing, the chunk passes through untouched.
+_NOT_A_REFERENCE: Final = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9A-Fa-f]+);)")
+# What an "&" starts: a predefined entity, a character reference (maybe missing its ";").
+_AMP: Final = re.compile(rb"&(?:(?:amp|lt|gt|quot|apos);|#([0-9]+)(;?)|#x([0-9A-Fa-f]+)(;?))?")
+# An unfinished reference at the end of a chunk: held back until the next chunk.
+_INCOMPLETE: Final = re.compile(rb"&(?:#[xX]?[0-9A-Fa-f]*|[A-Za-z]*)")
 _CDATA_OPEN: Final = b"<![CDATA["
 _CDATA_CLOSE: Final = b"]]>"
-# Longest byte run that may hold an unfinished reference or marker at a chunk's end.
-_HOLD: Final = 12
+# Longest reference we wait for across a chunk boundary.
+_HOLD_REFERENCE: Final = 64
+
+
+def _xml_char(code: int) -> bool:
+    """Is ``code`` a character XML 1.0 allows in a character reference?"""
+    return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0x10FFFF
+
+
+def _repair(match: re.Match[bytes]) -> bytes:
+    decimal, dsemi, hexa, hsemi = match.groups()
+    if decimal is None and hexa is None:
+        # A predefined entity stays; a bare "&" (or &nbsp;, &copy=) becomes literal text.
+        return match.group() if match.end() - match.start() > 1 else b"&amp;"
+    code = int(decimal) if decimal is not None else int(hexa, 16)
+    if not _xml_char(code):
+        return b"&amp;" + match.group()[1:]
+    # A character reference without its ";" means what HTML makes of it: the character.
+    return match.group() if (dsemi or hsemi) else match.group() + b";"
+
+
+def _fix_segment(data: bytes) -> bytes:
+    return _AMP.sub(_repair, data) if _NOT_A_REFERENCE.search(data) else data
 
 
 class AmpFixer:
-    """Streaming filter that escapes bare ampersands outside CDATA sections.
+    """Streaming filter that repairs stray ampersands outside CDATA sections.
 
-    Well-formed XML passes through unchanged (it has no bare ``&``). Up to 12 bytes are
-    held back between chunks so that a reference or a CDATA marker split across chunks is
-    judged whole.
+    Well-formed XML passes through unchanged. A bare ``&`` becomes ``&amp;`` (so
+    ``?a=1&b=2`` survives exactly), a character reference missing its ``;`` gets one, and
+    a reference to a character XML forbids becomes literal text. An unfinished reference
+    or CDATA marker at a chunk's end is held back until the next chunk.
     """
 
     __slots__ = ("_carry", "_in_cdata")
@@ -64,14 +91,16 @@ class AmpFixer:
     def feed(self, data: bytes) -> bytes:
         if self._carry:
             data = self._carry + data
-        cut = len(data)
-        start = max(0, cut - _HOLD)
-        for marker in (b"&", b"<", b"]"):
-            pos = data.find(marker, start, cut)
-            if pos != -1:
+        size = cut = len(data)
+        amp = data.rfind(b"&", max(0, size - _HOLD_REFERENCE))
+        if amp != -1 and _INCOMPLETE.fullmatch(data, amp):
+            cut = amp
+        for marker in (b"<", b"]"):
+            pos = data.find(marker, max(0, size - len(_CDATA_OPEN)))
+            if pos != -1 and pos < cut:
                 cut = pos
         self._carry = data[cut:]
-        return self._fix(data[:cut]) if cut < len(data) else self._fix(data)
+        return self._fix(data[:cut] if cut < size else data)
 
     def flush(self) -> bytes:
         data, self._carry = self._carry, b""
@@ -79,7 +108,7 @@ class AmpFixer:
 
     def _fix(self, data: bytes) -> bytes:
         if not self._in_cdata and _CDATA_OPEN not in data:
-            return _BARE_AMP.sub(b"&amp;", data) if b"&" in data else data
+            return _fix_segment(data) if b"&" in data else data
         out: list[bytes] = []
         pos = 0
         while pos < len(data):
@@ -94,10 +123,10 @@ class AmpFixer:
             else:
                 end = data.find(_CDATA_OPEN, pos)
                 if end == -1:
-                    out.append(_BARE_AMP.sub(b"&amp;", data[pos:]))
+                    out.append(_fix_segment(data[pos:]))
                     break
                 end += len(_CDATA_OPEN)
-                out.append(_BARE_AMP.sub(b"&amp;", data[pos:end]))
+                out.append(_fix_segment(data[pos:end]))
                 self._in_cdata = True
             pos = end
         return b"".join(out)

@@ -1,0 +1,208 @@
+"""The traversal: from targets to a stream of records, with the run's tree and stats.
+
+Theory of operation
+-------------------
+A run turns each target into a root node and a first job: fetch the site's robots.txt
+(then the sitemaps it lists, or the well-known paths when it lists none), fetch the
+sitemap given as the target, or read a local file / stdin. Every job goes through one
+:class:`~sitemap_reader.crawl.schedule.HostScheduler`, which bounds the work globally and
+per host. A sitemap job streams its body chunk by chunk into a
+:class:`~sitemap_reader.parse.SitemapParser` built once the response headers are in
+(its base URL is the final URL after redirects). Each chunk's items are handled at once:
+
+* a :class:`~sitemap_reader.records.SitemapRef` becomes a child node and, unless it is
+  skipped (already visited, robots.txt, too deep, over the sitemap budget), a new job;
+* a :class:`~sitemap_reader.records.UrlRecord` passes the scope filter and the run-wide
+  dedupe (:class:`~sitemap_reader.crawl.dedupe.UrlSet`), and joins the chunk's batch.
+
+A batch goes into a bounded :class:`~sitemap_reader.crawl.schedule.Channel` right away,
+so the first records reach the consumer while the rest of the site is still being
+fetched, and a slow consumer holds producers (and their connections) instead of letting
+memory grow. The per-sitemap deadline is paused while a producer waits on the channel.
+
+"Visited" holds the normalized URL of every sitemap scheduled and of every redirect hop
+followed, so each sitemap is fetched at most once per run; a redirect into a visited URL
+is refused before it is requested. Failures never leave a job: they become problems on
+the job's node, and the node counts as failed in the stats. Only when nothing at all
+could be discovered does :meth:`SitemapReader.urls` raise
+:class:`~sitemap_reader.errors.DiscoveryError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Sequence
+from types import TracebackType
+
+import aiohttp
+
+from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agent
+from sitemap_reader.crawl.model import Run, Stats
+from sitemap_reader.crawl.schedule import Channel
+from sitemap_reader.crawl.targets import Target, classify
+from sitemap_reader.crawl.traverse import Batch, Traversal
+from sitemap_reader.errors import DiscoveryError, UsageError
+from sitemap_reader.limits import Limits
+from sitemap_reader.parse.scope import SCOPE_MODES
+from sitemap_reader.rank import ScoreFunc
+from sitemap_reader.records import UrlRecord
+
+#: Batches buffered between the traversal and the consumer (a batch is the new records of
+#: one 64 KiB chunk, at most 2,048): enough to keep the consumer busy, small enough to
+#: bound memory.
+CHANNEL_BATCHES = 8
+
+
+class SitemapReader:
+    """Discover and stream the URLs a site publishes in its sitemaps.
+
+    >>> async def main() -> None:                      # doctest: +SKIP
+    ...     async with SitemapReader(concurrency=16, per_host=4) as reader:
+    ...         async for record in reader.urls("example.com"):
+    ...             print(record.url, record.lastmod)
+    ...         print(reader.last_run.stats.to_dict())
+
+    ``timeout`` is the time budget of one sitemap (request to last byte, per attempt;
+    ``Limits.sitemap_timeout`` by default). ``strict`` applies the protocol to the letter.
+    ``scope`` is ``site`` (the target's hosts, their www twins and subdomains, and hosts
+    that cross-submit in robots.txt), ``host`` (each sitemap's own host) or ``any``.
+    ``robots=False`` skips robots.txt; ``guess=False`` never probes the well-known paths.
+    ``score`` replaces the default ranking score. ``allow_private=False`` refuses to
+    connect to loopback, private and link-local addresses (SSRF guard for services).
+    """
+
+    def __init__(
+        self,
+        *,
+        concurrency: int = 16,
+        per_host: int = 4,
+        timeout: float | None = None,
+        strict: bool = False,
+        scope: str = "site",
+        robots: bool = True,
+        guess: bool = True,
+        user_agent: str | None = None,
+        limits: Limits | None = None,
+        score: ScoreFunc | None = None,
+        allow_private: bool = True,
+    ) -> None:
+        if concurrency < 1 or per_host < 1:
+            raise UsageError("concurrency and per_host must be at least 1")
+        if scope not in SCOPE_MODES:
+            raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {scope!r}")
+        if timeout is not None and timeout <= 0:
+            raise UsageError("timeout must be positive")
+        self.limits = limits or Limits()
+        self.concurrency = concurrency
+        self.per_host = min(per_host, concurrency)
+        self.timeout = self.limits.sitemap_timeout if timeout is None else timeout
+        self.strict = strict
+        self.scope = scope
+        self.robots = robots
+        self.guess = guess
+        self.user_agent = user_agent or default_user_agent()
+        self.score = score
+        self.allow_private = allow_private
+        self.last_run: Run | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._fetcher: Fetcher | None = None
+
+    async def __aenter__(self) -> SitemapReader:
+        self._session = build_session(
+            concurrency=self.concurrency,
+            per_host=self.per_host,
+            user_agent=self.user_agent,
+            limits=self.limits,
+            allow_private=self.allow_private,
+        )
+        self._fetcher = Fetcher(self._session, self.limits, allow_private=self.allow_private)
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+        self._session = self._fetcher = None
+
+    @property
+    def stats(self) -> Stats | None:
+        """The live :class:`~sitemap_reader.crawl.model.Stats` of the current (or last) run."""
+        return None if self.last_run is None else self.last_run.stats
+
+    async def urls(
+        self, target: str | Sequence[str], *, ranked: bool = False
+    ) -> AsyncGenerator[UrlRecord, None]:
+        """Stream the URL records of one target (or several, deduped together).
+
+        In discovery order by default; ``ranked=True`` yields best first (by score, then
+        URL) once the whole run is done. The run's tree and stats are in
+        :attr:`last_run` (live while it goes). Raises
+        :class:`~sitemap_reader.errors.DiscoveryError` at the end when nothing could be
+        discovered for any target (unreachable, or no sitemap anywhere).
+        """
+        async with contextlib.aclosing(self.batches(target, ranked=ranked)) as batches:
+            async for batch in batches:
+                for record in batch:
+                    yield record
+
+    async def batches(
+        self, target: str | Sequence[str], *, ranked: bool = False
+    ) -> AsyncGenerator[list[UrlRecord], None]:
+        """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead."""
+        run, targets = self._new_run(target)
+        channel: Channel[Batch] = Channel(CHANNEL_BATCHES)
+        traversal = Traversal(self, run, targets, channel)
+        task = asyncio.create_task(traversal.run())
+        try:
+            if ranked:
+                collected: list[UrlRecord] = []
+                while (batch := await channel.get()) is not None:
+                    collected.extend(batch)
+                collected.sort(key=lambda r: (-r.score, r.url))
+                for start in range(0, len(collected), 1024):
+                    yield collected[start : start + 1024]
+            else:
+                while (batch := await channel.get()) is not None:
+                    yield batch
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if run.error is not None:
+            raise DiscoveryError(run.error)
+
+    async def tree(self, target: str | Sequence[str]) -> Run:
+        """Walk every sitemap of the target(s) without keeping the records.
+
+        Returns the :class:`~sitemap_reader.crawl.model.Run`: ``run.tree`` (a root node per
+        target, with every robots.txt, sitemap and probe under it) and ``run.stats``.
+        Nothing is raised when nothing was found: ``run.error`` says why instead.
+        """
+        run, targets = self._new_run(target)
+        await Traversal(self, run, targets, None).run()
+        return run
+
+    def _new_run(self, target: str | Sequence[str]) -> tuple[Run, list[Target]]:
+        if self._fetcher is None:
+            raise UsageError("use the reader inside `async with SitemapReader() as reader:`")
+        targets = (target,) if isinstance(target, str) else tuple(target)
+        if not targets:
+            raise UsageError("no target given")
+        classified = [classify(t) for t in targets]  # a UsageError before anything starts
+        run = Run(targets=targets)
+        self.last_run = run
+        return run, classified
+
+    @property
+    def fetcher(self) -> Fetcher:
+        """The reader's fetcher (only inside ``async with``)."""
+        if self._fetcher is None:
+            raise UsageError("use the reader inside `async with SitemapReader() as reader:`")
+        return self._fetcher

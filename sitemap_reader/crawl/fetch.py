@@ -1,0 +1,419 @@
+"""HTTP for the crawler: the aiohttp session, retries, redirects, time budgets, streaming.
+
+Everything that knows about aiohttp lives here. Its exceptions never leave this module:
+they become :class:`FetchFailed` (a :class:`~sitemap_reader.errors.FetchError`) with a
+stable ``code``, which the traversal records as a Problem on the sitemap's node.
+
+Theory of operation
+-------------------
+* One ``ClientSession`` per :class:`~sitemap_reader.crawl.SitemapReader`, with
+  ``auto_decompress=False``: bodies reach the parser exactly as sent (gzip included) and
+  the parse core does the one capped gunzip for every case (.gz files, Content-Encoding,
+  double gzip, lying headers).
+* Redirects are followed by hand (``allow_redirects=False``) so the traversal can refuse
+  a hop that lands on a sitemap it has already fetched *before* requesting it, and so the
+  robots.txt limit (5) and the sitemap limit (10) are separate.
+* Retries (408, 429, 500, 502, 503, 504, resets, socket timeouts) use full-jitter
+  exponential backoff; ``Retry-After`` (seconds or HTTP date) replaces the backoff when
+  it is within ``Limits.max_retry_after`` and ends the fetch when it is longer. Once a
+  body has started, nothing is retried: its records are already out, and a body that
+  ends early keeps them (the failure becomes a problem).
+* Time: aiohttp enforces the connect and the per-read timeouts; :class:`Deadline` is the
+  per-sitemap budget. It restarts with each attempt and pauses while we wait on purpose
+  (backoff, or a slow consumer holding the output queue), so only the server's time counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import ipaddress
+import random
+import socket
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from types import TracebackType
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from yarl import URL
+
+from sitemap_reader.errors import FetchError
+from sitemap_reader.limits import Limits
+
+#: Statuses worth another attempt: timeouts, rate limiting and transient server errors.
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: Statuses we follow as redirects (with a Location header).
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+#: Read size: 64 KiB keeps each parser.feed() call short and memory flat.
+CHUNK_SIZE = 64 * 1024
+PROJECT_URL = "https://github.com/sitemap-reader/sitemap-reader"
+
+
+def default_user_agent() -> str:
+    """``sitemap-reader/<version> (+<project url>)``, the version from the installed package."""
+    try:
+        version = metadata.version("sitemap-reader")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return f"sitemap-reader/{version} (+{PROJECT_URL})"
+
+
+class FetchFailed(FetchError):
+    """A fetch that failed for good, with a stable ``code`` for the problem it becomes.
+
+    Codes: ``connect`` (includes DNS and TLS), ``blocked`` (a private address while
+    ``allow_private`` is off), ``timeout``, ``reset``, ``body`` (the body ended early),
+    ``redirects`` (too many, or a bad Location), ``retry-after`` (the server asked us to
+    wait longer than the cap), ``url`` (not an http(s) URL), ``http-status`` (a final
+    error status, set by the traversal).
+    """
+
+    def __init__(self, code: str, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+    @property
+    def cannot_connect(self) -> bool:
+        """True when no connection could be made at all (the https -> http fallback case)."""
+        return self.code in ("connect", "blocked")
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date), or None.
+
+    >>> retry_after_seconds("120")
+    120.0
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:28:10 GMT",
+    ...                     datetime(2015, 10, 21, 7, 28, tzinfo=UTC))
+    10.0
+    >>> retry_after_seconds("soon") is None
+    True
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def backoff_delay(attempt: int, base: float, cap: float, rand: Callable[[], float]) -> float:
+    """Full-jitter exponential backoff: uniform(0, min(cap, base * 2**attempt))."""
+    return rand() * min(cap, base * float(1 << attempt))
+
+
+class Deadline:
+    """A per-sitemap time budget that can pause while we wait on purpose.
+
+    Wraps ``asyncio.timeout``: when the budget runs out the current await is cancelled
+    and the ``async with`` block raises ``TimeoutError`` (check :attr:`expired`).
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self._seconds = seconds
+        self._remaining = seconds
+        self._timeout = asyncio.timeout(None)
+
+    async def __aenter__(self) -> Deadline:
+        await self._timeout.__aenter__()
+        self.restart()
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._timeout.__aexit__(kind, exc, tb)
+
+    @property
+    def expired(self) -> bool:
+        """True once the budget ran out (the block then raises TimeoutError)."""
+        return self._timeout.expired()
+
+    def restart(self) -> None:
+        """Start the full budget again (a new attempt)."""
+        self._remaining = self._seconds
+        self.resume()
+
+    def pause(self) -> None:
+        """Stop the clock (backoff, or waiting for the consumer)."""
+        when = self._timeout.when()
+        if when is not None:
+            self._remaining = max(0.0, when - asyncio.get_running_loop().time())
+            self._timeout.reschedule(None)
+
+    def resume(self) -> None:
+        """Start the clock again with what was left."""
+        if self._remaining is not None and not self._timeout.expired():
+            self._timeout.reschedule(asyncio.get_running_loop().time() + self._remaining)
+
+
+def _is_public(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.split("%", 1)[0]).is_global
+    except ValueError:
+        return False
+
+
+class PublicOnlyResolver(AbstractResolver):
+    """A resolver that drops loopback, private, link-local and reserved addresses."""
+
+    def __init__(self) -> None:
+        self._inner = aiohttp.ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        """Resolve ``host`` and keep only globally routable addresses."""
+        found = [r for r in await self._inner.resolve(host, port, family) if _is_public(r["host"])]
+        if not found:
+            raise OSError(f"{host} resolves only to non-public addresses")
+        return found
+
+    async def close(self) -> None:
+        """Release the inner resolver."""
+        await self._inner.close()
+
+
+def build_session(
+    *, concurrency: int, per_host: int, user_agent: str, limits: Limits, allow_private: bool
+) -> aiohttp.ClientSession:
+    """The one session of a reader: bounded pool, our timeouts, no transparent gunzip."""
+    connector = aiohttp.TCPConnector(
+        limit=concurrency,
+        limit_per_host=per_host,
+        ttl_dns_cache=300,
+        resolver=None if allow_private else PublicOnlyResolver(),
+    )
+    timeout = aiohttp.ClientTimeout(
+        total=None, sock_connect=limits.connect_timeout, sock_read=limits.read_timeout
+    )
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=timeout,
+        auto_decompress=False,
+        headers={"User-Agent": user_agent, "Accept-Encoding": "gzip"},
+    )
+
+
+@dataclass(slots=True, eq=False)
+class Response:
+    """The final response of a fetch (after redirects), with its body still to stream.
+
+    ``refused`` is set (and there is no body) when a redirect hop was refused by the
+    caller, e.g. because it leads to a sitemap that was already fetched.
+    """
+
+    url: str
+    status: int
+    content_type: str | None
+    redirects: tuple[str, ...]
+    refused: str | None = None
+    _raw: aiohttp.ClientResponse | None = None
+
+    async def chunks(self, size: int = CHUNK_SIZE) -> AsyncGenerator[bytes, None]:
+        """The raw body in chunks; network failures become :class:`FetchFailed`."""
+        if self._raw is None:
+            return
+        try:
+            async for chunk in self._raw.content.iter_chunked(size):
+                yield chunk
+        except aiohttp.ClientPayloadError as exc:
+            raise FetchFailed("body", f"body ended early: {_describe(exc)}") from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise FetchFailed("body", f"connection lost in body: {_describe(exc)}") from exc
+        except TimeoutError as exc:
+            raise FetchFailed("timeout", "read timeout in body") from exc
+
+    def release(self) -> None:
+        """Return the connection to the pool (or close it if the body was not read)."""
+        if self._raw is not None:
+            self._raw.release()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _translate(exc: BaseException) -> FetchFailed:
+    """aiohttp / OS exceptions to our codes (not raised here: the caller chains it)."""
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientSSLError):
+        if "non-public" in str(exc):
+            return FetchFailed("blocked", f"refused non-public address: {_describe(exc)}")
+        return FetchFailed("connect", f"cannot connect: {_describe(exc)}")
+    if isinstance(exc, TimeoutError):
+        return FetchFailed("timeout", f"timeout: {_describe(exc)}")
+    if isinstance(exc, ValueError) and not isinstance(exc, aiohttp.ClientError | OSError):
+        return FetchFailed("url", f"invalid URL: {_describe(exc)}")
+    if isinstance(exc, aiohttp.InvalidURL):
+        return FetchFailed("url", f"invalid URL: {_describe(exc)}")
+    return FetchFailed("reset", f"connection failed: {_describe(exc)}")
+
+
+def _retryable(exc: BaseException) -> bool:
+    """Resets and timeouts are worth another attempt; TLS and bad URLs are not."""
+    if isinstance(exc, aiohttp.ClientSSLError | aiohttp.InvalidURL):
+        return False
+    return isinstance(exc, aiohttp.ClientConnectionError | TimeoutError)
+
+
+class Fetcher:
+    """GETs with retries and hand-followed redirects over one session.
+
+    ``rand`` is the jitter source (``random.random``); tests may pass a fixed one.
+    """
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        limits: Limits,
+        *,
+        allow_private: bool = True,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self._session = session
+        self._limits = limits
+        self._allow_private = allow_private
+        self._rand = rand
+
+    @contextlib.asynccontextmanager
+    async def open(
+        self,
+        url: str,
+        *,
+        max_redirects: int,
+        deadline: Deadline | None = None,
+        accept_hop: Callable[[str], bool] | None = None,
+        retry_connect: bool = True,
+    ) -> AsyncIterator[Response]:
+        """GET ``url`` following redirects; yield the final :class:`Response`.
+
+        ``accept_hop(url)`` is asked before each redirect is followed; False stops there
+        with ``Response.refused`` set. Raises :class:`FetchFailed` when no final response
+        could be had. A final retryable status (a 503 after all retries) is returned, not
+        raised: the caller records the status.
+        """
+        hops: list[str] = []
+        current = url
+        while True:
+            raw = await self._attempts(current, deadline, retry_connect)
+            location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
+            if location is None:
+                break
+            raw.release()
+            target = self._redirect_target(raw, location, len(hops), max_redirects)
+            hops.append(target)
+            if accept_hop is not None and not accept_hop(target):
+                yield Response(target, raw.status, None, tuple(hops), refused=target)
+                return
+            current = target
+        response = Response(
+            url=str(raw.url),
+            status=raw.status,
+            content_type=raw.headers.get("Content-Type"),
+            redirects=tuple(hops),
+            _raw=raw,
+        )
+        try:
+            yield response
+        finally:
+            response.release()
+
+    def _redirect_target(
+        self, raw: aiohttp.ClientResponse, location: str, hops: int, max_redirects: int
+    ) -> str:
+        if hops >= max_redirects:
+            raise FetchFailed(
+                "redirects", f"more than {max_redirects} redirects", status=raw.status
+            )
+        try:
+            target = raw.url.join(URL(location.strip())).with_fragment(None)
+        except ValueError as exc:
+            raise FetchFailed("redirects", f"bad redirect Location: {location!r}") from exc
+        if target.scheme not in ("http", "https") or not target.host:
+            raise FetchFailed("redirects", f"redirect to a non-http URL: {location!r}")
+        return str(target)
+
+    async def _attempts(
+        self, url: str, deadline: Deadline | None, retry_connect: bool
+    ) -> aiohttp.ClientResponse:
+        """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned."""
+        self._check_address(url)
+        limits = self._limits
+        attempt = 0
+        while True:
+            if deadline is not None:
+                deadline.restart()
+            last = attempt >= limits.retries
+            try:
+                raw = await self._session.get(url, allow_redirects=False)
+            except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
+                retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
+                if last or not retry:
+                    raise _translate(exc) from exc
+                delay = self._backoff(attempt)
+            else:
+                if raw.status not in RETRY_STATUSES or last:
+                    return raw
+                delay = self._status_delay(raw, attempt)
+                raw.release()
+            await self._sleep(delay, deadline)
+            attempt += 1
+
+    def _status_delay(self, raw: aiohttp.ClientResponse, attempt: int) -> float:
+        limits = self._limits
+        wait = retry_after_seconds(raw.headers.get("Retry-After"))
+        if wait is None:
+            return self._backoff(attempt)
+        if wait > limits.max_retry_after:
+            raw.release()
+            raise FetchFailed(
+                "retry-after",
+                f"HTTP {raw.status} asks to retry after {wait:.0f} s "
+                f"(more than {limits.max_retry_after:.0f} s): gave up",
+                status=raw.status,
+            )
+        return wait
+
+    def _backoff(self, attempt: int) -> float:
+        limits = self._limits
+        return backoff_delay(attempt, limits.backoff_base, limits.max_retry_after, self._rand)
+
+    async def _sleep(self, delay: float, deadline: Deadline | None) -> None:
+        if deadline is not None:
+            deadline.pause()
+        await asyncio.sleep(delay)
+
+    def _check_address(self, url: str) -> None:
+        """With ``allow_private`` off, refuse IP literals that are not public.
+
+        Host names are checked by :class:`PublicOnlyResolver` when they are resolved.
+        """
+        if self._allow_private:
+            return
+        host = URL(url).host or ""
+        try:
+            address = ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            return
+        if not address.is_global:
+            raise FetchFailed("blocked", f"refused non-public address {host}")
+
+
+def _is_connect_error(exc: BaseException) -> bool:
+    return isinstance(exc, aiohttp.ClientConnectorError)

@@ -1,0 +1,144 @@
+"""Streaming, capped gunzip: one gzip layer, decoded while the body arrives.
+
+Theory of operation. ``zlib.decompressobj`` decodes one gzip member; we call
+``decompress(data, PIECE)`` so no call returns more than ``PIECE`` bytes, and carry the
+input it did not consume (``unconsumed_tail``) into the next call. Memory therefore stays
+bounded by ``PIECE`` however well the input compresses (a 1 GiB bomb is about 1 MB of gzip).
+Output is counted and the stream ends with ``limit-bytes`` as soon as it crosses
+``max_output``. When a member ends (``eof``), the bytes after it (``unused_data``) are either
+NUL padding (ignored), another member (starting with :data:`GZIP_MAGIC`; a new decoder is
+started, at most ``max_members``), or garbage (an error). Feeding one byte at a time gives
+the same output as feeding everything at once.
+
+>>> import gzip
+>>> g = Gunzip(max_output=1024)
+>>> b"".join(g.feed(gzip.compress(b"hello ") + gzip.compress(b"world")))
+b'hello world'
+>>> g.close(); g.output_bytes
+11
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Generator, Iterator
+from typing import NoReturn
+
+from sitemap_reader.errors import SitemapReaderError
+
+__all__ = ["GZIP_MAGIC", "PIECE", "Gunzip", "GunzipError"]
+
+#: The first two bytes of every gzip member (RFC 1952 §2.3.1).
+GZIP_MAGIC = b"\x1f\x8b"
+#: Largest piece :meth:`Gunzip.feed` yields: bounds memory per step.
+PIECE = 64 * 1024
+# wbits for zlib: 16 + 15 = gzip container only, largest window.
+_GZIP_WBITS = 31
+
+
+class GunzipError(SitemapReaderError):
+    """The gzip stream cannot be decoded further; ``code`` says why.
+
+    Codes: ``gzip-corrupt``, ``gzip-truncated``, ``gzip-trailing-garbage``, ``limit-bytes``,
+    ``limit-gzip-members``.
+    """
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        super().__init__(message or code)
+        self.code = code
+
+
+class Gunzip:
+    """Incremental gzip decoder with an output cap and a member cap.
+
+    ``feed(data)`` yields decompressed pieces of at most :data:`PIECE` bytes; iterate it to
+    the end before feeding more. ``close()`` checks that the stream did not stop inside a
+    member. Errors raise :class:`GunzipError`; after one, every later call raises it again.
+    """
+
+    def __init__(self, max_output: int, max_members: int = 64) -> None:
+        self.max_output = max_output
+        self.max_members = max_members
+        self._decoder = zlib.decompressobj(_GZIP_WBITS)
+        self._members = 1
+        self._output = 0
+        self._pending = b""  # a lone b"\x1f" after a member: maybe the start of the next one
+        self._error: GunzipError | None = None
+
+    @property
+    def output_bytes(self) -> int:
+        """Decompressed bytes produced so far."""
+        return self._output
+
+    @property
+    def members(self) -> int:
+        """gzip members started so far."""
+        return self._members
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """Decode ``data``; yield the output in pieces of at most :data:`PIECE` bytes."""
+        self._check()
+        if self._pending:
+            data, self._pending = self._pending + data, b""
+        while data:
+            if self._decoder.eof:
+                data = self._next_member(data)
+                if not data:
+                    return
+            data = yield from self._inflate(data)
+
+    def close(self) -> None:
+        """End of input: raise ``gzip-truncated`` if the last member is incomplete."""
+        self._check()
+        if self._pending or not self._decoder.eof:
+            self._fail("gzip-truncated", "the gzip stream ended inside a member")
+
+    def _inflate(self, data: bytes) -> Generator[bytes, None, bytes]:
+        """Decode within the current member; return the input left after it ends."""
+        decoder = self._decoder
+        while True:
+            try:
+                piece = decoder.decompress(data, PIECE)
+            except zlib.error as exc:
+                self._fail("gzip-corrupt", f"corrupt gzip data: {exc}", exc)
+            if piece:
+                room = self.max_output - self._output
+                if len(piece) > room:
+                    if room:
+                        self._output = self.max_output
+                        yield piece[:room]
+                    self._fail("limit-bytes", f"decompressed size exceeds {self.max_output} bytes")
+                self._output += len(piece)
+                yield piece
+            if decoder.eof:
+                return decoder.unused_data
+            data = decoder.unconsumed_tail
+            # A full piece may leave output inside zlib even when all input was consumed.
+            if not data and len(piece) < PIECE:
+                return b""
+
+    def _next_member(self, data: bytes) -> bytes:
+        """After a member ended: skip NUL padding, start the next member or reject garbage."""
+        data = data.lstrip(b"\0")
+        if not data:
+            return b""
+        if len(data) < len(GZIP_MAGIC) and GZIP_MAGIC.startswith(data):
+            self._pending = data
+            return b""
+        if not data.startswith(GZIP_MAGIC):
+            self._fail("gzip-trailing-garbage", "bytes after the last gzip member are not gzip")
+        if self._members >= self.max_members:
+            self._fail("limit-gzip-members", f"more than {self.max_members} gzip members")
+        self._members += 1
+        self._decoder = zlib.decompressobj(_GZIP_WBITS)
+        return data
+
+    def _check(self) -> None:
+        """Raise the error that already ended this stream, if any."""
+        if self._error is not None:
+            raise self._error
+
+    def _fail(self, code: str, message: str, cause: BaseException | None = None) -> NoReturn:
+        """Remember and raise a :class:`GunzipError`."""
+        self._error = GunzipError(code, message)
+        raise self._error from cause

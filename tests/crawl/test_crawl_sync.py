@@ -1,0 +1,61 @@
+"""iter_urls: the synchronous wrapper, from plain code and from inside a running loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from sitemap_reader.crawl import iter_urls
+from sitemap_reader.errors import DiscoveryError
+from tests.crawl.crawl_kit import FAST, Site, ThreadedServer, index, urlset
+
+
+def fill(site: Site, children: int = 3, per_child: int = 4) -> list[str]:
+    """Routes for an index of sitemaps; returns every page URL."""
+    site.add("/index.xml", index([site.url(f"/c{i}.xml") for i in range(children)]))
+    expected = []
+    for i in range(children):
+        urls = [site.url(f"/c{i}/{j}") for j in range(per_child)]
+        site.add(f"/c{i}.xml", urlset(urls))
+        expected += urls
+    return expected
+
+
+def test_iter_urls_from_plain_code() -> None:
+    """A plain script: iter_urls yields every record, in the caller's thread."""
+    with ThreadedServer(Site()) as site:
+        expected = fill(site)
+        got = [r.url for r in iter_urls(site.url("/index.xml"), limits=FAST)]
+    assert sorted(got) == sorted(expected)
+
+
+async def test_iter_urls_inside_a_running_loop() -> None:
+    """Called from a coroutine (its thread runs a loop): no deadlock, same records."""
+    assert asyncio.get_running_loop().is_running()
+    with ThreadedServer(Site()) as site:
+        expected = fill(site)
+        got = [r.url for r in iter_urls(site.url("/index.xml"), limits=FAST, ranked=True)]
+    assert sorted(got) == sorted(expected)
+
+
+def test_iter_urls_early_exit_stops_the_worker() -> None:
+    """Breaking out of the loop cancels the crawl and ends the worker thread."""
+    with ThreadedServer(Site()) as site:
+        fill(site, children=30, per_child=50)
+        before = {t.ident for t in threading.enumerate()}
+        stream = iter_urls(site.url("/index.xml"), limits=FAST, concurrency=2)
+        first = next(stream)
+        stream.close()
+        leftover = [
+            t for t in threading.enumerate() if t.ident not in before and t.name == "sitemap-reader"
+        ]
+    assert first.url.startswith(site.base)
+    assert leftover == [] and sum(site.hits.values()) < 31
+
+
+def test_iter_urls_raises_in_caller_thread() -> None:
+    """DiscoveryError from the worker is raised where the caller iterates."""
+    with ThreadedServer(Site()) as site, pytest.raises(DiscoveryError, match="HTTP 404"):
+        list(iter_urls(site.url("/missing.xml"), limits=FAST))

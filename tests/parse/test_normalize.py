@@ -1,0 +1,404 @@
+"""Tests for sitemap_reader.parse.normalize: URLs, lastmod, changefreq, priority."""
+
+from __future__ import annotations
+
+import string
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from yarl import URL
+
+from sitemap_reader.parse.normalize import (
+    CHANGEFREQS,
+    _is_normal_form,
+    normalize_url,
+    parse_changefreq,
+    parse_lastmod,
+    parse_priority,
+)
+
+BASE = "https://example.com/dir/sitemap.xml"
+
+# --- normalize_url: examples -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("https://example.com/a", "https://example.com/a"),
+        (
+            "HTTP://WWW.Example.COM:80/a/./b/../c/%7euser/?b=2&a=1#frag",
+            "http://www.example.com/a/c/~user/?b=2&a=1",
+        ),
+        ("https://example.com", "https://example.com/"),
+        ("https://example.com?a=1", "https://example.com/?a=1"),
+        ("https://example.com:443/x", "https://example.com/x"),
+        ("http://example.com:8080/x", "http://example.com:8080/x"),
+        ("https://bücher.example/straße?x=ü", "https://xn--bcher-kva.example/stra%C3%9Fe?x=%C3%BC"),
+        ("https://example.com/a b", "https://example.com/a%20b"),
+        ("https://example.com/%41", "https://example.com/A"),
+        ("https://example.com/a#", "https://example.com/a"),
+        ("https://1.2.3.4/x", "https://1.2.3.4/x"),
+        ("https://[::1]:8080/x", "https://[::1]:8080/x"),
+        ("https://[2001:DB8::1]/", "https://[2001:db8::1]/"),
+        ("https://my_host.example.com/", "https://my_host.example.com/"),
+    ],
+)
+def test_normalize_url_examples(raw: str, expected: str) -> None:
+    """Scheme/host case, default port, dot segments, IDNA, escapes, fragment, root slash."""
+    assert normalize_url(raw) == expected
+
+
+def test_tab_and_newlines_removed_anywhere() -> None:
+    """ASCII tab, CR and LF vanish from inside the URL, as in browsers."""
+    assert normalize_url("https://exa\tmple.com/a\r\n/b") == "https://example.com/a/b"
+
+
+@pytest.mark.parametrize(
+    "pad", [" ", "\n\t", "\u00a0", "\u2000", "\u200b", "\u3000", "\ufeff", "\u00a0 \u2003"]
+)
+def test_surrounding_unicode_spaces_stripped(pad: str) -> None:
+    """NBSP, U+2000..U+200B, U+3000 and a BOM around a loc are stripped (protocol case 17)."""
+    assert normalize_url(f"{pad}https://example.com/x{pad}") == "https://example.com/x"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "   ",
+        "mailto:someone@example.com",
+        "javascript:alert(1)",
+        "ftp://example.com/file",
+        "data:text/plain,hi",
+        "https://ex ample.com/",
+        "https://exa<mple.com/",
+        "http:///path",
+        "https://",
+        "https://example.com:99999/",
+        "https://[zz]/",
+        "https://a..b/",
+        "INVALID_URL",
+    ],
+)
+def test_unusable_urls_rejected(raw: str) -> None:
+    """Empty, non-http(s) schemes, invalid hosts and yarl errors give None (cases 49-50)."""
+    assert normalize_url(raw) is None
+
+
+def test_max_length() -> None:
+    """A URL over max_length is rejected on both the fast and the slow path."""
+    url = "https://example.com/" + "a" * 100
+    assert normalize_url(url, max_length=len(url)) == url
+    assert normalize_url(url, max_length=len(url) - 1) is None
+    assert normalize_url(url + "#f", max_length=len(url) - 1) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("/a?x=1", "https://example.com/a?x=1"),
+        ("page.html", "https://example.com/dir/page.html"),
+        ("../up", "https://example.com/up"),
+        ("//cdn.example.net/x", "https://cdn.example.net/x"),
+        ("?q=1", "https://example.com/dir/sitemap.xml?q=1"),
+    ],
+)
+def test_relative_resolved_when_lenient(raw: str, expected: str) -> None:
+    """Relative and scheme-relative references resolve against the base (case 48)."""
+    assert normalize_url(raw, BASE) == expected
+
+
+@pytest.mark.parametrize("raw", ["/a", "page.html", "//cdn.example.net/x"])
+def test_relative_dropped_when_strict_or_no_base(raw: str) -> None:
+    """Strict mode, or no base, drops relative references (case 48)."""
+    assert normalize_url(raw, BASE, strict=True) is None
+    assert normalize_url(raw) is None
+
+
+def test_absolute_ignores_base_and_strict() -> None:
+    """An absolute URL is kept in strict mode and whatever the base (case 77)."""
+    assert normalize_url("HTTP://Other.org/x", "not a url", strict=True) == "http://other.org/x"
+
+
+def test_unusable_base() -> None:
+    """A relative reference with an unusable base gives None, not an exception."""
+    assert normalize_url("/a", "relative/base") is None
+    assert normalize_url("/a", "https://ex ample.com/") is None
+
+
+# --- normalize_url: fast path ------------------------------------------------------------------
+
+
+def test_every_fast_path_character_is_kept_by_yarl() -> None:
+    """Each character the fast path allows in a path or query is left alone by yarl."""
+    allowed = string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@"
+    for char in allowed:
+        for url in (f"https://example.com/a{char}b", f"https://example.com/?a{char}b/?"):
+            assert _is_normal_form(url), url
+            assert str(URL(url)) == url
+
+
+def test_every_fast_path_escape_is_kept_by_yarl() -> None:
+    """Each of the 256 escapes the fast path allows in a path or query is left alone by yarl."""
+    accepted = 0
+    for byte in range(256):
+        escape = f"%{byte:02X}"
+        for url in (f"https://example.com/a{escape}b", f"https://example.com/?a{escape}b"):
+            if _is_normal_form(url):
+                accepted += 1
+                assert str(URL(url)) == url
+    assert accepted > 2 * 128  # the non-ASCII bytes at least, in both places
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/%d0",
+        "https://example.com/%2e%2e/",
+        "https://example.com/%7E",
+        "https://example.com/a%3Ab",
+        "https://example.com/?a%2Fb",
+        "https://Example.com/",
+        "https://example.com",
+        "https://example.com:443/",
+        "https://example.com/a/./b",
+        "https://example.com/a/..",
+        "https://example.com/a/../?x",
+        "https://example.com/%41",
+        "https://example.com/#x",
+        "https://example.com/?",
+        "https://user@example.com/",
+        "https://example.com/a b",
+        "https://example.com/a\n",
+    ],
+)
+def test_fast_path_refuses_non_normal_forms(url: str) -> None:
+    """Anything yarl would change is left to the slow path."""
+    assert not _is_normal_form(url)
+
+
+_label = st.from_regex(r"[a-z0-9_][a-z0-9_-]{0,10}", fullmatch=True)
+_host = st.lists(_label, min_size=1, max_size=4).map(".".join)
+_escapes = [f"%{b:02X}" for b in range(256)] + ["%d0", "%2e", "%e2%82%ac", "%E2%82%AC", "%F0%9F"]
+_url_chars = st.sampled_from(
+    [*(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@/?%# "), *_escapes]
+)
+_tail = st.lists(_url_chars, max_size=40).map("".join)
+_fast_candidates = st.builds(
+    lambda scheme, host, tail: f"{scheme}://{host}/{tail}",
+    st.sampled_from(["http", "https"]),
+    _host,
+    _tail,
+)
+
+
+@settings(max_examples=1000)
+@given(_fast_candidates)
+def test_fast_path_agrees_with_yarl(url: str) -> None:
+    """Every string the fast path accepts is exactly what yarl would produce for it."""
+    if _is_normal_form(url):
+        assert str(URL(url)) == url
+        assert normalize_url(url) == url
+
+
+_ugly_chars = st.sampled_from(
+    [
+        *(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@/?%#[]\\ \t\n|<>\"{}^`"),
+        *("\u00a0", "ü", "ß", "\u3000", "%2e", "%zz", "%41", "..", "./", "xn--"),
+    ]
+)
+_urlish = st.builds(
+    lambda scheme, sep, host, port, tail: f"{scheme}{sep}{host}{port}{tail}",
+    st.sampled_from(["http", "https", "HTTP", "hTtPs", "ftp", "", "mailto"]),
+    st.sampled_from(["://", ":", "//", ""]),
+    st.one_of(
+        _host,
+        st.lists(_ugly_chars, max_size=12).map("".join),
+        st.just("[::1]"),
+        st.just("Bücher.DE"),
+    ),
+    st.sampled_from(["", ":80", ":443", ":8080", ":", ":x", ":999999"]),
+    st.lists(_ugly_chars, max_size=30).map("".join),
+)
+
+
+@settings(max_examples=1000)
+@given(_urlish, st.sampled_from([None, BASE, "https://Example.com:8443/a/b/c?d#e", "junk"]))
+def test_idempotent_on_urlish(raw: str, base: str | None) -> None:
+    """normalize_url(normalize_url(x)) == normalize_url(x) on URL-shaped input."""
+    first = normalize_url(raw, base)
+    if first is not None:
+        assert normalize_url(first) == first
+        assert normalize_url(first, base, strict=True) == first
+
+
+@settings(max_examples=500)
+@given(st.text(max_size=60), st.sampled_from([None, BASE]), st.booleans())
+def test_idempotent_and_no_exception_on_text(raw: str, base: str | None, strict: bool) -> None:
+    """Arbitrary text never raises, and any result is a fixed point."""
+    first = normalize_url(raw, base, strict=strict)
+    if first is not None:
+        assert first.startswith(("http://", "https://"))
+        assert normalize_url(first) == first
+
+
+# --- parse_lastmod ------------------------------------------------------------------------------
+
+
+def _utc(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0, us: int = 0) -> datetime:
+    """A UTC datetime, briefly."""
+    return datetime(y, mo, d, h, mi, s, us, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("blah", None),
+        ("2014", _utc(2014, 1, 1)),
+        ("2014-06", _utc(2014, 6, 1)),
+        ("2014-06-03", _utc(2014, 6, 3)),
+    ],
+)
+def test_case_51_reduced_precision(text: str, expected: datetime | None) -> None:
+    """Case 51: garbage is None; year, year-month and date mean midnight UTC."""
+    assert parse_lastmod(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2014-06-03T10:30+00:00", _utc(2014, 6, 3, 10, 30)),
+        ("2014-06-03T10:30:45-05:00", _utc(2014, 6, 3, 15, 30, 45)),
+        ("2014-06-03T10:30:45.82+00:00", _utc(2014, 6, 3, 10, 30, 45, 820000)),
+        ("1994-11-05T13:15:30Z", _utc(1994, 11, 5, 13, 15, 30)),
+        ("1994-11-05T08:15:30-05:00", _utc(1994, 11, 5, 13, 15, 30)),
+    ],
+)
+def test_case_52_times_and_zones(text: str, expected: datetime) -> None:
+    """Case 52: no seconds, negative offsets, fractions, equal instants in other zones."""
+    value = parse_lastmod(text)
+    assert value == expected
+    assert value is not None and value.tzinfo is UTC
+
+
+def test_case_53_missing_zone_is_utc() -> None:
+    """Case 53 (our decision): a time without a zone is taken as UTC."""
+    assert parse_lastmod("2004-12-23T18:00:15") == _utc(2004, 12, 23, 18, 0, 15)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Thu, 05 Jan 2017 12:34:50 GMT", _utc(2017, 1, 5, 12, 34, 50)),
+        ("Thu, 05 Jan 2017 13:34:50 +0100", _utc(2017, 1, 5, 12, 34, 50)),
+        ("Thu, 05 Jan 17 12:34:50 GMT", _utc(2017, 1, 5, 12, 34, 50)),
+        ("05 Jan 2017 12:34:50 GMT", _utc(2017, 1, 5, 12, 34, 50)),
+        ("05 Jan 17 13:34:55", None),
+        ("Thu, 05 Jan 2017 12:34:50 -0000", None),
+        ("", None),
+        ("   ", None),
+    ],
+)
+def test_case_54_rfc822_pubdate(text: str, expected: datetime | None) -> None:
+    """Case 54: RSS pubDate forms; a date without a zone (or -0000) is None."""
+    value = parse_lastmod(text)
+    assert value == expected
+    assert value is None or value.tzinfo is UTC
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (" 2024-03-05T14:30:15z ", _utc(2024, 3, 5, 14, 30, 15)),
+        ("2024-03-05 14:30:15", _utc(2024, 3, 5, 14, 30, 15)),
+        ("2024-03-05T14:30:15.123456789Z", _utc(2024, 3, 5, 14, 30, 15, 123456)),
+        ("2024-03-05T14:30:15+0200", _utc(2024, 3, 5, 12, 30, 15)),
+        ("\n2024-03-05\n", _utc(2024, 3, 5)),
+    ],
+)
+def test_lenient_iso_forms(text: str, expected: datetime) -> None:
+    """Whitespace, lower-case z, space separator, long fractions, compact offsets."""
+    assert parse_lastmod(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2024-3-5", "20240305", "2024-W10-2", "2024-13-01", "2024-02-30", "2024-03-05T25:00Z", "12"],
+)
+def test_invalid_dates_are_none(text: str) -> None:
+    """Impossible or non-W3C dates give None."""
+    assert parse_lastmod(text) is None
+
+
+def test_extreme_offset_near_min_year_does_not_raise() -> None:
+    """Converting year 1 with a positive offset to UTC underflows: None, not OverflowError."""
+    assert parse_lastmod("0001-01-01T00:00:00+01:00") is None
+
+
+@settings(max_examples=500)
+@given(st.text(max_size=40))
+def test_lastmod_never_raises(text: str) -> None:
+    """Arbitrary text gives None or an aware UTC datetime."""
+    value = parse_lastmod(text)
+    assert value is None or value.tzinfo is UTC
+
+
+@settings(max_examples=300)
+@given(st.datetimes(timezones=st.just(timezone(timedelta(hours=-7)))))
+def test_lastmod_roundtrips_isoformat(value: datetime) -> None:
+    """Any aware datetime's isoformat parses back to the same instant, in UTC."""
+    parsed = parse_lastmod(value.isoformat())
+    try:
+        expected = value.astimezone(UTC)
+    except OverflowError:
+        assert parsed is None
+        return
+    assert parsed == expected
+
+
+# --- changefreq and priority ------------------------------------------------------------------
+
+
+def test_changefreqs_order() -> None:
+    """CHANGEFREQS lists the protocol values from most to least frequent."""
+    assert CHANGEFREQS == ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("daily", "daily"), ("\n Daily \n", "daily"), ("NEVER", "never"), ("often", None), ("", None)],
+)
+def test_changefreq(text: str, expected: str | None) -> None:
+    """Case 56: case-insensitive, whitespace-tolerant; unknown values are None."""
+    assert parse_changefreq(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0.6", 0.6),
+        (" 1 ", 1.0),
+        ("0", 0.0),
+        (".5", 0.5),
+        ("1.1", None),
+        ("-0.1", None),
+        ("BAD VALUE", None),
+        ("NaN", None),
+        ("Infinity", None),
+        ("-Infinity", None),
+        ("", None),
+    ],
+)
+def test_priority(text: str, expected: float | None) -> None:
+    """Case 55: floats in [0, 1]; garbage, NaN, infinities and out of range are None."""
+    assert parse_priority(text) == expected
+
+
+@given(st.text(max_size=20))
+def test_priority_never_raises(text: str) -> None:
+    """Arbitrary text gives None or a float in [0, 1]."""
+    value = parse_priority(text)
+    assert value is None or 0.0 <= value <= 1.0

@@ -1,0 +1,109 @@
+"""Tests for sitemap_reader.rank: the default score."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitemap_reader.parse.normalize import CHANGEFREQS
+from sitemap_reader.rank import FREQUENCY_RANK, default_score, score_record
+from sitemap_reader.records import UrlRecord
+
+NOW = datetime(2024, 3, 5, 12, tzinfo=UTC)
+
+priorities = st.one_of(st.none(), st.floats(0.0, 1.0))
+freqs = st.one_of(st.none(), st.sampled_from(CHANGEFREQS))
+lastmods = st.one_of(
+    st.none(),
+    st.datetimes(datetime(1990, 1, 1), datetime(2030, 1, 1), timezones=st.just(UTC)),
+)
+
+
+def test_docstring_example() -> None:
+    """Priority 0.8, daily, 30 days old scores 0.6*0.8 + 0.25*4/6 + 0.15*0.5."""
+    score = default_score(0.8, "daily", NOW - timedelta(days=30), NOW)
+    assert score == pytest.approx(0.48 + 0.25 * 4 / 6 + 0.075)
+
+
+def test_missing_fields_use_defaults() -> None:
+    """No priority = 0.5, no changefreq = the middle, no lastmod = 90 days old."""
+    empty = default_score(None, None, None, NOW)
+    assert empty == default_score(0.5, "weekly", NOW - timedelta(days=90), NOW)
+
+
+def test_frequency_order() -> None:
+    """always > hourly > ... > never, with everything else equal."""
+    scores = [default_score(0.5, freq, NOW, NOW) for freq in CHANGEFREQS]
+    assert scores == sorted(scores, reverse=True)
+    assert len(set(scores)) == len(CHANGEFREQS)
+    assert set(FREQUENCY_RANK) == set(CHANGEFREQS)
+
+
+def test_newer_lastmod_scores_higher() -> None:
+    """A newer lastmod wins with everything else equal; the future counts as now."""
+    day, year = NOW - timedelta(days=1), NOW - timedelta(days=365)
+    assert default_score(0.5, None, day, NOW) > default_score(0.5, None, year, NOW)
+    assert default_score(0.5, None, NOW + timedelta(days=9), NOW) == default_score(
+        0.5, None, NOW, NOW
+    )
+
+
+def test_priority_step_beats_frequency_step() -> None:
+    """0.1 more priority outweighs one changefreq step (lexicographic in spirit)."""
+    assert default_score(0.6, "weekly", NOW, NOW) > default_score(0.5, "daily", NOW, NOW)
+
+
+def test_invalid_inputs_tolerated() -> None:
+    """NaN or out-of-range priority counts as 0.5; unknown changefreq as the middle."""
+    base = default_score(0.5, None, None, NOW)
+    assert default_score(math.nan, None, None, NOW) == base
+    assert default_score(7.0, "sometimes", None, NOW) == base
+
+
+def test_naive_datetimes_taken_as_utc() -> None:
+    """A naive lastmod or now is taken as UTC instead of raising."""
+    naive = datetime(2024, 3, 4, 12)
+    assert default_score(None, None, naive, NOW) == default_score(
+        None, None, naive.replace(tzinfo=UTC), NOW
+    )
+    assert 0.0 <= default_score(None, None, NOW, NOW.replace(tzinfo=None)) <= 1.0
+
+
+def test_score_record() -> None:
+    """score_record reads priority, changefreq and lastmod from the record."""
+    record = UrlRecord("https://example.com/", lastmod=NOW, changefreq="hourly", priority=0.9)
+    assert score_record(record, NOW) == default_score(0.9, "hourly", NOW, NOW)
+
+
+@given(priorities, freqs, lastmods)
+def test_score_within_unit_interval(
+    priority: float | None, freq: str | None, lastmod: datetime | None
+) -> None:
+    """Every score lies in [0, 1]."""
+    assert 0.0 <= default_score(priority, freq, lastmod, NOW) <= 1.0
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), freqs, lastmods)
+def test_higher_priority_scores_higher(
+    low: float, high: float, freq: str | None, lastmod: datetime | None
+) -> None:
+    """With changefreq and lastmod equal, a higher priority never scores lower."""
+    low, high = sorted((low, high))
+    assert default_score(high, freq, lastmod, NOW) >= default_score(low, freq, lastmod, NOW)
+    if high - low > 1e-9:
+        assert default_score(high, freq, lastmod, NOW) > default_score(low, freq, lastmod, NOW)
+
+
+@given(priorities, freqs, lastmods, lastmods)
+def test_newer_never_scores_lower(
+    priority: float | None, freq: str | None, a: datetime | None, b: datetime | None
+) -> None:
+    """With priority and changefreq equal, a newer lastmod never scores lower."""
+    if a is None or b is None:
+        return
+    older, newer = sorted((a, b))
+    assert default_score(priority, freq, newer, NOW) >= default_score(priority, freq, older, NOW)
