@@ -2,6 +2,9 @@
 
 The public API is what this module exports; everything else is internal.
 
+Three front doors: :class:`SitemapReader` (async) and :func:`iter_urls` (sync) crawl a
+site; :func:`parse` and :class:`SitemapParser` read bytes you already have.
+
 >>> import sitemap_reader as sr
 >>> [r.url for r in sr.parse(b"https://example.com/a\\n").urls]
 ['https://example.com/a']
@@ -9,6 +12,7 @@ The public API is what this module exports; everything else is internal.
 
 from __future__ import annotations
 
+from sitemap_reader.crawl import Run, SitemapNode, SitemapReader, Stats, iter_urls
 from sitemap_reader.errors import DiscoveryError, FetchError, SitemapReaderError, UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
@@ -32,12 +36,17 @@ __all__ = [
     "News",
     "ParseResult",
     "Problem",
+    "Run",
+    "SitemapNode",
     "SitemapParser",
+    "SitemapReader",
     "SitemapReaderError",
     "SitemapRef",
+    "Stats",
     "UrlRecord",
     "UsageError",
     "Video",
+    "iter_urls",
     "parse",
     "sitemaps_from_robots",
 ]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Generator, Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from sitemap_reader.errors import SitemapReaderError
 
@@ -97,25 +97,44 @@ class Gunzip:
         """Decode within the current member; return the input left after it ends."""
         decoder = self._decoder
         while True:
+            backup = decoder.copy()
             try:
                 piece = decoder.decompress(data, PIECE)
             except zlib.error as exc:
+                yield from self._salvage(backup, data)
                 self._fail("gzip-corrupt", f"corrupt gzip data: {exc}", exc)
             if piece:
-                room = self.max_output - self._output
-                if len(piece) > room:
-                    if room:
-                        self._output = self.max_output
-                        yield piece[:room]
-                    self._fail("limit-bytes", f"decompressed size exceeds {self.max_output} bytes")
-                self._output += len(piece)
-                yield piece
+                yield from self._capped(piece)
             if decoder.eof:
                 return decoder.unused_data
             data = decoder.unconsumed_tail
             # A full piece may leave output inside zlib even when all input was consumed.
             if not data and len(piece) < PIECE:
                 return b""
+
+    def _capped(self, piece: bytes) -> Iterator[bytes]:
+        """Count and hand out ``piece``; past the cap, hand out what fits, then fail."""
+        room = self.max_output - self._output
+        if len(piece) <= room:
+            self._output += len(piece)
+            yield piece
+            return
+        if room:
+            self._output = self.max_output
+            yield piece[:room]
+        self._fail("limit-bytes", f"decompressed size exceeds {self.max_output} bytes")
+
+    def _salvage(self, decoder: Any, data: bytes) -> Iterator[bytes]:
+        """zlib drops the output of a call that fails: replay it byte by byte from a copy
+        of the decoder, so everything before the corrupt byte is kept, exactly as if the
+        body had been fed one byte at a time."""
+        for index in range(len(data)):
+            try:
+                piece = decoder.decompress(data[index : index + 1])
+            except zlib.error:
+                return
+            if piece:
+                yield from self._capped(piece)
 
     def _next_member(self, data: bytes) -> bytes:
         """After a member ended: skip NUL padding, start the next member or reject garbage."""

@@ -422,20 +422,23 @@ class SitemapParser:
             if kind is None:
                 self._body_head = head
                 return
-            self._start_reader(kind)
+            self._start_reader(kind, head)
             data = head
         assert self._reader is not None
         self._reader.feed(data)
 
-    def _start_reader(self, kind: str) -> None:
+    def _start_reader(self, kind: str, head: bytes) -> None:
         self._body_head = None
         limits = self.limits
         if kind in (sniff.XML, sniff.XML16):
+            codec, problem = sniff.xml_codec(head, kind)
+            if problem is not None:
+                self._emit.problem("unknown-encoding", problem)
             self._reader = XmlReader(
                 self._emit,
                 max_text=limits.max_text_length,
                 max_extensions=limits.max_extensions_per_url,
-                fix_amps=kind == sniff.XML,
+                codec=codec,
             )
         elif kind == sniff.TEXT:
             self._reader = TextReader(self._emit, max_line=limits.max_url_length)
@@ -457,7 +460,7 @@ class SitemapParser:
             head = sniff.strip_prolog(self._body_head or b"")
             kind = sniff.classify(head, final=True)
             assert kind is not None
-            self._start_reader(kind)
+            self._start_reader(kind, head)
             assert self._reader is not None
             self._reader.feed(head)
         self._reader.close()

@@ -6,6 +6,7 @@ Real servers send gzip as ``text/html``, XML as ``text/plain`` and soft-404 HTML
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Final
 
@@ -64,10 +65,38 @@ def classify(head: bytes, final: bool) -> str | None:
         return EMPTY if final else None
     if head.startswith(UTF16_BOMS) or head.startswith((b"<\x00", b"\x00<")):
         return XML16
-    if head[:1] == b"<":
-        if len(head) < SNIFF_BYTES and not final:
-            return None
-        return HTML if _HTML_START.match(head, 0, SNIFF_BYTES) else XML
-    if len(head) < 64 and not final:
+    if len(head) < SNIFF_BYTES and not final:
         return None
+    if head[:1] == b"<":
+        return HTML if _HTML_START.match(head, 0, SNIFF_BYTES) else XML
     return BINARY if b"\x00" in head[:SNIFF_BYTES] else TEXT
+
+
+# The encoding named in an XML declaration.
+_DECLARED: Final = re.compile(rb"<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']")
+# Encodings expat reads natively from UTF-8-compatible bytes: no transcoding needed.
+_NATIVE: Final = frozenset({"utf-8", "ascii"})
+
+
+def xml_codec(head: bytes, kind: str) -> tuple[str | None, str | None]:
+    """Which Python codec must turn this XML body into UTF-8 before expat sees it.
+
+    Returns ``(codec, problem)``: codec None means the bytes are UTF-8 already (or
+    declared so); a problem message when the declared encoding is unknown (then the body
+    is read as UTF-8 with replacement). Expat itself reads only UTF-8, UTF-16, Latin-1
+    and ASCII, and pyexpat refuses multi-byte encodings (Shift_JIS, GB2312, Big5...), so
+    everything else is transcoded: one code path for every declared encoding.
+    """
+    if kind == XML16:
+        if head.startswith(UTF16_BOMS):
+            return "utf-16", None
+        return ("utf-16-le" if head.startswith(b"<\x00") else "utf-16-be"), None
+    found = _DECLARED.match(head)
+    if found is None:
+        return None, None
+    name = found.group(1).decode("ascii")
+    try:
+        codec = codecs.lookup(name).name
+    except LookupError:
+        return "utf-8", f"unknown encoding {name!r}; read as UTF-8"
+    return (None if codec in _NATIVE else codec), None

@@ -27,6 +27,7 @@ expat sees them (outside CDATA sections), so the URL survives exactly as written
 
 from __future__ import annotations
 
+import codecs
 import pyexpat
 import re
 from collections.abc import Callable
@@ -267,11 +268,17 @@ class Sink:
 class XmlReader:
     """Drives pyexpat over a byte stream and reports entries to a :class:`Sink`."""
 
-    def __init__(self, sink: Sink, *, max_text: int, max_extensions: int, fix_amps: bool) -> None:
+    def __init__(
+        self, sink: Sink, *, max_text: int, max_extensions: int, codec: str | None = None
+    ) -> None:
         self._sink = sink
+        # Non-UTF-8 bodies are decoded here and handed to expat as UTF-8 (see sniff).
+        self._decoder = (
+            codecs.getincrementaldecoder(codec)(errors="replace") if codec is not None else None
+        )
         self._max_text = max_text
         self._max_ext = max_extensions
-        self._fixer = AmpFixer() if fix_amps else None
+        self._fixer = AmpFixer()
         self._buf: list[str] = []
         self._kinds: dict[str, int] = {}
         self._locals: dict[str, str] = {}
@@ -287,12 +294,14 @@ class XmlReader:
         self._ext_depth = 0
         self._ext_fields: dict[str, Any] = {}
         self._v: list[Any] = [None] * ENTRY_SIZE
+        self._scopes: list[tuple[int, str, str | None]] = []
         self._parser = self._make_parser()
 
     # -- expat plumbing -------------------------------------------------------------------
 
     def _make_parser(self) -> Any:
-        p = pyexpat.ParserCreate()
+        # With a decoder, expat is told the bytes are UTF-8 whatever the prolog declares.
+        p = pyexpat.ParserCreate("utf-8" if self._decoder is not None else None)
         p.buffer_text = True
         p.buffer_size = 65536
         p.StartElementHandler = self._start
@@ -305,16 +314,17 @@ class XmlReader:
 
     def feed(self, data: bytes) -> None:
         """Parse a chunk. Raises ExpatError, defusedxml errors or StopParsing."""
-        if self._fixer is not None:
-            data = self._fixer.feed(data)
-        self._parser.Parse(data, False)
+        if self._decoder is not None:
+            data = self._decoder.decode(data).encode()
+        self._parser.Parse(self._fixer.feed(data), False)
         if len(self._buf) > 1:
             self._bound_text()
 
     def close(self) -> None:
         """End of input: raises ExpatError if the document is unfinished."""
-        if self._fixer is not None:
-            self._parser.Parse(self._fixer.flush(), False)
+        if self._decoder is not None:
+            self._parser.Parse(self._fixer.feed(self._decoder.decode(b"", True).encode()), False)
+        self._parser.Parse(self._fixer.flush(), False)
         self._parser.Parse(b"", True)
 
     def flush_open_entry(self) -> None:
@@ -370,16 +380,35 @@ class XmlReader:
         return _EXT_BY_PREFIX.get(prefix, OTHER) if prefix else OTHER
 
     def _declare(self, attrs: dict[str, str]) -> None:
-        # Prefix scoping is flattened: real sitemaps declare prefixes once, on the root,
-        # and a redeclaration simply wins from then on.
+        # Declarations on the root hold for the whole document. One on a nested element
+        # (PageMap's xmlns="…" on every <PageMap>) holds until that element ends: it is
+        # undone by _end_scoped, which replaces the end handler only while one is open.
         for key, value in attrs.items():
             if key.startswith("xmlns"):
                 prefix = key[6:]
-                if self._prefixes.get(prefix) != value:
-                    self._prefixes[prefix] = value
-                    self._kinds.clear()
+                old = self._prefixes.get(prefix)
+                if old == value:
+                    continue
+                if self._depth > 1:
+                    if not self._scopes:
+                        self._parser.EndElementHandler = self._end_scoped
+                    self._scopes.append((self._depth, prefix, old))
+                self._prefixes[prefix] = value
+                self._kinds.clear()
 
-    # -- handlers ------------------------------------------------------------------------
+    def _end_scoped(self, name: str) -> None:
+        depth = self._depth
+        self._end(name)
+        scopes = self._scopes
+        while scopes and scopes[-1][0] == depth:
+            _, prefix, old = scopes.pop()
+            if old is None:
+                del self._prefixes[prefix]
+            else:
+                self._prefixes[prefix] = old
+            self._kinds.clear()
+        if not scopes:
+            self._parser.EndElementHandler = self._end
 
     # The two handlers below run for every element of every sitemap: they are written
     # flat on purpose (no helper calls on the common path of a plain urlset).
@@ -537,7 +566,7 @@ def build_image(fields: dict[str, Any], norm: Normalizer) -> Image | None:
         title=fields.get("title"),
         caption=fields.get("caption"),
         geo_location=fields.get("geo_location"),
-        license=norm(fields["license"]) if isinstance(fields.get("license"), str) else None,
+        license=fields.get("license"),
     )
 
 
