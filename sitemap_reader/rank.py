@@ -37,8 +37,10 @@ __all__ = [
     "FREQUENCY_RANK",
     "HALF_LIFE_DAYS",
     "MISSING_AGE_DAYS",
+    "FieldScorer",
     "ScoreFunc",
     "default_score",
+    "make_scorer",
     "score_record",
 ]
 
@@ -113,3 +115,45 @@ def _aware(value: datetime) -> datetime:
 def score_record(record: UrlRecord, now: datetime) -> float:
     """:func:`default_score` of a record's priority, changefreq and lastmod."""
     return default_score(record.priority, record.changefreq, record.lastmod, now)
+
+
+#: The hot-path form of the default score, bound to one ``now``: (priority, changefreq, lastmod).
+FieldScorer = Callable[[float | None, str | None, datetime | None], float]
+
+
+def make_scorer(now: datetime, cache_size: int = 4096) -> FieldScorer:
+    """:func:`default_score` bound to ``now``, memoizing recency per lastmod value.
+
+    The parser scores every URL it emits; lastmod values repeat within a sitemap, and the
+    recency term is the only costly part. Expects values as the parser makes them
+    (priority in [0, 1] or None, aware lastmod) and returns exactly what
+    :func:`default_score` returns for them.
+
+    >>> from datetime import UTC, datetime, timedelta
+    >>> now = datetime(2024, 3, 5, tzinfo=UTC)
+    >>> score = make_scorer(now)
+    >>> score(0.8, "daily", now - timedelta(days=30)) == default_score(
+    ...     0.8, "daily", now - timedelta(days=30), now)
+    True
+    """
+    recency: dict[datetime, float] = {}
+    frequency = FREQUENCY_RANK.get
+
+    def score(priority: float | None, changefreq: str | None, lastmod: datetime | None) -> float:
+        if lastmod is None:
+            fresh = _MISSING_RECENCY
+        else:
+            cached = recency.get(lastmod)
+            if cached is None:
+                if len(recency) >= cache_size:
+                    recency.clear()
+                cached = recency[lastmod] = _recency(lastmod, now)
+            fresh = cached
+        value = (
+            PRIORITY_WEIGHT * (DEFAULT_PRIORITY if priority is None else priority)
+            + FREQUENCY_WEIGHT * frequency(changefreq, MISSING_FREQUENCY)  # type: ignore[arg-type]
+            + RECENCY_WEIGHT * fresh
+        )
+        return min(1.0, max(0.0, value))
+
+    return score

@@ -7,9 +7,9 @@ in ``Z`` and empty extension fields left out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from collections.abc import Callable
 from typing import Any
 
 JsonDict = dict[str, Any]

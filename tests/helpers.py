@@ -34,8 +34,10 @@ def summary(result: ParseResult) -> tuple[Any, ...]:
     """What must be identical however a body is chunked (scores depend on the clock)."""
     return (
         result.format,
-        [(u.url, u.lastmod, u.changefreq, u.priority, u.alternates, u.images, u.videos, u.news)
-         for u in result.urls],
+        [
+            (u.url, u.lastmod, u.changefreq, u.priority, u.alternates, u.images, u.videos, u.news)
+            for u in result.urls
+        ],
         result.sitemaps,
         [(p.code, p.count, p.fatal) for p in result.problems],
         result.complete,

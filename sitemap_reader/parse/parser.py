@@ -22,11 +22,11 @@ produced before the break has already been handed out.
 
 from __future__ import annotations
 
+import contextlib
 import pyexpat
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -60,7 +60,7 @@ from sitemap_reader.parse.xml import (
     build_video,
     expat_message,
 )
-from sitemap_reader.rank import default_score
+from sitemap_reader.rank import make_scorer
 from sitemap_reader.records import (
     Alternate,
     Image,
@@ -92,7 +92,7 @@ class _Emitter(Sink):
         self.limits = limits
         self.max_url_length = limits.max_url_length
         self.now = now
-        self.score = partial(default_score, now=now)
+        self.score = make_scorer(now)
         self.out: list[Item] = []
         self.problems: dict[str, list[Any]] = {}
         self.format = "unknown"
@@ -140,7 +140,12 @@ class _Emitter(Sink):
     def url(self, entry: list[Any]) -> None:
         # The hot path of the whole library: one call per URL, helpers only on the rare
         # branches (a cache miss, a bad value, an extension).
-        loc, lastmod, changefreq, priority = entry[LOC], entry[LASTMOD], entry[CHANGEFREQ], entry[PRIORITY]
+        loc, lastmod, changefreq, priority = (
+            entry[LOC],
+            entry[LASTMOD],
+            entry[CHANGEFREQ],
+            entry[PRIORITY],
+        )
         url = normalize_url(loc, self.base, strict=self.strict, max_length=self.max_url_length)
         if url is not loc:  # the fast path did not take it: dropped, or fixed up
             if url is None:
@@ -375,10 +380,8 @@ class SitemapParser:
 
     def _stop(self) -> None:
         if isinstance(self._reader, XmlReader):
-            try:
+            with contextlib.suppress(_Fatal):  # the entry may itself hit a limit
                 self._reader.flush_open_entry()
-            except _Fatal:
-                pass
         self.done = True
         self.complete = False
 

@@ -63,7 +63,7 @@ def classify(head: bytes, final: bool) -> str | None:
     """
     if not head:
         return EMPTY if final else None
-    if head.startswith(UTF16_BOMS) or head.startswith((b"<\x00", b"\x00<")):
+    if head.startswith((*UTF16_BOMS, b"<\x00", b"\x00<")):
         return XML16
     if len(head) < SNIFF_BYTES and not final:
         return None
@@ -73,7 +73,9 @@ def classify(head: bytes, final: bool) -> str | None:
 
 
 # The encoding named in an XML declaration.
-_DECLARED: Final = re.compile(rb"<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']")
+_DECLARED: Final = re.compile(
+    rb"<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']"
+)
 # Encodings expat reads natively from UTF-8-compatible bytes: no transcoding needed.
 _NATIVE: Final = frozenset({"utf-8", "ascii"})
 

@@ -15,7 +15,7 @@ from sitemap_reader.parse.xml import ENTRY_SIZE, Sink
 _NO_FIELDS: Final = [None] * (ENTRY_SIZE - 1)
 _LINE: Final = re.compile(rb"[^\s][^\r\n]*")
 _ABSOLUTE: Final = re.compile(r"https?://", re.IGNORECASE)
-_SPACE: Final = " \t\r\n\f\v\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u3000\ufeff"
+_SPACE: Final = " \t\r\n\f\v\u00a0\u3000\ufeff" + "".join(map(chr, range(0x2000, 0x200C)))
 
 
 class TextReader:
@@ -69,6 +69,6 @@ class TextReader:
             if not self._started:
                 self._started = True
                 self._sink.text_started()
-            self._sink.url([text] + _NO_FIELDS)
+            self._sink.url([text, *_NO_FIELDS])
         else:
             self._sink.problem("junk-line", f"not an absolute URL: {text[:100]!r}")

@@ -35,7 +35,7 @@ from typing import Any, Final, NoReturn
 
 from defusedxml import EntitiesForbidden, ExternalReferenceForbidden
 
-from sitemap_reader.records import Alternate, Image, News, Video
+from sitemap_reader.records import Image, News, Video
 
 # ---------------------------------------------------------------------------------------
 # Bare-ampersand repair
@@ -234,7 +234,9 @@ def _forbid_unparsed(name: str, *args: Any) -> NoReturn:
     raise EntitiesForbidden(name, None, None, None, None, None)
 
 
-def _forbid_external(context: str, base: str | None, sysid: str, pubid: str | None) -> NoReturn:
+def _forbid_external(
+    context: str, base: str | None, sysid: str | None, pubid: str | None
+) -> NoReturn:
     raise ExternalReferenceForbidden(context, base, sysid, pubid)
 
 
@@ -596,7 +598,9 @@ def _words(text: Any) -> tuple[str, ...]:
 
 
 def build_video(fields: dict[str, Any], norm: Normalizer, date: DateParser) -> Video | None:
-    urls = {k: norm(fields[k]) for k in ("thumbnail_loc", "content_loc", "player_loc") if k in fields}
+    urls = {
+        k: norm(fields[k]) for k in ("thumbnail_loc", "content_loc", "player_loc") if k in fields
+    }
     if not any(urls.values()) and not fields.get("title"):
         return None
     relationship = fields.get("restriction@relationship")

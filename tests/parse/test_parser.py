@@ -384,7 +384,7 @@ def test_xxe_rejected_and_nothing_read(tmp_path: object) -> None:
 
 def test_plain_doctype_is_harmless() -> None:
     """D36: a DOCTYPE without entity declarations parses."""
-    body = b'<!DOCTYPE urlset><urlset><url><loc>https://example.com/a</loc></url></urlset>'
+    body = b"<!DOCTYPE urlset><urlset><url><loc>https://example.com/a</loc></url></urlset>"
     assert urls(body) == ["https://example.com/a"]
 
 
@@ -424,7 +424,9 @@ def test_strict_location_rule() -> None:
         "<url><loc>https://example.com/catalog/page1.php</loc></url>",
     )
     sitemap = "http://example.com/catalog/sitemap.xml"
-    assert urls(body, sitemap, strict=True) == ["http://example.com/catalog/show?item=233&user=3453"]
+    assert urls(body, sitemap, strict=True) == [
+        "http://example.com/catalog/show?item=233&user=3453"
+    ]
     assert len(urls(body, sitemap)) == 3
 
 
@@ -560,7 +562,10 @@ def test_rss_guid_fallback_and_link_preference() -> None:
         b"<pubDate>Thu, 05 Jan 2017 12:34:50 GMT</pubDate></item></channel></rss>"
     )
     result = parse_all_ways(body)
-    assert [u.url for u in result.urls] == ["https://example.com/guid.html", "https://example.com/post"]
+    assert [u.url for u in result.urls] == [
+        "https://example.com/guid.html",
+        "https://example.com/post",
+    ]
     assert result.urls[1].lastmod == datetime(2017, 1, 5, 12, 34, 50, tzinfo=UTC)
 
 
@@ -670,7 +675,9 @@ def test_video_fields() -> None:
     assert video.title == "Grilling" and video.player_loc == "https://example.com/player?v=1"
     assert (video.duration, video.rating, video.view_count) == (600, 4.2, 12345)
     assert video.family_friendly is True and video.live is False
-    assert video.restriction == ("IE", "GB", "US", "CA") and video.restriction_relationship == "allow"
+    assert (
+        video.restriction == ("IE", "GB", "US", "CA") and video.restriction_relationship == "allow"
+    )
     assert video.tags == ("steak", "meat")
     assert video.publication_date == datetime(2007, 11, 5, 11, 20, 30, tzinfo=UTC)
 
