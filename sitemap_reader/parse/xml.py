@@ -70,8 +70,23 @@ def _repair(match: re.Match[bytes]) -> bytes:
     return match.group() if (dsemi or hsemi) else match.group() + b";"
 
 
+def _marker_prefix(data: bytes) -> int:
+    """Length of the longest end of ``data`` that may be the start of a CDATA marker."""
+    tail = data[-len(_CDATA_OPEN) :]
+    if b"<" not in tail and b"]" not in tail:
+        return 0
+    for size in range(len(tail), 0, -1):
+        end = tail[-size:]
+        if _CDATA_OPEN.startswith(end) or _CDATA_CLOSE.startswith(end):
+            return size if end not in (_CDATA_OPEN, _CDATA_CLOSE) else 0
+    return 0
+
+
 def _fix_segment(data: bytes) -> bytes:
-    return _AMP.sub(_repair, data) if _NOT_A_REFERENCE.search(data) else data
+    # Character references are checked one by one (&#0; is well-formed yet fatal to expat).
+    if b"&#" in data or _NOT_A_REFERENCE.search(data):
+        return _AMP.sub(_repair, data)
+    return data
 
 
 class AmpFixer:
@@ -92,16 +107,12 @@ class AmpFixer:
     def feed(self, data: bytes) -> bytes:
         if self._carry:
             data = self._carry + data
-        size = cut = len(data)
-        amp = data.rfind(b"&", max(0, size - _HOLD_REFERENCE))
-        if amp != -1 and _INCOMPLETE.fullmatch(data, amp):
+        size = cut = len(data) - _marker_prefix(data)
+        amp = data.rfind(b"&", max(0, size - _HOLD_REFERENCE), size)
+        if amp != -1 and _INCOMPLETE.fullmatch(data, amp, size):
             cut = amp
-        for marker in (b"<", b"]"):
-            pos = data.find(marker, max(0, size - len(_CDATA_OPEN)))
-            if pos != -1 and pos < cut:
-                cut = pos
         self._carry = data[cut:]
-        return self._fix(data[:cut] if cut < size else data)
+        return self._fix(data[:cut] if cut < len(data) else data)
 
     def flush(self) -> bytes:
         data, self._carry = self._carry, b""
@@ -279,6 +290,7 @@ class XmlReader:
             codecs.getincrementaldecoder(codec)(errors="replace") if codec is not None else None
         )
         self._max_text = max_text
+        self._overflow = "x" * (max_text + 1)
         self._max_ext = max_extensions
         self._fixer = AmpFixer()
         self._buf: list[str] = []
@@ -345,13 +357,19 @@ class XmlReader:
         return f"line {p.ErrorLineNumber}, column {p.ErrorColumnNumber}"
 
     def _bound_text(self) -> None:
-        # Called once per fed chunk: a text node larger than the cap is dropped, so one
-        # giant element cannot hold the decompressed body in memory.
+        # Called once per fed chunk, a memory guard: text past the cap is replaced by a
+        # marker that is itself over the cap, so whoever joins it next rejects it exactly
+        # as it would reject the whole text (however the body was chunked).
         if sum(map(len, self._buf)) > self._max_text:
-            self._buf.clear()
-            if self._field != OTHER:
-                self._sink.problem("text-too-long", f"text longer than {self._max_text} chars")
-                self._field = -1  # capture continues, the value is discarded
+            self._buf[:] = [self._overflow]
+
+    def _text(self) -> str:
+        """The gathered text, stripped; empty (and a problem) when it is over the cap."""
+        text = "".join(self._buf).strip()
+        if len(text) > self._max_text:
+            self._sink.problem("text-too-long", f"text longer than {self._max_text} chars dropped")
+            return ""
+        return text
 
     # -- classification -------------------------------------------------------------------
 
@@ -458,6 +476,8 @@ class XmlReader:
             self._field = OTHER
             if field > 0:
                 text = "".join(self._buf).strip()
+                if len(text) > self._max_text:
+                    text = self._text()
                 entry = self._v
                 index = field - F_LOC
                 if entry[index] is None:
@@ -471,7 +491,7 @@ class XmlReader:
             self._ext_end(name, depth)
         elif self._entry and depth == self._entry_depth:
             if self._v[LOC] is None:
-                text = "".join(self._buf).strip()
+                text = self._text()
                 if text:  # the location as bare text: <sitemap>https://…</sitemap>
                     self._v[LOC] = text
             self._finish_entry()
@@ -529,7 +549,7 @@ class XmlReader:
 
     def _ext_end(self, name: str, depth: int) -> None:
         if depth != self._ext_depth:
-            text = "".join(self._buf).strip()
+            text = self._text()
             if text:
                 local = self._locals.get(name) or name.rpartition(":")[2].lower()
                 if local in _MULTI:
