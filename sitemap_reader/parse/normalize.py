@@ -36,6 +36,7 @@ from yarl import URL
 
 __all__ = [
     "CHANGEFREQS",
+    "fast_url_match",
     "normalize_url",
     "parse_changefreq",
     "parse_lastmod",
@@ -73,6 +74,9 @@ _FAST_RE = re.compile(
     rf"(?:\?(?:{_QUERY_CHARS}|{_QUERY_PCT}){_QUERY_CHARS}*(?:{_QUERY_PCT}{_QUERY_CHARS}*)*)?"
 )
 _fast_match = _FAST_RE.fullmatch
+#: Matches URLs already in normal form, except that a "/." anywhere (a dot segment) must
+#: be excluded separately; callers on a hot path inline normalize_url's fast path with it.
+fast_url_match = _fast_match
 
 
 def _is_normal_form(raw: str) -> bool:

@@ -37,6 +37,7 @@ from sitemap_reader.limits import PROTOCOL_MAX_URLS, Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.gunzip import Gunzip, GunzipError
 from sitemap_reader.parse.normalize import (
+    fast_url_match,
     normalize_url,
     parse_changefreq,
     parse_lastmod,
@@ -45,11 +46,6 @@ from sitemap_reader.parse.normalize import (
 from sitemap_reader.parse.scope import in_location
 from sitemap_reader.parse.text import TextReader
 from sitemap_reader.parse.xml import (
-    ALTERNATES,
-    CHANGEFREQ,
-    LASTMOD,
-    LOC,
-    PRIORITY,
     ROOTS,
     SITEMAP_NS,
     Sink,
@@ -140,14 +136,12 @@ class _Emitter(Sink):
     def url(self, entry: list[Any]) -> None:
         # The hot path of the whole library: one call per URL, helpers only on the rare
         # branches (a cache miss, a bad value, an extension).
-        loc, lastmod, changefreq, priority = (
-            entry[LOC],
-            entry[LASTMOD],
-            entry[CHANGEFREQ],
-            entry[PRIORITY],
-        )
-        url = normalize_url(loc, self.base, strict=self.strict, max_length=self.max_url_length)
-        if url is not loc:  # the fast path did not take it: dropped, or fixed up
+        (loc, lastmod, changefreq, priority, _, _, _, alternates, images, videos, news) = entry
+        if fast_url_match(loc) is not None and "/." not in loc and len(loc) <= self.max_url_length:
+            url: str | None = loc  # normalize_url's own fast path, inlined
+        else:
+            url = normalize_url(loc, self.base, strict=self.strict, max_length=self.max_url_length)
+        if url is not loc:  # dropped, or fixed up
             if url is None:
                 self.problem("bad-url", f"location {loc[:200]!r} dropped")
                 return
@@ -172,9 +166,21 @@ class _Emitter(Sink):
             prio = self._priorities.get(priority, _MISS)
             if prio is _MISS or prio is None:
                 prio = self._priority(priority)
-        alternates, images, videos, news = entry[ALTERNATES:]
-        self.out.append(
-            make_url_record(
+        if alternates is None and images is None and videos is None and news is None:
+            record = make_url_record(
+                url,
+                modified,
+                freq,
+                prio,
+                self.score(prio, freq, modified),
+                self.base,
+                (),
+                (),
+                (),
+                None,
+            )
+        else:
+            record = make_url_record(
                 url,
                 modified,
                 freq,
@@ -186,7 +192,7 @@ class _Emitter(Sink):
                 self._videos(videos) if videos else (),
                 build_news(news, self._date) if news else None,
             )
-        )
+        self.out.append(record)
 
     def text_started(self) -> None:
         self.format = "text"

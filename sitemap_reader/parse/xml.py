@@ -308,6 +308,9 @@ class XmlReader:
         self._ext_depth = 0
         self._ext_fields: dict[str, Any] = {}
         self._v: list[Any] = [None] * ENTRY_SIZE
+        # Bound methods looked up once: the handlers below call them for every element.
+        self._clear = self._buf.clear
+        self._emit_url = sink.url
         self._scopes: list[tuple[int, str, str | None]] = []
         self._parser = self._make_parser()
 
@@ -442,7 +445,7 @@ class XmlReader:
         kind = self._kinds.get(name)
         if kind is None:
             kind = self._classify(name)
-        self._buf.clear()
+        self._clear()
         if self._entry:
             if self._ext:
                 if attrs:
@@ -496,7 +499,7 @@ class XmlReader:
                     self._v[LOC] = text
             self._finish_entry()
             self._entry = OTHER
-        self._buf.clear()
+        self._clear()
 
     def _root(self, name: str) -> None:
         prefix, _, local = name.rpartition(":")
@@ -538,7 +541,7 @@ class XmlReader:
         elif self._entry == E_SITEMAP:
             self._sink.sitemap(loc, entry[LASTMOD])
         else:
-            self._sink.url(entry)
+            self._emit_url(entry)
 
     # -- extensions ----------------------------------------------------------------------
 
