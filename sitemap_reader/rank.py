@@ -16,7 +16,29 @@ spirit, not exactly (a very fresh page can overtake one changefreq step). Exampl
 0.8, daily, modified 30 days ago scores 0.6*0.8 + 0.25*(4/6) + 0.15*0.5 = 0.7217; a record
 with no fields at all scores 0.6*0.5 + 0.25*0.5 + 0.15*0.125 = 0.44375.
 
-The scoring function is replaceable: anything matching :data:`ScoreFunc` will do.
+**The lastmod lie.** Many sites stamp one lastmod (often the time the file was generated)
+on nearly every URL of a sitemap; recency then says nothing about the page. The crawler
+detects it per sitemap with a streaming estimate (:class:`LastmodVote`: a Boyer-Moore
+majority vote over the records' lastmod values, no per-value memory): when at least
+:data:`UNIFORM_MIN_RECORDS` records were seen and one value's vote count is at least
+:data:`UNIFORM_LASTMOD_SHARE` (0.8) of all records, the sitemap is *uniform* and its
+records' lastmod is discounted: scored as if absent (recency 0.125). The vote count is
+a lower bound of the true count (and at least ``2 * share - 1`` of it), so every sitemap
+where 90% or more of the URLs share a lastmod is caught, and none below 80% is. The
+crawler holds back the first :data:`UNIFORM_MIN_RECORDS` records of each sitemap until
+the estimate can speak, so they are scored like the rest; the verdict is a problem
+(``uniform-lastmod``) on the sitemap's node in the tree. Example: 1,000 URLs all dated
+"yesterday", priority 0.5, weekly: undiscounted 0.6*0.5 + 0.25*0.5 + 0.15*0.977 = 0.572;
+discounted 0.44375 -- the same as a record with no lastmod.
+
+The scoring function is replaceable: anything matching :data:`ScoreFunc` will do. A
+custom scorer sees the record as parsed; the lastmod discount is part of the default.
+
+**Revisit interval.** :func:`revisit_interval` suggests, for a crawl scheduler, how
+long to wait before fetching the page again: from changefreq (:data:`REVISIT_SECONDS`;
+absent counts as weekly) or, when an incremental run saw the lastmod move forward since
+the previous run (and the sitemap's lastmods are not uniform), the observed interval
+between the two lastmods, clamped to [1 hour, 1 year].
 
 >>> from datetime import UTC, datetime, timedelta
 >>> now = datetime(2024, 3, 5, tzinfo=UTC)
@@ -24,6 +46,8 @@ The scoring function is replaceable: anything matching :data:`ScoreFunc` will do
 0.7217
 >>> default_score(None, None, None, now)
 0.44375
+>>> revisit_interval("daily") / 3600
+24.0
 """
 
 from __future__ import annotations
@@ -37,10 +61,16 @@ __all__ = [
     "FREQUENCY_RANK",
     "HALF_LIFE_DAYS",
     "MISSING_AGE_DAYS",
+    "REVISIT_SECONDS",
+    "UNIFORM_LASTMOD_SHARE",
+    "UNIFORM_MIN_RECORDS",
     "FieldScorer",
+    "LastmodVote",
     "ScoreFunc",
     "default_score",
     "make_scorer",
+    "order_key",
+    "revisit_interval",
     "score_record",
 ]
 
@@ -149,11 +179,123 @@ def make_scorer(now: datetime, cache_size: int = 4096) -> FieldScorer:
                     recency.clear()
                 cached = recency[lastmod] = _recency(lastmod, now)
             fresh = cached
-        value = (
+        # Every term is in [0, 1] and the weights sum to 1: no clamping needed.
+        return (
             PRIORITY_WEIGHT * (DEFAULT_PRIORITY if priority is None else priority)
             + FREQUENCY_WEIGHT * frequency(changefreq, MISSING_FREQUENCY)  # type: ignore[arg-type]
             + RECENCY_WEIGHT * fresh
         )
-        return min(1.0, max(0.0, value))
 
     return score
+
+
+def order_key(record: UrlRecord) -> tuple[float, str]:
+    """The ranked-output sort key: score descending, then URL ascending."""
+    return (-record.score, record.url)
+
+
+# --------------------------------------------------------------------------- lastmod lie
+
+#: Share of a sitemap's records whose lastmod must win the vote for it to be uniform.
+UNIFORM_LASTMOD_SHARE = 0.8
+#: Records needed before a sitemap can be called uniform (a 5-URL sitemap written in
+#: one go may truly have one lastmod); also how many records the crawler holds back.
+UNIFORM_MIN_RECORDS = 32
+
+
+class LastmodVote:
+    """Streaming estimate of "one lastmod on nearly every record" (Boyer-Moore vote).
+
+    Constant memory: the current candidate value and its vote count. ``count`` never
+    exceeds the candidate's true frequency and is at least ``2 * f - n`` for a value of
+    frequency ``f`` among ``n`` records, so :attr:`uniform` is True whenever at least
+    90% of the records share a lastmod, and False whenever no value reaches 80%.
+
+    >>> from datetime import UTC, datetime
+    >>> vote = LastmodVote()
+    >>> stamp = datetime(2024, 1, 1, tzinfo=UTC)
+    >>> for _ in range(40):
+    ...     vote.add(stamp)
+    >>> vote.uniform
+    True
+    """
+
+    __slots__ = ("candidate", "count", "total")
+
+    def __init__(self) -> None:
+        self.candidate: datetime | None = None
+        self.count = 0
+        self.total = 0
+
+    def add(self, lastmod: datetime | None) -> None:
+        """Count one record (a record without lastmod votes against every value)."""
+        self.total += 1
+        if lastmod is None:
+            if self.count:
+                self.count -= 1
+            return
+        if self.count == 0:
+            self.candidate, self.count = lastmod, 1
+        elif lastmod == self.candidate:
+            self.count += 1
+        else:
+            self.count -= 1
+
+    @property
+    def ready(self) -> bool:
+        """True once enough records were seen for :attr:`uniform` to be trusted."""
+        return self.total >= UNIFORM_MIN_RECORDS
+
+    @property
+    def uniform(self) -> bool:
+        """True when one lastmod is (estimated to be) on nearly every record."""
+        return (
+            self.total >= UNIFORM_MIN_RECORDS and self.count >= UNIFORM_LASTMOD_SHARE * self.total
+        )
+
+
+# --------------------------------------------------------------------------- revisit
+
+_HOUR = 3600.0
+_DAY = 86400.0
+#: Suggested revisit interval per changefreq, in seconds. "always" is polled hourly (a
+#: sitemap is no real-time feed); "never" (archived) still gets a yearly check.
+REVISIT_SECONDS: dict[str, float] = {
+    "always": _HOUR,
+    "hourly": _HOUR,
+    "daily": _DAY,
+    "weekly": 7 * _DAY,
+    "monthly": 30 * _DAY,
+    "yearly": 365 * _DAY,
+    "never": 365 * _DAY,
+}
+#: Without changefreq: weekly, the middle of the scale (as in the score).
+MISSING_REVISIT_SECONDS = 7 * _DAY
+#: Bounds of an interval observed from lastmod history.
+MIN_REVISIT_SECONDS = _HOUR
+MAX_REVISIT_SECONDS = 365 * _DAY
+
+
+def revisit_interval(
+    changefreq: str | None,
+    lastmod: datetime | None = None,
+    previous: datetime | None = None,
+) -> float:
+    """A suggested revisit interval in seconds (see the module docstring).
+
+    ``previous`` is the lastmod an earlier run saw for the URL; when ``lastmod`` moved
+    forward from it, the observed interval wins over changefreq.
+
+    >>> from datetime import UTC, datetime
+    >>> revisit_interval("weekly", datetime(2024, 1, 3, tzinfo=UTC),
+    ...                  datetime(2024, 1, 1, tzinfo=UTC)) / 86400
+    2.0
+    >>> revisit_interval(None) / 86400
+    7.0
+    """
+    if lastmod is not None and previous is not None and lastmod > previous:
+        observed = (lastmod - previous).total_seconds()
+        return min(MAX_REVISIT_SECONDS, max(MIN_REVISIT_SECONDS, observed))
+    if changefreq is None:
+        return MISSING_REVISIT_SECONDS
+    return REVISIT_SECONDS.get(changefreq, MISSING_REVISIT_SECONDS)

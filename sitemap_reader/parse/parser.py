@@ -156,16 +156,22 @@ class _Emitter(Sink):
         modified = freq = prio = None
         if lastmod:
             modified = self._dates.get(lastmod, _MISS)
-            if modified is _MISS or modified is None:
-                modified = self._date(lastmod)
+            if modified is _MISS:
+                modified = self._remember(self._dates, lastmod, parse_lastmod(lastmod))
+            if modified is None:
+                self.problem("bad-date", f"date {lastmod[:60]!r} not understood")
         if changefreq:
             freq = self._freqs.get(changefreq, _MISS)
-            if freq is _MISS or freq is None:
-                freq = self._changefreq(changefreq)
+            if freq is _MISS:
+                freq = self._remember(self._freqs, changefreq, parse_changefreq(changefreq))
+            if freq is None:
+                self.problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
         if priority:
             prio = self._priorities.get(priority, _MISS)
-            if prio is _MISS or prio is None:
-                prio = self._priority(priority)
+            if prio is _MISS:
+                prio = self._remember(self._priorities, priority, parse_priority(priority))
+            if prio is None:
+                self.problem("bad-priority", f"priority {priority[:40]!r} ignored")
         if alternates is None and images is None and videos is None and news is None:
             record = make_url_record(
                 url,
@@ -213,6 +219,11 @@ class _Emitter(Sink):
             raw, self.base, strict=self.strict, max_length=self.limits.max_url_length
         )
 
+    def _absolute(self, raw: str) -> str | None:
+        """Extension URLs (images, videos, alternates) must be absolute: no resolution,
+        so a placeholder such as ``None`` never becomes ``https://site/None``."""
+        return normalize_url(raw, None, max_length=self.limits.max_url_length)
+
     def _count(self) -> None:
         if self.urls == self.max_entries:
             raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
@@ -221,56 +232,34 @@ class _Emitter(Sink):
     # Field values repeat a lot within a sitemap (one changefreq, a few priorities, often
     # the same lastmod), so each parse is memoized in a small per-sitemap cache.
 
+    @staticmethod
+    def _remember(cache: dict[str, Any], text: str, value: Any) -> Any:
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        cache[text] = value
+        return value
+
     def _date(self, text: str) -> datetime | None:
-        cache = self._dates
-        if text in cache:
-            value = cache[text]
-        else:
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            value = cache[text] = parse_lastmod(text)
+        """A date outside the hot path (index entries, extensions), problem counted."""
+        value = parse_lastmod(text)
         if value is None:
             self.problem("bad-date", f"date {text[:60]!r} not understood")
-        return value
-
-    def _changefreq(self, text: str) -> str | None:
-        cache = self._freqs
-        if text in cache:
-            value = cache[text]
-        else:
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            value = cache[text] = parse_changefreq(text)
-        if value is None:
-            self.problem("bad-changefreq", f"changefreq {text[:40]!r} ignored")
-        return value
-
-    def _priority(self, text: str) -> float | None:
-        cache = self._priorities
-        if text in cache:
-            value = cache[text]
-        else:
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            value = cache[text] = parse_priority(text)
-        if value is None:
-            self.problem("bad-priority", f"priority {text[:40]!r} ignored")
         return value
 
     def _alternates(self, pairs: list[tuple[str, str]]) -> tuple[Alternate, ...]:
         found = []
         for lang, href in pairs:
-            url = self._normalize(href)
+            url = self._absolute(href)
             if url is not None:
                 found.append(Alternate(lang, url))
         return tuple(found)
 
     def _images(self, items: list[dict[str, Any]]) -> tuple[Image, ...]:
-        built = (build_image(fields, self._normalize) for fields in items)
+        built = (build_image(fields, self._absolute) for fields in items)
         return tuple(image for image in built if image is not None)
 
     def _videos(self, items: list[dict[str, Any]]) -> tuple[Video, ...]:
-        built = (build_video(fields, self._normalize, self._date) for fields in items)
+        built = (build_video(fields, self._absolute, self._date) for fields in items)
         return tuple(video for video in built if video is not None)
 
 
@@ -323,11 +312,15 @@ class SitemapParser:
 
     @property
     def problems(self) -> list[Problem]:
-        """What went wrong, one Problem per code, in the order first seen."""
-        return [
+        """What went wrong, one Problem per code: the fatal one first, then by code.
+
+        A fixed order (not the order first seen) keeps the result independent of how the
+        body was chunked."""
+        found = [
             Problem(code, message, count, fatal)
             for code, (message, count, fatal) in self._emit.problems.items()
         ]
+        return sorted(found, key=lambda p: (not p.fatal, p.code))
 
     @property
     def url_count(self) -> int:

@@ -58,16 +58,17 @@ def _xml_char(code: int) -> bool:
     return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0x10FFFF
 
 
-def _repair(match: re.Match[bytes]) -> bytes:
+def _repair(match: re.Match[bytes]) -> bytes | None:
+    """The repair of one ``&``, or None when it is well-formed as it stands."""
     decimal, dsemi, hexa, hsemi = match.groups()
     if decimal is None and hexa is None:
         # A predefined entity stays; a bare "&" (or &nbsp;, &copy=) becomes literal text.
-        return match.group() if match.end() - match.start() > 1 else b"&amp;"
+        return None if match.end() - match.start() > 1 else b"&amp;"
     code = int(decimal) if decimal is not None else int(hexa, 16)
     if not _xml_char(code):
         return b"&amp;" + match.group()[1:]
     # A character reference without its ";" means what HTML makes of it: the character.
-    return match.group() if (dsemi or hsemi) else match.group() + b";"
+    return None if (dsemi or hsemi) else match.group() + b";"
 
 
 def _marker_prefix(data: bytes) -> int:
@@ -82,13 +83,6 @@ def _marker_prefix(data: bytes) -> int:
     return 0
 
 
-def _fix_segment(data: bytes) -> bytes:
-    # Character references are checked one by one (&#0; is well-formed yet fatal to expat).
-    if b"&#" in data or _NOT_A_REFERENCE.search(data):
-        return _AMP.sub(_repair, data)
-    return data
-
-
 class AmpFixer:
     """Streaming filter that repairs stray ampersands outside CDATA sections.
 
@@ -98,11 +92,25 @@ class AmpFixer:
     or CDATA marker at a chunk's end is held back until the next chunk.
     """
 
-    __slots__ = ("_carry", "_in_cdata")
+    __slots__ = ("_carry", "_in_cdata", "repairs")
 
     def __init__(self) -> None:
         self._carry = b""
         self._in_cdata = False
+        self.repairs = 0  # ampersands changed so far
+
+    def _fix_segment(self, data: bytes) -> bytes:
+        # Character references are checked one by one (&#0; is well-formed yet fatal).
+        if b"&#" not in data and not _NOT_A_REFERENCE.search(data):
+            return data
+        return _AMP.sub(self._replace, data)
+
+    def _replace(self, match: re.Match[bytes]) -> bytes:
+        fixed = _repair(match)
+        if fixed is None:
+            return match.group()
+        self.repairs += 1
+        return fixed
 
     def feed(self, data: bytes) -> bytes:
         if self._carry:
@@ -120,7 +128,7 @@ class AmpFixer:
 
     def _fix(self, data: bytes) -> bytes:
         if not self._in_cdata and _CDATA_OPEN not in data:
-            return _fix_segment(data) if b"&" in data else data
+            return self._fix_segment(data) if b"&" in data else data
         out: list[bytes] = []
         pos = 0
         while pos < len(data):
@@ -135,10 +143,10 @@ class AmpFixer:
             else:
                 end = data.find(_CDATA_OPEN, pos)
                 if end == -1:
-                    out.append(_fix_segment(data[pos:]))
+                    out.append(self._fix_segment(data[pos:]))
                     break
                 end += len(_CDATA_OPEN)
-                out.append(_fix_segment(data[pos:end]))
+                out.append(self._fix_segment(data[pos:end]))
                 self._in_cdata = True
             pos = end
         return b"".join(out)
@@ -339,10 +347,14 @@ class XmlReader:
 
     def close(self) -> None:
         """End of input: raises ExpatError if the document is unfinished."""
-        if self._decoder is not None:
-            self._parser.Parse(self._fixer.feed(self._decoder.decode(b"", True).encode()), False)
-        self._parser.Parse(self._fixer.flush(), False)
+        fixer = self._fixer
+        tail = fixer.feed(self._decoder.decode(b"", True).encode()) if self._decoder else b""
+        self._parser.Parse(tail + fixer.flush(), False)
         self._parser.Parse(b"", True)
+        # Reported only for a document read to its end: how far a broken one got before
+        # it broke depends on chunk boundaries, and its fatal problem says enough.
+        for _ in range(fixer.repairs):
+            self._sink.problem("xml-repaired", "a stray '&' or a broken reference kept as text")
 
     def flush_open_entry(self) -> None:
         """After a break, keep the entry in progress if its location was complete."""
@@ -367,12 +379,15 @@ class XmlReader:
             self._buf[:] = [self._overflow]
 
     def _text(self) -> str:
-        """The gathered text, stripped; empty (and a problem) when it is over the cap."""
-        text = "".join(self._buf).strip()
+        """The gathered text, stripped; empty (and a problem) when it is over the cap.
+
+        The cap applies to the raw text, as :meth:`_bound_text` does, so the verdict is
+        the same however the body was chunked."""
+        text = "".join(self._buf)
         if len(text) > self._max_text:
             self._sink.problem("text-too-long", f"text longer than {self._max_text} chars dropped")
             return ""
-        return text
+        return text.strip()
 
     # -- classification -------------------------------------------------------------------
 
@@ -478,9 +493,8 @@ class XmlReader:
                 return
             self._field = OTHER
             if field > 0:
-                text = "".join(self._buf).strip()
-                if len(text) > self._max_text:
-                    text = self._text()
+                text = "".join(self._buf)
+                text = self._text() if len(text) > self._max_text else text.strip()
                 entry = self._v
                 index = field - F_LOC
                 if entry[index] is None:

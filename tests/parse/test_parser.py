@@ -768,3 +768,27 @@ def test_text_overlong_line_skipped() -> None:
     body = b"https://example.com/" + b"a" * 100_000 + b"\nhttps://example.com/ok\n"
     result = parse_all_ways(body, limits=Limits(max_url_length=2048))
     assert [u.url for u in result.urls] == ["https://example.com/ok"]
+
+
+def test_repairs_are_counted() -> None:
+    """B28: each repaired ampersand of a document read to its end is counted."""
+    body = urlset(
+        "<url><loc>https://example.com/?a=1&b=2&c=3</loc></url>",
+        "<url><loc>https://example.com/?d=4&amp;e=5</loc></url>",
+    )
+    problems = {p.code: p.count for p in parse_all_ways(body).problems}
+    assert problems == {"xml-repaired": 2}
+
+
+def test_extension_urls_must_be_absolute() -> None:
+    """I72: a placeholder like 'None' in video:content_loc never becomes a site URL."""
+    body = urlset(
+        "<url><loc>https://example.com/v</loc><video:video><video:title>T</video:title>"
+        "<video:content_loc>None</video:content_loc>"
+        "<video:player_loc>https://example.com/p</video:player_loc></video:video>"
+        "<image:image><image:loc>/relative.jpg</image:loc></image:image></url>"
+    )
+    (rec,) = parse_all_ways(body).urls
+    (video,) = rec.videos
+    assert video.content_loc is None and video.player_loc == "https://example.com/p"
+    assert rec.images == ()
