@@ -98,6 +98,8 @@ class _Emitter(Sink):
         if strict:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
         self.max_entries = -1 if cap is None else cap
+        # Field values repeat a lot within a sitemap (one changefreq, a few priorities,
+        # often one lastmod), so url() memoizes their parses in small per-sitemap caches.
         self._dates: dict[str, datetime | None] = {}
         self._freqs: dict[str, str | None] = {}
         self._priorities: dict[str, float | None] = {}
@@ -157,19 +159,25 @@ class _Emitter(Sink):
         if lastmod:
             modified = self._dates.get(lastmod, _MISS)
             if modified is _MISS:
-                modified = self._remember(self._dates, lastmod, parse_lastmod(lastmod))
+                modified = parse_lastmod(lastmod)
+                if len(self._dates) < _CACHE_SIZE:  # the first distinct values win
+                    self._dates[lastmod] = modified
             if modified is None:
                 self.problem("bad-date", f"date {lastmod[:60]!r} not understood")
         if changefreq:
             freq = self._freqs.get(changefreq, _MISS)
             if freq is _MISS:
-                freq = self._remember(self._freqs, changefreq, parse_changefreq(changefreq))
+                freq = parse_changefreq(changefreq)
+                if len(self._freqs) < _CACHE_SIZE:  # the first distinct values win
+                    self._freqs[changefreq] = freq
             if freq is None:
                 self.problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
         if priority:
             prio = self._priorities.get(priority, _MISS)
             if prio is _MISS:
-                prio = self._remember(self._priorities, priority, parse_priority(priority))
+                prio = parse_priority(priority)
+                if len(self._priorities) < _CACHE_SIZE:  # the first distinct values win
+                    self._priorities[priority] = prio
             if prio is None:
                 self.problem("bad-priority", f"priority {priority[:40]!r} ignored")
         if alternates is None and images is None and videos is None and news is None:
@@ -228,16 +236,6 @@ class _Emitter(Sink):
         if self.urls == self.max_entries:
             raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
         self.urls += 1
-
-    # Field values repeat a lot within a sitemap (one changefreq, a few priorities, often
-    # the same lastmod), so each parse is memoized in a small per-sitemap cache.
-
-    @staticmethod
-    def _remember(cache: dict[str, Any], text: str, value: Any) -> Any:
-        if len(cache) >= _CACHE_SIZE:
-            cache.clear()
-        cache[text] = value
-        return value
 
     def _date(self, text: str) -> datetime | None:
         """A date outside the hot path (index entries, extensions), problem counted."""
