@@ -98,6 +98,10 @@ class _Emitter(Sink):
         if strict:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
         self.max_entries = -1 if cap is None else cap
+        self.pending: list[list[Any] | tuple[str, str | None]] = []
+        # With a count limit, entries are drained one by one so that the body stops at
+        # exactly the limit however it was chunked; otherwise in batches (faster).
+        self.batch = 1 if cap is not None else 256
         # Field values repeat a lot within a sitemap (one changefreq, a few priorities,
         # often one lastmod), so url() memoizes their parses in small per-sitemap caches.
         self._dates: dict[str, datetime | None] = {}
@@ -135,83 +139,107 @@ class _Emitter(Sink):
         self.format = fmt
         return fmt
 
-    def url(self, entry: list[Any]) -> None:
-        # The hot path of the whole library: one call per URL, helpers only on the rare
-        # branches (a cache miss, a bad value, an extension).
-        (loc, lastmod, changefreq, priority, _, _, _, alternates, images, videos, news) = entry
-        if fast_url_match(loc) is not None and "/." not in loc and len(loc) <= self.max_url_length:
-            url: str | None = loc  # normalize_url's own fast path, inlined
-        else:
-            url = normalize_url(loc, self.base, strict=self.strict, max_length=self.max_url_length)
-        if url is not loc:  # dropped, or fixed up
-            if url is None:
-                self.problem("bad-url", f"location {loc[:200]!r} dropped")
-                return
-            if not _ABSOLUTE.match(loc):
-                self.problem("relative-url", f"relative location {loc[:200]!r} resolved to {url}")
-        if self.strict and self.base is not None and not in_location(url, self.base):
-            self.problem("out-of-location", f"{url} is outside the sitemap's location")
+    def drain(self) -> None:
+        """Turn the pending entries into records (the hot loop of the whole library).
+
+        Everything the loop needs is bound to a local first; helpers run only on the
+        rare branches (a cache miss, a bad value, an extension, a child sitemap).
+        """
+        pending = self.pending
+        if not pending:
             return
-        if self.urls == self.max_entries:
-            raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
-        self.urls += 1
-        modified = freq = prio = None
-        if lastmod:
-            modified = self._dates.get(lastmod, _MISS)
-            if modified is _MISS:
-                modified = parse_lastmod(lastmod)
-                if len(self._dates) < _CACHE_SIZE:  # the first distinct values win
-                    self._dates[lastmod] = modified
-            if modified is None:
-                self.problem("bad-date", f"date {lastmod[:60]!r} not understood")
-        if changefreq:
-            freq = self._freqs.get(changefreq, _MISS)
-            if freq is _MISS:
-                freq = parse_changefreq(changefreq)
-                if len(self._freqs) < _CACHE_SIZE:  # the first distinct values win
-                    self._freqs[changefreq] = freq
-            if freq is None:
-                self.problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
-        if priority:
-            prio = self._priorities.get(priority, _MISS)
-            if prio is _MISS:
-                prio = parse_priority(priority)
-                if len(self._priorities) < _CACHE_SIZE:  # the first distinct values win
-                    self._priorities[priority] = prio
-            if prio is None:
-                self.problem("bad-priority", f"priority {priority[:40]!r} ignored")
-        if alternates is None and images is None and videos is None and news is None:
-            record = make_url_record(
-                url,
-                modified,
-                freq,
-                prio,
-                self.score(prio, freq, modified),
-                self.base,
-                (),
-                (),
-                (),
-                None,
-            )
-        else:
-            record = make_url_record(
-                url,
-                modified,
-                freq,
-                prio,
-                self.score(prio, freq, modified),
-                self.base,
-                self._alternates(alternates) if alternates else (),
-                self._images(images) if images else (),
-                self._videos(videos) if videos else (),
-                build_news(news, self._date) if news else None,
-            )
-        self.out.append(record)
+        out = self.out.append
+        fast, max_length, base = fast_url_match, self.max_url_length, self.base
+        strict, cap, score = self.strict, self.max_entries, self.score
+        dates, freqs, priorities = self._dates, self._freqs, self._priorities
+        problem = self.problem
+        try:
+            for entry in pending:
+                if type(entry) is tuple:
+                    self._sitemap(*entry)
+                    continue
+                (loc, lastmod, changefreq, priority, _, _, _, alts, images, videos, news) = entry
+                if fast(loc) is not None and "/." not in loc and len(loc) <= max_length:
+                    url: str | None = loc  # normalize_url's own fast path, inlined
+                else:
+                    url = normalize_url(loc, base, strict=strict, max_length=max_length)
+                    if url is None:
+                        problem("bad-url", f"location {loc[:200]!r} dropped")
+                        continue
+                    if not _ABSOLUTE.match(loc):
+                        problem("relative-url", f"relative location {loc[:200]!r} resolved")
+                if strict and base is not None and not in_location(url, base):
+                    problem("out-of-location", f"{url} is outside the sitemap's location")
+                    continue
+                if self.urls == cap:
+                    raise self.fatal("limit-urls", f"more than {cap} entries; rest ignored")
+                self.urls += 1
+                modified = freq = prio = None
+                if lastmod:
+                    modified = dates.get(lastmod, _MISS)
+                    if modified is _MISS:
+                        modified = parse_lastmod(lastmod)
+                        if len(dates) < _CACHE_SIZE:  # the first distinct values win
+                            dates[lastmod] = modified
+                    if modified is None:
+                        problem("bad-date", f"date {lastmod[:60]!r} not understood")
+                if changefreq:
+                    freq = freqs.get(changefreq, _MISS)
+                    if freq is _MISS:
+                        freq = parse_changefreq(changefreq)
+                        if len(freqs) < _CACHE_SIZE:
+                            freqs[changefreq] = freq
+                    if freq is None:
+                        problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
+                if priority:
+                    prio = priorities.get(priority, _MISS)
+                    if prio is _MISS:
+                        prio = parse_priority(priority)
+                        if len(priorities) < _CACHE_SIZE:
+                            priorities[priority] = prio
+                    if prio is None:
+                        problem("bad-priority", f"priority {priority[:40]!r} ignored")
+                if alts is None and images is None and videos is None and news is None:
+                    out(
+                        make_url_record(
+                            url, modified, freq, prio, score(prio, freq, modified), base,
+                            (), (), (), None,
+                        )  # fmt: skip
+                    )
+                else:
+                    out(self._record(url, modified, freq, prio, alts, images, videos, news))
+        finally:
+            pending.clear()
+
+    def _record(
+        self,
+        url: str,
+        modified: datetime | None,
+        freq: str | None,
+        prio: float | None,
+        alternates: list[tuple[str, str]] | None,
+        images: list[dict[str, Any]] | None,
+        videos: list[dict[str, Any]] | None,
+        news: dict[str, Any] | None,
+    ) -> UrlRecord:
+        """A record with extensions (the slower path of :meth:`drain`)."""
+        return make_url_record(
+            url,
+            modified,
+            freq,
+            prio,
+            self.score(prio, freq, modified),
+            self.base,
+            self._alternates(alternates) if alternates else (),
+            self._images(images) if images else (),
+            self._videos(videos) if videos else (),
+            build_news(news, self._date) if news else None,
+        )
 
     def text_started(self) -> None:
         self.format = "text"
 
-    def sitemap(self, loc: str, lastmod: str | None) -> None:
+    def _sitemap(self, loc: str, lastmod: str | None) -> None:
         url = self._normalize(loc)
         if url is None:
             self.problem("bad-url", f"child sitemap location {loc[:200]!r} dropped")
@@ -335,6 +363,7 @@ class SitemapParser:
         if self.done or not data:
             return []
         self._guard(self._stage, 0, data)
+        self._guard(self._emit.drain)
         return self._take()
 
     def close(self) -> list[Item]:
@@ -376,9 +405,10 @@ class SitemapParser:
             self._stop()
 
     def _stop(self) -> None:
-        if isinstance(self._reader, XmlReader):
-            with contextlib.suppress(_Fatal):  # the entry may itself hit a limit
+        with contextlib.suppress(_Fatal):  # the entries may themselves hit a limit
+            if isinstance(self._reader, XmlReader):
                 self._reader.flush_open_entry()
+            self._emit.drain()
         self.done = True
         self.complete = False
 
@@ -464,6 +494,7 @@ class SitemapParser:
             assert self._reader is not None
             self._reader.feed(head)
         self._reader.close()
+        self._emit.drain()
         if isinstance(self._reader, TextReader) and self._emit.urls == 0:
             self._emit.problem("not-a-sitemap", "no URL found in the text body", fatal=True)
             self.complete = False

@@ -69,6 +69,9 @@ class TextReader:
             if not self._started:
                 self._started = True
                 self._sink.text_started()
-            self._sink.url([text, *_NO_FIELDS])
+            pending = self._sink.pending
+            pending.append([text, *_NO_FIELDS])
+            if len(pending) >= self._sink.batch:
+                self._sink.drain()
         else:
             self._sink.problem("junk-line", f"not an absolute URL: {text[:100]!r}")

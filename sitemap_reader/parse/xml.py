@@ -264,18 +264,25 @@ class StopParsing(Exception):
 
 
 class Sink:
-    """What the XML reader reports to (implemented by the SitemapParser)."""
+    """What the readers report to (implemented by the SitemapParser's emitter).
+
+    Entries are not reported one call each: readers append them to ``pending`` and call
+    :meth:`drain` once that holds ``batch`` entries (the parser drains after every fed
+    chunk too), so turning them into records runs in one tight loop. A page entry is a
+    list of raw strings at LOC, LASTMOD, CHANGEFREQ, PRIORITY (or None), lists of raw
+    extension data at ALTERNATES, IMAGES, VIDEOS and a dict at NEWS; a child sitemap is
+    a ``(loc, lastmod)`` tuple.
+    """
+
+    pending: list[list[Any] | tuple[str, str | None]]
+    #: Entries held before a drain; 1 when a count limit must stop the body exactly.
+    batch: int
+
+    def drain(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
 
     def root(self, local: str, namespace: str) -> str | None:  # pragma: no cover - interface
         """A root element was seen; return the format, or None to stop."""
-        raise NotImplementedError
-
-    def url(self, entry: list[Any]) -> None:  # pragma: no cover - interface
-        """A page entry: raw strings at LOC, LASTMOD, CHANGEFREQ, PRIORITY (or None);
-        lists of raw extension data at ALTERNATES, IMAGES, VIDEOS, a dict at NEWS."""
-        raise NotImplementedError
-
-    def sitemap(self, loc: str, lastmod: str | None) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
     def text_started(self) -> None:  # pragma: no cover - interface
@@ -316,9 +323,9 @@ class XmlReader:
         self._ext_depth = 0
         self._ext_fields: dict[str, Any] = {}
         self._v: list[Any] = [None] * ENTRY_SIZE
-        # Bound methods looked up once: the handlers below call them for every element.
+        # Looked up once: the handlers below use them for every element.
         self._clear = self._buf.clear
-        self._emit_url = sink.url
+        self._pending = sink.pending
         self._scopes: list[tuple[int, str, str | None]] = []
         self._parser = self._make_parser()
 
@@ -552,10 +559,11 @@ class XmlReader:
         loc = entry[LOC]
         if not loc:
             self._sink.problem("missing-loc", "an entry without a location was skipped")
-        elif self._entry == E_SITEMAP:
-            self._sink.sitemap(loc, entry[LASTMOD])
         else:
-            self._emit_url(entry)
+            pending = self._pending
+            pending.append((loc, entry[LASTMOD]) if self._entry == E_SITEMAP else entry)
+            if len(pending) >= self._sink.batch:
+                self._sink.drain()
 
     # -- extensions ----------------------------------------------------------------------
 
