@@ -153,10 +153,13 @@ class _Emitter(Sink):
         strict, cap, score = self.strict, self.max_entries, self.score
         dates, freqs, priorities = self._dates, self._freqs, self._priorities
         problem = self.problem
+        count = self.urls
         try:
             for entry in pending:
                 if type(entry) is tuple:
+                    self.urls = count
                     self._sitemap(*entry)
+                    count = self.urls
                     continue
                 (loc, lastmod, changefreq, priority, _, _, _, alts, images, videos, news) = entry
                 if fast(loc) is not None and "/." not in loc and len(loc) <= max_length:
@@ -171,9 +174,9 @@ class _Emitter(Sink):
                 if strict and base is not None and not in_location(url, base):
                     problem("out-of-location", f"{url} is outside the sitemap's location")
                     continue
-                if self.urls == cap:
+                if count == cap:
                     raise self.fatal("limit-urls", f"more than {cap} entries; rest ignored")
-                self.urls += 1
+                count += 1
                 modified = freq = prio = None
                 if lastmod:
                     modified = dates.get(lastmod, _MISS)
@@ -202,13 +205,22 @@ class _Emitter(Sink):
                 if alts is None and images is None and videos is None and news is None:
                     out(
                         make_url_record(
-                            url, modified, freq, prio, score(prio, freq, modified), base,
-                            (), (), (), None,
+                            url,
+                            modified,
+                            freq,
+                            prio,
+                            score(prio, freq, modified),
+                            base,
+                            (),
+                            (),
+                            (),
+                            None,
                         )  # fmt: skip
                     )
                 else:
                     out(self._record(url, modified, freq, prio, alts, images, videos, news))
         finally:
+            self.urls = count
             pending.clear()
 
     def _record(

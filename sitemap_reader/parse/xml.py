@@ -312,15 +312,15 @@ class XmlReader:
         self._kinds: dict[str, int] = {}
         self._locals: dict[str, str] = {}
         self._prefixes: dict[str, str] = {"xml": "http://www.w3.org/XML/1998/namespace"}
-        self._depth = 0
         self._format: str | None = None
         self._entry_kinds: tuple[int, ...] = ()
         self._entry = OTHER
-        self._entry_depth = 0
+        self._entry_name = ""
         self._field = OTHER
-        self._field_depth = 0
+        self._field_name = ""
         self._ext = OTHER
-        self._ext_depth = 0
+        self._ext_name = ""
+        self._scope_depth = 0
         self._ext_fields: dict[str, Any] = {}
         self._v: list[Any] = [None] * ENTRY_SIZE
         # Looked up once: the handlers below use them for every element.
@@ -426,23 +426,30 @@ class XmlReader:
 
     def _declare(self, attrs: dict[str, str]) -> None:
         # Declarations on the root hold for the whole document. One on a nested element
-        # (PageMap's xmlns="…" on every <PageMap>) holds until that element ends: it is
-        # undone by _end_scoped, which replaces the end handler only while one is open.
+        # (PageMap's xmlns="…" on every <PageMap>) holds until that element ends: the
+        # scoped handlers count depth (only while such a declaration is open) to undo it.
         for key, value in attrs.items():
             if key.startswith("xmlns"):
                 prefix = key[6:]
                 old = self._prefixes.get(prefix)
                 if old == value:
                     continue
-                if self._depth > 1:
+                if self._format is not None:  # not the root
                     if not self._scopes:
+                        self._scope_depth = 1
+                        self._parser.StartElementHandler = self._start_scoped
                         self._parser.EndElementHandler = self._end_scoped
-                    self._scopes.append((self._depth, prefix, old))
+                    self._scopes.append((self._scope_depth, prefix, old))
                 self._prefixes[prefix] = value
                 self._kinds.clear()
 
+    def _start_scoped(self, name: str, attrs: dict[str, str]) -> None:
+        self._scope_depth += 1
+        self._start(name, attrs)
+
     def _end_scoped(self, name: str) -> None:
-        depth = self._depth
+        depth = self._scope_depth
+        self._scope_depth = depth - 1
         self._end(name)
         scopes = self._scopes
         while scopes and scopes[-1][0] == depth:
@@ -453,15 +460,17 @@ class XmlReader:
                 self._prefixes[prefix] = old
             self._kinds.clear()
         if not scopes:
+            self._parser.StartElementHandler = self._start
             self._parser.EndElementHandler = self._end
 
     # The two handlers below run for every element of every sitemap: they are written
-    # flat on purpose (no helper calls on the common path of a plain urlset).
+    # flat on purpose (no helper calls on the common path of a plain urlset). Elements
+    # are matched to their end tags by name, not by depth: a field ends at the first end
+    # tag bearing its name, an entry likewise, which is all real sitemaps need.
 
     def _start(self, name: str, attrs: dict[str, str]) -> None:
-        depth = self._depth = self._depth + 1
         if self._field:
-            return
+            return  # inside a field, markup is swallowed and only its text is kept
         if attrs:
             self._declare(attrs)
         kind = self._kinds.get(name)
@@ -472,31 +481,29 @@ class XmlReader:
             if self._ext:
                 if attrs:
                     self._ext_attrs(name, attrs)
-            elif depth == self._entry_depth + 1:
-                if F_LOC <= kind <= F_PUBLISHED:
+            elif kind >= F_LOC:
+                if kind <= F_PUBLISHED:
                     if kind == F_LINK and "href" in attrs:
                         self._atom_link(attrs)
                         kind = -1  # swallow its content
                     self._field = kind
-                    self._field_depth = depth
+                    self._field_name = name
                 elif kind == X_XHTML:
                     self._alternate(attrs)
-                elif X_IMAGE <= kind <= X_NEWS:
+                elif kind <= X_NEWS:
                     self._ext = kind
-                    self._ext_depth = depth
+                    self._ext_name = name
                     self._ext_fields = {}
         elif kind in self._entry_kinds:
             self._entry = kind
-            self._entry_depth = depth
+            self._entry_name = name
         elif self._format is None:
             self._root(name)
 
     def _end(self, name: str) -> None:
-        depth = self._depth
-        self._depth = depth - 1
         field = self._field
         if field:
-            if depth != self._field_depth:
+            if name != self._field_name:
                 return
             self._field = OTHER
             if field > 0:
@@ -512,8 +519,8 @@ class XmlReader:
                     self._finish_entry()
                     self._v[LOC] = text
         elif self._ext:
-            self._ext_end(name, depth)
-        elif self._entry and depth == self._entry_depth:
+            self._ext_end(name)
+        elif self._entry and name == self._entry_name:
             if self._v[LOC] is None:
                 text = self._text()
                 if text:  # the location as bare text: <sitemap>https://…</sitemap>
@@ -572,8 +579,8 @@ class XmlReader:
         for key, value in attrs.items():
             self._ext_fields[f"{local}@{key}"] = value
 
-    def _ext_end(self, name: str, depth: int) -> None:
-        if depth != self._ext_depth:
+    def _ext_end(self, name: str) -> None:
+        if name != self._ext_name:
             text = self._text()
             if text:
                 local = self._locals.get(name) or name.rpartition(":")[2].lower()
