@@ -156,19 +156,20 @@ class _Emitter(Sink):
         count = self.urls
         try:
             for entry in pending:
-                if type(entry) is tuple:
+                if isinstance(entry, tuple):
                     self.urls = count
                     self._sitemap(*entry)
                     count = self.urls
                     continue
                 (loc, lastmod, changefreq, priority, _, _, _, alts, images, videos, news) = entry
                 if fast(loc) is not None and "/." not in loc and len(loc) <= max_length:
-                    url: str | None = loc  # normalize_url's own fast path, inlined
+                    url: str = loc  # normalize_url's own fast path, inlined
                 else:
-                    url = normalize_url(loc, base, strict=strict, max_length=max_length)
-                    if url is None:
+                    fixed = normalize_url(loc, base, strict=strict, max_length=max_length)
+                    if fixed is None:
                         problem("bad-url", f"location {loc[:200]!r} dropped")
                         continue
+                    url = fixed
                     if not _ABSOLUTE.match(loc):
                         problem("relative-url", f"relative location {loc[:200]!r} resolved")
                 if strict and base is not None and not in_location(url, base):
@@ -203,20 +204,8 @@ class _Emitter(Sink):
                     if prio is None:
                         problem("bad-priority", f"priority {priority[:40]!r} ignored")
                 if alts is None and images is None and videos is None and news is None:
-                    out(
-                        make_url_record(
-                            url,
-                            modified,
-                            freq,
-                            prio,
-                            score(prio, freq, modified),
-                            base,
-                            (),
-                            (),
-                            (),
-                            None,
-                        )  # fmt: skip
-                    )
+                    fresh = score(prio, freq, modified)
+                    out(make_url_record(url, modified, freq, prio, fresh, base, (), (), (), None))
                 else:
                     out(self._record(url, modified, freq, prio, alts, images, videos, news))
         finally:
