@@ -1,0 +1,1 @@
+"""An example Scrapy project that finds its pages with sitemap-reader."""

@@ -1,0 +1,1 @@
+"""The example's spiders: ``demo`` (the mixin) and ``plain`` (the add-on)."""

@@ -1,0 +1,116 @@
+"""SitemapReaderMixin: sitemap discovery for a spider class (``JOBDIR``-safe callbacks)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, Spider
+from scrapy.http import Response
+
+from sitemap_reader.limits import Limits
+from sitemap_reader.rank import ScoreFunc
+from sitemap_reader.records import UrlRecord
+from sitemap_reader.scrapy.discovery import (
+    Discovery,
+    Options,
+    Rule,
+    compile_patterns,
+    split_targets,
+)
+
+if TYPE_CHECKING:
+    from twisted.python.failure import Failure
+
+
+class SitemapReaderMixin(Spider):
+    """Sitemap discovery for a spider: ``class MySpider(SitemapReaderMixin, scrapy.Spider)``.
+
+    Class attributes (or spider arguments) configure it; unset ones fall back to the
+    ``SITEMAP_READER_*`` settings, then to the library defaults::
+
+        class Shop(SitemapReaderMixin, scrapy.Spider):
+            name = "shop"
+            sitemap_targets = ["example.com"]              # domain, site, robots.txt or sitemap
+            sitemap_follow = [r"/sitemap-products"]        # child sitemaps to follow (all if empty)
+            sitemap_rules = [(r"/product/", "parse_product"), ("", "parse")]
+
+            def parse_product(self, response):
+                record = response.meta["sitemap_reader"]   # url, lastmod, priority, score, ...
+
+    ``sitemap_filter(records)`` may drop or reorder the records of each sitemap. A spider
+    that defines its own ``start()`` keeps discovery by iterating ``super().start()``.
+    """
+
+    #: Domains, site URLs, robots.txt URLs or sitemap URLs (a string splits on commas).
+    sitemap_targets: Sequence[str] | str = ()
+    #: Regexes a child sitemap URL must match to be followed (robots.txt ones too); empty: all.
+    sitemap_follow: Sequence[str | re.Pattern[str]] = ()
+    #: (regex, callback name) pairs; the first regex found in a page URL picks its callback.
+    sitemap_rules: Sequence[tuple[str | re.Pattern[str], str | Callable[..., Any]]] = (
+        ("", "parse"),
+    )
+    #: Also crawl the hreflang alternates of each page (in scope, once each).
+    sitemap_alternates: bool | None = None
+    #: "site" (default), "host" or "any": which hosts' pages a sitemap may list.
+    sitemap_scope: str | None = None
+    #: The bounds; None takes the SITEMAP_READER_* settings or the library defaults.
+    sitemap_limits: Limits | None = None
+    #: Replaces the default score (and so the page priority): ``(record, now) -> float``.
+    sitemap_score: ScoreFunc | None = None
+
+    def sitemap_filter(self, records: Iterable[UrlRecord]) -> Iterable[UrlRecord]:
+        """Hook: the records of one sitemap, in scope; return those to crawl."""
+        return records
+
+    async def start(self) -> AsyncIterator[Any]:
+        """The robots.txt / sitemap requests of ``sitemap_targets``, then ``super().start()``."""
+        for request in self._sitemap_reader().start_requests():
+            yield request
+        async for item in super().start():
+            yield item
+
+    def _sitemap_reader_parse(self, response: Response) -> Iterator[Request]:
+        """Callback of robots.txt and sitemap requests (a spider method: JOBDIR-safe)."""
+        return self._sitemap_reader().on_response(response)
+
+    def _sitemap_reader_failed(self, failure: Failure) -> Iterator[Request]:
+        """Errback of robots.txt and sitemap requests: log, fall back, go on."""
+        return self._sitemap_reader().on_failure(failure)
+
+    def _sitemap_reader(self) -> Discovery:
+        discovery = self.__dict__.get("_sitemap_reader_discovery")
+        if discovery is None:
+            discovery = self.__dict__["_sitemap_reader_discovery"] = self._make_discovery()
+        assert isinstance(discovery, Discovery)
+        return discovery
+
+    def _make_discovery(self) -> Discovery:
+        base = Options.from_settings(self.crawler.settings)
+        alternates = self.sitemap_alternates
+        options = dataclasses.replace(
+            base,
+            targets=split_targets(self.sitemap_targets) or base.targets,
+            follow=compile_patterns(self.sitemap_follow) or base.follow,
+            alternates=base.alternates if alternates is None else alternates,
+            scope=self.sitemap_scope or base.scope,
+            limits=self.sitemap_limits or base.limits,
+            score=self.sitemap_score,
+        )
+        return Discovery(
+            options,
+            self.crawler,
+            self._rules(),
+            record_filter=self.sitemap_filter,
+            callback=self._sitemap_reader_parse,
+            errback=self._sitemap_reader_failed,
+        )
+
+    def _rules(self) -> list[Rule]:
+        rules: list[Rule] = []
+        for pattern, callback in self.sitemap_rules:
+            method = getattr(self, callback) if isinstance(callback, str) else callback
+            rules.append((compile_patterns([pattern])[0], method))
+        return rules

@@ -1,0 +1,120 @@
+"""Run one Scrapy crawl of the test site; the Scrapy tests start it in a subprocess.
+
+``python tests/scrapy/runner.py MODE BASE OUT [--jobdir DIR] [--stop-after N] [--alternates]``
+
+MODE is ``mixin`` (a SitemapReaderMixin spider), ``middleware`` (a plain spider with
+SitemapStartMiddleware) or ``addon`` (a plain spider with the Addon). Every page callback
+appends one JSON line to OUT: the URL, the request priority, ``meta["sitemap_reader"]``.
+With ``--stop-after N`` the spider closes itself after N pages, with ``--pagecount N``
+Scrapy closes it after N responses of any kind (an interrupted job, for ``--jobdir``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.crawler import CrawlerProcess
+from scrapy.exceptions import CloseSpider
+from scrapy.http import Response
+
+from sitemap_reader.scrapy import META_KEY, SitemapReaderMixin
+
+MAXSIZE = 256 * 1024  # testsite.MAXSIZE (this script runs without the tests package)
+
+
+class Recorder:
+    """Appends one JSON line per page; raises CloseSpider after ``stop_after`` pages."""
+
+    out: str = ""
+    stop_after: int = 0
+    pages: int = 0
+
+    def record(self, response: Response) -> Iterator[Request]:
+        line = {
+            "url": response.url,
+            "priority": response.request.priority if response.request else None,
+            "meta": response.meta.get(META_KEY),
+            "depth": response.meta.get("depth"),
+        }
+        with open(self.out, "a", encoding="utf-8") as stream:
+            stream.write(json.dumps(line) + "\n")
+        self.pages += 1
+        if self.stop_after and self.pages >= self.stop_after:
+            raise CloseSpider("paused")
+        return iter(())
+
+
+class MixinSpider(Recorder, SitemapReaderMixin, Spider):
+    """The mixin path: the targets are a class attribute."""
+
+    name = "mixin"
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        return self.record(response)
+
+
+class PlainSpider(Recorder, Spider):
+    """A spider that knows nothing about sitemaps (middleware and add-on paths)."""
+
+    name = "plain"
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        return self.record(response)
+
+
+def main() -> None:
+    """Parse the arguments, configure, crawl."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["mixin", "middleware", "addon"])
+    parser.add_argument("base")
+    parser.add_argument("out")
+    parser.add_argument("--jobdir")
+    parser.add_argument("--stop-after", type=int, default=0)
+    parser.add_argument("--pagecount", type=int, default=0, help="CLOSESPIDER_PAGECOUNT")
+    parser.add_argument("--alternates", action="store_true")
+    parser.add_argument("--target", help="crawl this target instead of BASE/")
+    parser.add_argument("--set", action="append", default=[], help="NAME=JSON, a setting")
+    args = parser.parse_args()
+    settings: dict[str, Any] = {
+        "LOG_LEVEL": "INFO",
+        "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+        "CONCURRENT_REQUESTS": 1,
+        # No download while a callback's output is still being scheduled: with one request
+        # at a time the crawl order is then exactly the scheduler's priority order.
+        "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 1,
+        "DOWNLOAD_MAXSIZE": MAXSIZE,
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "RETRY_ENABLED": False,
+        "SITEMAP_READER_ALTERNATES": args.alternates,
+    }
+    if args.jobdir:
+        settings["JOBDIR"] = args.jobdir
+    for pair in args.set:
+        name, _, value = pair.partition("=")
+        settings[name] = json.loads(value)
+    if args.pagecount:
+        settings["CLOSESPIDER_PAGECOUNT"] = args.pagecount
+    spider: type[Spider] = MixinSpider
+    target = args.target or args.base + "/"
+    if args.mode == "mixin":
+        MixinSpider.sitemap_targets = [target]
+    else:
+        spider = PlainSpider
+        settings["SITEMAP_READER_TARGETS"] = [target]
+    if args.mode == "middleware":
+        settings["SPIDER_MIDDLEWARES"] = {"sitemap_reader.scrapy.SitemapStartMiddleware": 950}
+    elif args.mode == "addon":
+        settings["ADDONS"] = {"sitemap_reader.scrapy.Addon": 0}
+    Recorder.out, Recorder.stop_after = args.out, args.stop_after
+    process = CrawlerProcess(settings)
+    process.crawl(spider)
+    process.start()
+
+
+if __name__ == "__main__":
+    main()

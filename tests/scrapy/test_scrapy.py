@@ -1,0 +1,270 @@
+"""sitemap_reader.scrapy: real Scrapy crawls (subprocess, asyncio reactor) of a local site.
+
+The site (tests/scrapy/testsite.py) runs in a thread of the test process; each crawl runs
+tests/scrapy/runner.py with one request at a time and writes one JSON line per page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.settings import Settings
+
+from sitemap_reader import demo
+from sitemap_reader.scrapy import MIDDLEWARE_ORDER, Addon, Options, SitemapStartMiddleware
+from tests.scrapy.testsite import (
+    ALTERNATE_PATHS,
+    EXPECTED_PATHS,
+    HOSTILE,
+    ServerThread,
+    make_app,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNNER = Path(__file__).with_name("runner.py")
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """What one crawl left: the page lines in callback order, and its log."""
+
+    base: str
+    pages: list[dict[str, Any]]
+    log: str
+
+    @property
+    def paths(self) -> list[str]:
+        """The page paths in request order."""
+        return [page["url"].removeprefix(self.base) for page in self.pages]
+
+
+def run_crawl(mode: str, base: str, out: Path, *options: str) -> Crawl:
+    """Run runner.py in a subprocess; fail on a non-zero exit; read the page lines."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, str(RUNNER), mode, base, str(out), *options]
+    done = subprocess.run(command, env=env, cwd=out.parent, capture_output=True, timeout=60)
+    log = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 0, log[-3000:]
+    lines = out.read_text("utf-8").splitlines() if out.exists() else []
+    return Crawl(base, [json.loads(line) for line in lines], log)
+
+
+@pytest.fixture(scope="module")
+def base() -> Iterator[str]:
+    """The test site with its robots.txt, served from a thread."""
+    with ServerThread(make_app()) as origin:
+        yield origin
+
+
+@pytest.fixture(scope="module")
+def mixin(base: str, tmp_path_factory: pytest.TempPathFactory) -> Crawl:
+    """One crawl by a SitemapReaderMixin spider, shared by the tests that only read it."""
+    return run_crawl("mixin", base, tmp_path_factory.mktemp("mixin") / "pages.jsonl")
+
+
+def test_mixin_requests_every_page_once(mixin: Crawl) -> None:
+    """Every in-scope page of every sitemap is requested exactly once (dupes across sitemaps)."""
+    counts = Counter(mixin.paths)
+    assert set(counts) == EXPECTED_PATHS
+    assert set(counts.values()) == {1}
+    assert "'finish_reason': 'finished'" in mixin.log
+
+
+def test_callbacks_receive_the_record_in_meta(mixin: Crawl) -> None:
+    """meta["sitemap_reader"] holds the record dict; the priority comes from its score."""
+    for page in mixin.pages:
+        record = page["meta"]
+        assert record["url"] == page["url"]
+        assert list(record)[:6] == ["url", "lastmod", "changefreq", "priority", "score", "sitemap"]
+        assert record["sitemap"].startswith(mixin.base + "/")
+        assert abs(page["priority"] - record["score"] * 1000) <= 1
+    pages = {p["url"].removeprefix(mixin.base): p["meta"] for p in mixin.pages}
+    assert pages["/p/a"]["priority"] == 1.0
+    assert pages["/p/a"]["alternates"] == [{"hreflang": "de", "url": mixin.base + "/de/p/a"}]
+
+
+def test_pages_found_in_sitemaps_start_at_depth_zero(mixin: Crawl) -> None:
+    """Sitemap hops do not count as depth: DEPTH_LIMIT applies from each page on."""
+    assert {page["depth"] for page in mixin.pages} == {0}
+    assert any(page["meta"]["sitemap"].endswith("/news.xml") for page in mixin.pages)
+
+
+def test_higher_scores_are_requested_first(mixin: Crawl) -> None:
+    """With one request at a time, pages are requested in non-increasing score order."""
+    priorities = [page["priority"] for page in mixin.pages]
+    assert len(set(priorities)) >= 8
+    assert priorities == sorted(priorities, reverse=True)
+
+
+def test_hostile_children_log_a_problem_and_the_crawl_goes_on(mixin: Crawl) -> None:
+    """Broken, bomb, XXE, oversize and missing children each log a problem; siblings go on."""
+    for path, text in HOSTILE.items():
+        assert text in mixin.log, path
+    assert {"/b/1", "/b/2"} <= set(mixin.paths)  # the broken child's entries before the cut
+    assert "/n/2" in mixin.paths  # a sibling listed after the hostile ones in the index
+    assert "Traceback" not in mixin.log
+
+
+def test_download_maxsize_drops_a_bigger_child(mixin: Crawl) -> None:
+    """A child over DOWNLOAD_MAXSIZE is cancelled by Scrapy and none of its pages is crawled."""
+    assert "larger than download max size (262144)" in mixin.log
+    assert "/big/1" not in mixin.paths
+    assert "decompressed size exceeds 262144 bytes" in mixin.log  # the bomb's cap follows it
+
+
+def test_scope_drops_the_foreign_host(mixin: Crawl) -> None:
+    """A URL on another host, listed by the site's sitemap, is not requested."""
+    assert not any("partner.example.net" in page["url"] for page in mixin.pages)
+    assert "'sitemap_reader/urls_out_of_scope': 1" in mixin.log
+
+
+@pytest.mark.parametrize("mode", ["mixin", "middleware"])
+def test_jobdir_interrupted_after_pages_resumes_without_loss(
+    mode: str, base: str, tmp_path: Path
+) -> None:
+    """A JOBDIR crawl stopped after 5 pages and resumed requests each page exactly once."""
+    out, job = tmp_path / "pages.jsonl", str(tmp_path / "job")
+    first = run_crawl(mode, base, out, "--jobdir", job, "--stop-after", "5")
+    assert len(first.pages) == 5
+    assert "'finish_reason': 'paused'" in first.log
+    second = run_crawl(mode, base, out, "--jobdir", job)
+    counts = Counter(second.paths)
+    assert set(counts) == EXPECTED_PATHS
+    assert set(counts.values()) == {1}
+
+
+def test_jobdir_interrupted_during_discovery_resumes_the_sitemaps(
+    base: str, tmp_path: Path
+) -> None:
+    """A JOBDIR crawl stopped among the sitemaps resumes them (spider-method callbacks)."""
+    out, job = tmp_path / "pages.jsonl", str(tmp_path / "job")
+    first = run_crawl("mixin", base, out, "--jobdir", job, "--pagecount", "4")
+    assert "'finish_reason': 'closespider_pagecount'" in first.log
+    assert len(first.pages) < len(EXPECTED_PATHS)
+    second = run_crawl("mixin", base, out, "--jobdir", job)
+    for crawl in (first, second):
+        assert "Unable to serialize" not in crawl.log
+        assert "unserializable" not in crawl.log
+    counts = Counter(second.paths)
+    assert set(counts) == EXPECTED_PATHS
+    assert set(counts.values()) == {1}
+
+
+@pytest.mark.parametrize("mode", ["middleware", "addon"])
+def test_middleware_and_addon_crawl_the_same_set(
+    mode: str, base: str, mixin: Crawl, tmp_path: Path
+) -> None:
+    """A plain spider with the start middleware (or the add-on) crawls what the mixin does."""
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl")
+    counts = Counter(crawl.paths)
+    assert set(counts) == set(mixin.paths)
+    assert set(counts.values()) == {1}
+    assert all(page["meta"]["url"] == page["url"] for page in crawl.pages)
+    for text in HOSTILE.values():
+        assert text in crawl.log
+
+
+def test_alternates_are_crawled_when_asked(base: str, tmp_path: Path) -> None:
+    """With alternates on, hreflang alternates in scope are requested too, once each."""
+    crawl = run_crawl("mixin", base, tmp_path / "pages.jsonl", "--alternates")
+    counts = Counter(crawl.paths)
+    assert set(counts) == EXPECTED_PATHS | ALTERNATE_PATHS
+    assert set(counts.values()) == {1}
+
+
+def test_without_robots_txt_the_well_known_paths_are_found(tmp_path: Path) -> None:
+    """A 404 robots.txt: /sitemap_index.xml and /sitemap.txt are probed and crawled."""
+    with ServerThread(make_app(robots=False)) as origin:
+        crawl = run_crawl("mixin", origin, tmp_path / "pages.jsonl")
+    assert set(crawl.paths) == EXPECTED_PATHS
+    assert "trying well-known paths" in crawl.log
+    assert "not-a-sitemap" not in crawl.log  # HTML at the other well-known paths is quiet
+
+
+def test_max_depth_bounds_the_index_nesting(base: str, tmp_path: Path) -> None:
+    """With max depth 0 the robots.txt sitemaps are read, their children are not."""
+    setting = "SITEMAP_READER_MAX_DEPTH=0"
+    crawl = run_crawl("mixin", base, tmp_path / "pages.jsonl", "--set", setting)
+    assert set(crawl.paths) == {"/t/1", "/t/2", "/p/c"}
+    assert "pages.xml.gz: deeper than max_depth=0" in crawl.log
+
+
+def test_follow_filters_robots_and_index_sitemaps(base: str, tmp_path: Path) -> None:
+    """SITEMAP_READER_FOLLOW applies to robots.txt sitemaps and index children alike."""
+    setting = 'SITEMAP_READER_FOLLOW=["_index", "/pages"]'
+    crawl = run_crawl("middleware", base, tmp_path / "pages.jsonl", "--set", setting)
+    assert set(crawl.paths) == {"/p/a", "/p/b", "/p/c", "/p/d", "/p/e", "/p/f"}
+    assert "HTTP 404" not in crawl.log  # missing.xml was never requested
+
+
+@pytest.mark.parametrize("mode", ["mixin", "middleware"])
+def test_bare_domain_falls_back_to_http(mode: str, base: str, tmp_path: Path) -> None:
+    """A bare host:port target tries https first; the failed handshake falls back to http."""
+    bare = base.removeprefix("http://")
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--target", bare)
+    assert f"https://{bare}/robots.txt" in crawl.log
+    assert "trying http" in crawl.log
+    assert set(crawl.paths) == EXPECTED_PATHS
+
+
+@pytest.mark.parametrize("spider", ["demo", "plain"])
+def test_example_project_crawls_the_demo_site(spider: str) -> None:
+    """examples/scrapy_project/run.py crawls every page of the demo site, once, in one command."""
+    script = ROOT / "examples" / "scrapy_project" / "run.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, str(script), spider]
+    done = subprocess.run(command, env=env, capture_output=True, timeout=60)
+    log = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 0, log[-3000:]
+    found = re.search(r"demo site running at (http://127\.0\.0\.1:\d+)/", log)
+    assert found is not None
+    urls = [json.loads(line)["url"] for line in done.stdout.decode().splitlines()]
+    assert sorted(urls) == sorted(demo.expected_urls(found.group(1)))
+    assert "broken.xml: xml-syntax" in log
+
+
+def test_import_without_scrapy_names_the_extra() -> None:
+    """Importing sitemap_reader.scrapy without Scrapy fails with the extra to install."""
+    code = "import sys; sys.modules['scrapy'] = None; import sitemap_reader.scrapy"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
+    assert done.returncode != 0
+    assert b"ImportError: sitemap_reader.scrapy needs Scrapy" in done.stderr
+    assert b"pip install sitemap-reader[scrapy]" in done.stderr
+
+
+def test_addon_enables_the_middleware_under_project_settings() -> None:
+    """The add-on adds the middleware at 950 and its defaults lose to project settings."""
+    settings = Settings({"SITEMAP_READER_MAX_DEPTH": 3})
+    Addon().update_settings(settings)
+    assert settings.getdict("SPIDER_MIDDLEWARES")[SitemapStartMiddleware] == MIDDLEWARE_ORDER
+    assert settings.getint("SITEMAP_READER_MAX_DEPTH") == 3
+    assert settings.get("SITEMAP_READER_CALLBACK") == "parse"
+
+
+def test_options_read_the_settings() -> None:
+    """SITEMAP_READER_* settings become Options; a target string splits on commas."""
+    settings = Settings(
+        {
+            "SITEMAP_READER_TARGETS": "a.example, https://b.example/sitemap.xml",
+            "SITEMAP_READER_FOLLOW": [r"/products"],
+            "SITEMAP_READER_MAX_SITEMAPS": 5,
+            "DOWNLOAD_MAXSIZE": 1024,
+        }
+    )
+    options = Options.from_settings(settings)
+    assert options.targets == ("a.example", "https://b.example/sitemap.xml")
+    assert [p.pattern for p in options.follow] == ["/products"]
+    assert options.limits.max_sitemaps == 5
+    assert options.limits.max_depth == 8
+    assert options.scope == "site"
