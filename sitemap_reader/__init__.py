@@ -13,7 +13,13 @@ site; :func:`parse` and :class:`SitemapParser` read bytes you already have.
 from __future__ import annotations
 
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader, Stats, iter_urls
-from sitemap_reader.errors import DiscoveryError, FetchError, SitemapReaderError, UsageError
+from sitemap_reader.errors import (
+    DiscoveryError,
+    FetchError,
+    SitemapReaderError,
+    StateError,
+    UsageError,
+)
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots
@@ -42,6 +48,7 @@ __all__ = [
     "SitemapReader",
     "SitemapReaderError",
     "SitemapRef",
+    "StateError",
     "Stats",
     "UrlRecord",
     "UsageError",

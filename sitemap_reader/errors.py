@@ -23,3 +23,8 @@ class FetchError(SitemapReaderError):
 
 class DiscoveryError(SitemapReaderError):
     """Nothing could be discovered for a target: unreachable, or no sitemap anywhere."""
+
+
+class StateError(UsageError):
+    """An incremental state file cannot be used: not a state file, a newer schema, in use
+    by another run, or an I/O error."""

@@ -68,6 +68,12 @@ class Limits:
     #: Redirects per sitemap fetch: aiohttp's default.
     max_redirects: int = 10
 
+    # --- ranked output ---
+    #: Records a ranked run keeps in memory; beyond it they spill to a temporary SQLite
+    #: file and are sorted there. A record with its strings and datetime costs about
+    #: 0.5 KiB in memory, so 100,000 is about 50 MiB; ``top=N`` needs only N.
+    max_ranked_in_memory: int = 100_000
+
     # --- time ---
     #: Seconds to establish a connection.
     connect_timeout: float = 10.0
@@ -77,6 +83,15 @@ class Limits:
     sitemap_timeout: float = 120.0
     #: Extra attempts after a retryable failure (408, 429, 5xx, reset, timeout).
     retries: int = 3
+    #: Fresh fetches of a sitemap whose body was cut by a lost connection (a reset mid-body).
+    #: The records already sent are dropped by the run's dedupe, so a retry costs only
+    #: bandwidth; one rides out a transient reset without re-reading a flaky 50 MB file.
+    body_retries: int = 1
+    #: Sitemaps of one host that may fail in a row with a retryable status (429, 5xx) after
+    #: all their retries before its further sitemaps get a single attempt each: a host
+    #: in a 503 storm is not hammered, and the storm costs seconds instead of
+    #: sitemaps x retries x backoff (minutes on a big site).
+    max_host_storm_failures: int = 3
     #: Longest Retry-After we honour, in seconds; a longer one means give up now.
     max_retry_after: float = 60.0
     #: Base of the jittered exponential backoff, in seconds.

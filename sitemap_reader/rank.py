@@ -22,7 +22,8 @@ detects it per sitemap with a streaming estimate (:class:`LastmodVote`: a Boyer-
 majority vote over the records' lastmod values, no per-value memory): when at least
 :data:`UNIFORM_MIN_RECORDS` records were seen and one value's vote count is at least
 :data:`UNIFORM_LASTMOD_SHARE` (0.8) of all records, the sitemap is *uniform* and its
-records' lastmod is discounted: scored as if absent (recency 0.125). The vote count is
+records' lastmod is discounted: its recency counts at most as much as an absent
+lastmod's (0.125), so a uniform stamp can lower a score, never raise it. The vote count is
 a lower bound of the true count (and at least ``2 * share - 1`` of it), so every sitemap
 where 90% or more of the URLs share a lastmod is caught, and none below 80% is. The
 crawler holds back the first :data:`UNIFORM_MIN_RECORDS` records of each sitemap until

@@ -129,6 +129,10 @@ class UrlRecord:
     ``lastmod`` is an aware UTC datetime or None; ``changefreq`` a lower-case protocol
     value or None; ``priority`` a float in [0, 1] or None (absent or invalid);
     ``score`` the ranking score in [0, 1]; ``sitemap`` the URL of the sitemap it came from.
+    ``revisit`` is a suggested revisit interval in seconds for a crawl scheduler (set by
+    the crawler, see :func:`sitemap_reader.rank.revisit_interval`; None from the bare
+    parser); ``removed`` is True only on the records an incremental run emits for URLs
+    that left the site's sitemaps (``removed=True`` of :class:`SitemapReader`).
     """
 
     url: str
@@ -141,6 +145,8 @@ class UrlRecord:
     images: tuple[Image, ...] = ()
     videos: tuple[Video, ...] = ()
     news: News | None = None
+    revisit: float | None = None
+    removed: bool = False
 
     def to_dict(self) -> JsonDict:
         """The JSON shape of DESIGN.md; the extension keys only when present.
@@ -164,6 +170,10 @@ class UrlRecord:
             out["videos"] = [v.to_dict() for v in self.videos]
         if self.news is not None:
             out["news"] = self.news.to_dict()
+        if self.revisit is not None:
+            out["revisit"] = round(self.revisit)
+        if self.removed:
+            out["removed"] = True
         return out
 
 
@@ -206,12 +216,24 @@ def _record_factory() -> Any:
 
     A frozen dataclass assigns each field through ``object.__setattr__``; the parser makes
     one record per URL, so it fills the slots directly instead. The result is identical to
-    ``UrlRecord(...)`` with every argument given positionally.
+    ``UrlRecord(...)`` with the first ten arguments given positionally; the two optional
+    trailing fields (``revisit``, ``removed``) get their defaults.
     """
     new = object.__new__
-    (s_url, s_lastmod, s_freq, s_prio, s_score, s_sitemap, s_alts, s_imgs, s_vids, s_news) = (
-        _slot_setters(UrlRecord)
-    )
+    (
+        s_url,
+        s_lastmod,
+        s_freq,
+        s_prio,
+        s_score,
+        s_sitemap,
+        s_alts,
+        s_imgs,
+        s_vids,
+        s_news,
+        s_revisit,
+        s_removed,
+    ) = _slot_setters(UrlRecord)
 
     def make(
         url: str,
@@ -236,6 +258,8 @@ def _record_factory() -> Any:
         s_imgs(record, images)
         s_vids(record, videos)
         s_news(record, news)
+        s_revisit(record, None)
+        s_removed(record, False)
         return record
 
     return make

@@ -1,4 +1,4 @@
-"""Tests for sitemap_reader.rank: the default score."""
+"""Tests for sitemap_reader.rank: the default score, the lastmod vote, revisit intervals."""
 
 from __future__ import annotations
 
@@ -10,7 +10,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_reader.parse.normalize import CHANGEFREQS
-from sitemap_reader.rank import FREQUENCY_RANK, default_score, score_record
+from sitemap_reader.rank import (
+    FREQUENCY_RANK,
+    MAX_REVISIT_SECONDS,
+    MIN_REVISIT_SECONDS,
+    REVISIT_SECONDS,
+    UNIFORM_MIN_RECORDS,
+    LastmodVote,
+    default_score,
+    order_key,
+    revisit_interval,
+    score_record,
+)
 from sitemap_reader.records import UrlRecord
 
 NOW = datetime(2024, 3, 5, 12, tzinfo=UTC)
@@ -107,3 +118,66 @@ def test_newer_never_scores_lower(
         return
     older, newer = sorted((a, b))
     assert default_score(priority, freq, newer, NOW) >= default_score(priority, freq, older, NOW)
+
+
+# --------------------------------------------------------------------------- lastmod vote
+
+stamps = st.lists(st.one_of(st.none(), st.integers(0, 3)), max_size=300)
+
+
+@given(stamps)
+def test_vote_catches_90_percent_and_never_below_80(values: list[int | None]) -> None:
+    """uniform is True when >= 90% share a lastmod, False when none reaches 80%."""
+    vote = LastmodVote()
+    for value in values:
+        vote.add(None if value is None else NOW - timedelta(days=value))
+    counts = [values.count(v) for v in range(4)]
+    top = max(counts, default=0)
+    enough = len(values) >= UNIFORM_MIN_RECORDS
+    if enough and top >= 0.9 * len(values):
+        assert vote.uniform
+    if top < 0.8 * len(values):
+        assert not vote.uniform
+
+
+def test_vote_needs_enough_records() -> None:
+    """A handful of URLs sharing a lastmod is plausible: not uniform, not ready."""
+    vote = LastmodVote()
+    for _ in range(UNIFORM_MIN_RECORDS - 1):
+        vote.add(NOW)
+    assert not vote.ready and not vote.uniform
+    vote.add(NOW)
+    assert vote.ready and vote.uniform and vote.candidate == NOW
+
+
+# --------------------------------------------------------------------------- revisit
+
+
+def test_revisit_from_changefreq() -> None:
+    """Each changefreq has its interval; more frequent is never longer."""
+    intervals = [revisit_interval(freq) for freq in CHANGEFREQS]
+    assert intervals == sorted(intervals)
+    assert revisit_interval("daily") == REVISIT_SECONDS["daily"] == 86400
+    assert revisit_interval(None) == revisit_interval("weekly")
+
+
+@given(lastmods, lastmods, freqs)
+def test_revisit_observed_interval(
+    lastmod: datetime | None, previous: datetime | None, freq: str | None
+) -> None:
+    """A lastmod that moved forward gives the clamped observed interval; else changefreq."""
+    value = revisit_interval(freq, lastmod, previous)
+    if lastmod is not None and previous is not None and lastmod > previous:
+        observed = (lastmod - previous).total_seconds()
+        assert value == min(MAX_REVISIT_SECONDS, max(MIN_REVISIT_SECONDS, observed))
+    else:
+        assert value == revisit_interval(freq)
+
+
+def test_order_key_ties_by_url() -> None:
+    """Score descending, then URL ascending."""
+    records = [UrlRecord("https://b/", score=0.5), UrlRecord("https://a/", score=0.5),
+               UrlRecord("https://c/", score=0.9)]  # fmt: skip
+    assert [r.url for r in sorted(records, key=order_key)] == [
+        "https://c/", "https://a/", "https://b/"
+    ]  # fmt: skip

@@ -134,8 +134,14 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--ranked",
         action="store_true",
-        help="best first (highest score) instead of discovery order; the records are held "
-        "in memory and written when discovery ends",
+        help="best first (highest score, ties by URL) instead of discovery order, written "
+        "when discovery ends; past 100,000 records they wait in a temporary file",
+    )
+    group.add_argument(
+        "--top",
+        type=positive_int,
+        metavar="N",
+        help="only the N best records (implies --ranked; memory for N records only)",
     )
     group.add_argument(
         "--since",
@@ -158,6 +164,35 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         )
     group.add_argument(
         "--max-urls", type=positive_int, metavar="N", help="stop after writing N records"
+    )
+    _add_state_options(parser)
+
+
+def _add_state_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "incremental runs",
+        "With --state, a later run sends If-None-Match / If-Modified-Since, skips children "
+        "whose lastmod in their index did not move, and writes only the records of the "
+        "sitemaps that changed. The state is saved when the run ends normally.",
+    )
+    group.add_argument(
+        "--state", metavar="FILE", help="remember this run in FILE (SQLite; created if missing)"
+    )
+    group.add_argument(
+        "--changed-only",
+        action="store_true",
+        help="with --state: only URLs that are new or whose lastmod moved forward",
+    )
+    group.add_argument(
+        "--removed",
+        action="store_true",
+        help='with --state: also write the URLs that left the sitemaps ("removed": true)',
+    )
+    group.add_argument(
+        "--ignore-index-lastmod",
+        action="store_true",
+        help="with --state: fetch (conditionally) every child, even when its lastmod in the "
+        "index did not move",
     )
 
 
@@ -205,6 +240,13 @@ def _add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--no-guess", action="store_true", help="do not probe well-known sitemap paths"
     )
     group.add_argument("--user-agent", metavar="UA", help="the User-Agent header to send")
+    group.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="let sitemaps, indexes and redirects of a public target reach loopback, private "
+        "and link-local addresses (refused by default; a target that is itself such an "
+        "address, or localhost, or a file, is allowed anyway)",
+    )
 
 
 # --------------------------------------------------------------------------- option types

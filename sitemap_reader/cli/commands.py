@@ -88,13 +88,15 @@ class Pump:
         self.filter = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
         self.max_urls: int | None = args.max_urls
         self.ranked: bool = args.ranked
+        self.top: int | None = args.top
         self.written = 0
         self.outcome = Outcome()
 
     async def read(self, reader: SitemapReader, targets: list[str]) -> None:
         """Write every record of the targets that passes the filter, up to ``--max-urls``."""
         try:
-            async with contextlib.aclosing(reader.urls(targets, ranked=self.ranked)) as records:
+            records_of = reader.urls(targets, ranked=self.ranked, top=self.top)
+            async with contextlib.aclosing(records_of) as records:
                 async for record in records:
                     if not self._take(record):
                         break
@@ -124,12 +126,13 @@ class Pump:
 
 
 async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
+    options = reader_options(args) | state_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
     pump = Pump(args, stream)
     code, error = EXIT_OK, None
     try:
-        async with SitemapReader(**reader_options(args)) as reader:
+        async with SitemapReader(**options) as reader:
             try:
                 signum = await _crawl(args, reader, pump.read(reader, targets), pump.flush, stream)
             except DiscoveryError as exc:
@@ -202,7 +205,28 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "robots": not args.no_robots,
         "guess": not args.no_guess,
         "user_agent": args.user_agent,
+        "allow_private": True if args.allow_private else None,
         "limits": Limits().replace(**changes) if changes else None,
+    }
+
+
+def state_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The incremental options of ``dump`` (a UsageError when they make no sense).
+
+    The state is committed once, when the run ends normally: with ``-o`` the records
+    only exist once the file is committed, and on stdout a killed run may lose what was
+    still buffered; either way a run that did not finish is repeated, never lost.
+    """
+    if args.state is None:
+        if args.changed_only or args.removed or args.ignore_index_lastmod:
+            raise UsageError("--changed-only, --removed and --ignore-index-lastmod need --state")
+        return {}
+    return {
+        "state": args.state,
+        "changed_only": args.changed_only,
+        "removed": args.removed,
+        "trust_index_lastmod": not args.ignore_index_lastmod,
+        "state_commit": "run",
     }
 
 

@@ -21,7 +21,8 @@ from typing import IO, Final, Protocol
 
 from sitemap_reader.records import UrlRecord
 
-#: CSV columns, in JSONL key order; the last four hold JSON text, empty when absent.
+#: CSV columns, in JSONL key order; the extension columns hold JSON text, and every
+#: column is empty when the record has no such value.
 CSV_COLUMNS: Final = (
     "url",
     "lastmod",
@@ -33,8 +34,10 @@ CSV_COLUMNS: Final = (
     "images",
     "videos",
     "news",
+    "revisit",
+    "removed",
 )
-_JSON_COLUMNS: Final = frozenset(CSV_COLUMNS[6:])
+_JSON_COLUMNS: Final = frozenset(("alternates", "images", "videos", "news"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,13 +96,15 @@ def summary_lines(
     stopped = outcome.stopped or (f"budget: {stats.stopped}" if stats.stopped else None)
     if stopped:
         lines.append(paint("yellow", f"stopped: {stopped}"))
+    unchanged = f", {stats.sitemaps_unchanged} unchanged" if stats.sitemaps_unchanged else ""
     lines.append(
         f"sitemaps: {stats.sitemaps_ok} ok, {stats.sitemaps_failed} failed, "
-        f"{stats.sitemaps_skipped} skipped"
+        f"{stats.sitemaps_skipped} skipped{unchanged}"
     )
+    removed = f", {stats.urls_removed:,} removed" if stats.urls_removed else ""
     lines.append(
         f"URLs: {stats.urls_emitted:,} emitted, {stats.urls_duplicate:,} duplicate, "
-        f"{stats.urls_out_of_scope:,} out of scope{_written(outcome)}"
+        f"{stats.urls_out_of_scope:,} out of scope{removed}{_written(outcome)}"
     )
     lines.append(f"read: {stats.bytes / MB:.2f} MB in {stats.seconds:.2f} s")
     lines.extend(paint("red", f"failed: {url} ({reason})") for url, reason in failures(nodes))

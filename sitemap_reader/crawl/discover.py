@@ -32,13 +32,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncGenerator, Sequence
 from types import TracebackType
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
 
 from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agent
+from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
+from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, unpack
 from sitemap_reader.crawl.model import Run, Stats
+from sitemap_reader.crawl.ranked import make_sink
 from sitemap_reader.crawl.schedule import Channel
 from sitemap_reader.crawl.targets import Target, classify
 from sitemap_reader.crawl.traverse import Batch, Traversal
@@ -47,6 +52,7 @@ from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
 from sitemap_reader.rank import ScoreFunc
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.store import StateStore
 
 #: Batches buffered between the traversal and the consumer (a batch is the new records of
 #: one 64 KiB chunk, at most 2,048): enough to keep the consumer busy, small enough to
@@ -68,8 +74,15 @@ class SitemapReader:
     ``scope`` is ``site`` (the target's hosts, their www twins and subdomains, and hosts
     that cross-submit in robots.txt), ``host`` (each sitemap's own host) or ``any``.
     ``robots=False`` skips robots.txt; ``guess=False`` never probes the well-known paths.
-    ``score`` replaces the default ranking score. ``allow_private=False`` refuses to
-    connect to loopback, private and link-local addresses (SSRF guard for services).
+    ``score`` replaces the default ranking score.
+
+    ``allow_private`` is the SSRF guard (:mod:`~sitemap_reader.crawl.guard`). By default
+    (None) a public target's sitemaps, indexes and redirects may not reach loopback,
+    private, link-local or other non-public addresses (checked on the resolved address);
+    a target that is itself such an address (or ``localhost``, or a file) may. True
+    allows everything; False refuses non-public addresses even for the targets (for a
+    service that fetches targets its users submit). ``resolver`` replaces aiohttp's DNS
+    resolver (for tests: map made-up names to 127.0.0.1).
     """
 
     def __init__(
@@ -85,10 +98,20 @@ class SitemapReader:
         user_agent: str | None = None,
         limits: Limits | None = None,
         score: ScoreFunc | None = None,
-        allow_private: bool = True,
+        allow_private: bool | None = None,
+        resolver: AbstractResolver | None = None,
+        state: str | os.PathLike[str] | None = None,
+        changed_only: bool = False,
+        removed: bool = False,
+        trust_index_lastmod: bool = True,
+        state_commit: str = "sitemap",
     ) -> None:
         if concurrency < 1 or per_host < 1:
             raise UsageError("concurrency and per_host must be at least 1")
+        if state is None and (changed_only or removed):
+            raise UsageError("changed_only and removed need a state file (state=PATH)")
+        if state_commit not in COMMIT_MODES:
+            raise UsageError(f"state_commit must be one of {', '.join(COMMIT_MODES)}")
         if scope not in SCOPE_MODES:
             raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {scope!r}")
         if timeout is not None and timeout <= 0:
@@ -104,20 +127,54 @@ class SitemapReader:
         self.user_agent = user_agent or default_user_agent()
         self.score = score
         self.allow_private = allow_private
+        self.state = state
+        self.changed_only = changed_only
+        self.removed = removed
+        self.trust_index_lastmod = trust_index_lastmod
+        self.state_commit = state_commit
         self.last_run: Run | None = None
-        self._session: aiohttp.ClientSession | None = None
+        self._given_resolver = resolver
+        self._resolver: AbstractResolver | None = None
+        self._policy = AddressPolicy()
+        self._sessions: list[aiohttp.ClientSession] = []
+        self._fetchers: dict[bool, Fetcher] = {}  # by "private addresses allowed"
         self._fetcher: Fetcher | None = None
 
     async def __aenter__(self) -> SitemapReader:
-        self._session = build_session(
-            concurrency=self.concurrency,
-            per_host=self.per_host,
-            user_agent=self.user_agent,
-            limits=self.limits,
-            allow_private=self.allow_private,
-        )
-        self._fetcher = Fetcher(self._session, self.limits, allow_private=self.allow_private)
+        self._resolver = self._given_resolver or aiohttp.DefaultResolver()
+        self._fetcher = self._new_fetcher(private=self.allow_private is True)
         return self
+
+    def _new_fetcher(self, *, private: bool) -> Fetcher:
+        """A session and its fetcher: open (any address) or guarded (public only).
+
+        The two never share a connection pool or a DNS cache, so nothing a trusted site
+        resolved or connected to can be reused by a guarded one.
+        """
+        fetcher = self._fetchers.get(private)
+        if fetcher is None:
+            assert self._resolver is not None
+            resolver = (
+                self._resolver if private else PublicOnlyResolver(self._resolver, self._policy)
+            )
+            session = build_session(
+                concurrency=self.concurrency,
+                per_host=self.per_host,
+                user_agent=self.user_agent,
+                limits=self.limits,
+                resolver=resolver,
+            )
+            self._sessions.append(session)
+            fetcher = Fetcher(session, self.limits, policy=None if private else self._policy)
+            self._fetchers[private] = fetcher
+        return fetcher
+
+    def fetcher_for(self, target: Target) -> Fetcher:
+        """The fetcher for the site of ``target``: guarded unless private is allowed."""
+        private = private_allowed(target, self.allow_private)
+        if not private and self.allow_private is None and target.host:
+            self._policy.trust(target.host)  # the user typed this name: it may be anywhere
+        return self._new_fetcher(private=private)
 
     async def __aexit__(
         self,
@@ -125,9 +182,14 @@ class SitemapReader:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._session is not None:
-            await self._session.close()
-        self._session = self._fetcher = None
+        for session in self._sessions:
+            await session.close()
+        if self._resolver is not None and self._resolver is not self._given_resolver:
+            await self._resolver.close()
+        self._resolver = None
+        self._sessions.clear()
+        self._fetchers.clear()
+        self._fetcher = None
 
     @property
     def stats(self) -> Stats | None:
@@ -135,7 +197,7 @@ class SitemapReader:
         return None if self.last_run is None else self.last_run.stats
 
     async def urls(
-        self, target: str | Sequence[str], *, ranked: bool = False
+        self, target: str | Sequence[str], *, ranked: bool = False, top: int | None = None
     ) -> AsyncGenerator[UrlRecord, None]:
         """Stream the URL records of one target (or several, deduped together).
 
@@ -144,37 +206,50 @@ class SitemapReader:
         :attr:`last_run` (live while it goes). Raises
         :class:`~sitemap_reader.errors.DiscoveryError` at the end when nothing could be
         discovered for any target (unreachable, or no sitemap anywhere).
+
+        Ranked output holds ``Limits.max_ranked_in_memory`` records in memory and spills
+        the rest to a temporary SQLite file; ``top=N`` yields only the N best (implies
+        ``ranked``; memory proportional to N).
         """
-        async with contextlib.aclosing(self.batches(target, ranked=ranked)) as batches:
+        async with contextlib.aclosing(self.batches(target, ranked=ranked, top=top)) as batches:
             async for batch in batches:
                 for record in batch:
                     yield record
 
     async def batches(
-        self, target: str | Sequence[str], *, ranked: bool = False
+        self, target: str | Sequence[str], *, ranked: bool = False, top: int | None = None
     ) -> AsyncGenerator[list[UrlRecord], None]:
         """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead."""
+        if top is not None and top < 1:
+            raise UsageError("top must be at least 1")
         run, targets = self._new_run(target)
         channel: Channel[Batch] = Channel(CHANNEL_BATCHES)
         traversal = Traversal(self, run, targets, channel)
+        sink = make_sink(ranked, top, self.limits)
+        traversal.state = state = self._open_state(run, commit_each=sink is None)
         task = asyncio.create_task(traversal.run())
         try:
-            if ranked:
-                collected: list[UrlRecord] = []
-                while (batch := await channel.get()) is not None:
-                    collected.extend(batch)
-                collected.sort(key=lambda r: (-r.score, r.url))
-                for start in range(0, len(collected), 1024):
-                    yield collected[start : start + 1024]
-            else:
-                while (batch := await channel.get()) is not None:
+            async with contextlib.aclosing(unpack(channel)) as source:
+                async for batch in source:
+                    if sink is None:
+                        yield batch
+                    else:
+                        sink.add(batch)
+            if sink is not None:
+                for batch in sink.drain():
                     yield batch
             await task
+            if state is not None:
+                state.commit()  # the consumer took every record: the run is saved
         finally:
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if sink is not None:
+                sink.close()
+            if state is not None:
+                state.close()
         if run.error is not None:
             raise DiscoveryError(run.error)
 
@@ -186,8 +261,34 @@ class SitemapReader:
         Nothing is raised when nothing was found: ``run.error`` says why instead.
         """
         run, targets = self._new_run(target)
-        await Traversal(self, run, targets, None).run()
+        traversal = Traversal(self, run, targets, None)
+        traversal.state = state = self._open_state(run, commit_each=True)
+        try:
+            await traversal.run()
+            if state is not None:
+                state.commit()
+        finally:
+            if state is not None:
+                state.close()
         return run
+
+    def _open_state(self, run: Run, *, commit_each: bool) -> Incremental | None:
+        """The incremental state of a run (None without ``state``)."""
+        if self.state is None:
+            return None
+        store = StateStore(self.state)
+        try:
+            return Incremental(
+                store,
+                run.stats,
+                changed_only=self.changed_only,
+                removed=self.removed,
+                trust_index_lastmod=self.trust_index_lastmod,
+                commit_each=commit_each and self.state_commit == "sitemap",
+            )
+        except BaseException:
+            store.close()
+            raise
 
     def _new_run(self, target: str | Sequence[str]) -> tuple[Run, list[Target]]:
         if self._fetcher is None:

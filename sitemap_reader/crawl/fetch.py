@@ -16,8 +16,14 @@ Theory of operation
 * Retries (408, 429, 500, 502, 503, 504, resets, socket timeouts) use full-jitter
   exponential backoff; ``Retry-After`` (seconds or HTTP date) replaces the backoff when
   it is within ``Limits.max_retry_after`` and ends the fetch when it is longer. Once a
-  body has started, nothing is retried: its records are already out, and a body that
-  ends early keeps them (the failure becomes a problem).
+  body has started, the fetcher retries nothing: its records are already out, and a body
+  that ends early keeps them (the failure becomes a problem). The traversal fetches a
+  body cut by a lost connection once more (``Limits.body_retries``; the run's dedupe
+  drops what was already sent). A host whose sitemaps keep failing with retryable
+  statuses gets single attempts (``Limits.max_host_storm_failures``).
+* SSRF: a guarded session (:mod:`~sitemap_reader.crawl.guard`) refuses non-public
+  addresses in its resolver, and :meth:`Fetcher._check_address` refuses non-public IP
+  literals (which never reach a resolver) before every request and redirect hop.
 * Time: aiohttp enforces the connect and the per-read timeouts; :class:`Deadline` is the
   per-sitemap budget. It restarts with each attempt and pauses while we wait on purpose
   (backoff, or a slow consumer holding the output queue), so only the server's time counts.
@@ -28,19 +34,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import ipaddress
 import random
-import socket
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from types import TracebackType
 
 import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.abc import AbstractResolver
 from yarl import URL
 
+from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress
 from sitemap_reader.errors import FetchError
 from sitemap_reader.limits import Limits
 
@@ -162,42 +167,24 @@ class Deadline:
             self._timeout.reschedule(asyncio.get_running_loop().time() + self._remaining)
 
 
-def _is_public(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address.split("%", 1)[0]).is_global
-    except ValueError:
-        return False
-
-
-class PublicOnlyResolver(AbstractResolver):
-    """A resolver that drops loopback, private, link-local and reserved addresses."""
-
-    def __init__(self) -> None:
-        self._inner = aiohttp.ThreadedResolver()
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        """Resolve ``host`` and keep only globally routable addresses."""
-        found = [r for r in await self._inner.resolve(host, port, family) if _is_public(r["host"])]
-        if not found:
-            raise OSError(f"{host} resolves only to non-public addresses")
-        return found
-
-    async def close(self) -> None:
-        """Release the inner resolver."""
-        await self._inner.close()
-
-
 def build_session(
-    *, concurrency: int, per_host: int, user_agent: str, limits: Limits, allow_private: bool
+    *,
+    concurrency: int,
+    per_host: int,
+    user_agent: str,
+    limits: Limits,
+    resolver: AbstractResolver | None = None,
 ) -> aiohttp.ClientSession:
-    """The one session of a reader: bounded pool, our timeouts, no transparent gunzip."""
+    """A session of a reader: bounded pool, our timeouts, no transparent gunzip.
+
+    ``resolver`` is the connector's resolver (the SSRF guard's
+    :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver` for guarded sites).
+    """
     connector = aiohttp.TCPConnector(
         limit=concurrency,
         limit_per_host=per_host,
         ttl_dns_cache=300,
-        resolver=None if allow_private else PublicOnlyResolver(),
+        resolver=resolver,
     )
     timeout = aiohttp.ClientTimeout(
         total=None, sock_connect=limits.connect_timeout, sock_read=limits.read_timeout
@@ -239,6 +226,10 @@ class Response:
         except TimeoutError as exc:
             raise FetchFailed("timeout", "read timeout in body") from exc
 
+    def header(self, name: str) -> str | None:
+        """A header of the final response (None when absent, or without a response)."""
+        return None if self._raw is None else self._raw.headers.get(name)
+
     def release(self) -> None:
         """Return the connection to the pool (or close it if the body was not read)."""
         if self._raw is not None:
@@ -252,9 +243,9 @@ def _describe(exc: BaseException) -> str:
 
 def _translate(exc: BaseException) -> FetchFailed:
     """aiohttp / OS exceptions to our codes (not raised here: the caller chains it)."""
+    if _is_blocked(exc):
+        return FetchFailed("blocked", str(getattr(exc, "os_error", exc)))
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientSSLError):
-        if "non-public" in str(exc):
-            return FetchFailed("blocked", f"refused non-public address: {_describe(exc)}")
         return FetchFailed("connect", f"cannot connect: {_describe(exc)}")
     if isinstance(exc, TimeoutError):
         return FetchFailed("timeout", f"timeout: {_describe(exc)}")
@@ -267,15 +258,23 @@ def _translate(exc: BaseException) -> FetchFailed:
 
 def _retryable(exc: BaseException) -> bool:
     """Resets and timeouts are worth another attempt; TLS and bad URLs are not."""
-    if isinstance(exc, aiohttp.ClientSSLError | aiohttp.InvalidURL):
+    if isinstance(exc, aiohttp.ClientSSLError | aiohttp.InvalidURL) or _is_blocked(exc):
         return False
     return isinstance(exc, aiohttp.ClientConnectionError | TimeoutError)
+
+
+def _is_blocked(exc: BaseException) -> bool:
+    """The SSRF guard refused the address (aiohttp wraps the resolver's error)."""
+    return isinstance(exc, BlockedAddress) or isinstance(
+        getattr(exc, "os_error", None), BlockedAddress
+    )
 
 
 class Fetcher:
     """GETs with retries and hand-followed redirects over one session.
 
     ``rand`` is the jitter source (``random.random``); tests may pass a fixed one.
+    ``policy`` is the SSRF guard of a guarded session (None: any address).
     """
 
     def __init__(
@@ -283,12 +282,13 @@ class Fetcher:
         session: aiohttp.ClientSession,
         limits: Limits,
         *,
-        allow_private: bool = True,
+        policy: AddressPolicy | None = None,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self._session = session
         self._limits = limits
-        self._allow_private = allow_private
+        self._policy = policy
+        self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
         self._rand = rand
 
     @contextlib.asynccontextmanager
@@ -300,8 +300,12 @@ class Fetcher:
         deadline: Deadline | None = None,
         accept_hop: Callable[[str], bool] | None = None,
         retry_connect: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Response]:
         """GET ``url`` following redirects; yield the final :class:`Response`.
+
+        ``headers`` go with every request of the fetch (an incremental run's
+        ``If-None-Match`` / ``If-Modified-Since``; a 304 is returned like any status).
 
         ``accept_hop(url)`` is asked before each redirect is followed; False stops there
         with ``Response.refused`` set. Raises :class:`FetchFailed` when no final response
@@ -311,7 +315,7 @@ class Fetcher:
         hops: list[str] = []
         current = url
         while True:
-            raw = await self._attempts(current, deadline, retry_connect)
+            raw = await self._attempts(current, deadline, retry_connect, headers)
             location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
             if location is None:
                 break
@@ -350,25 +354,39 @@ class Fetcher:
         return str(target)
 
     async def _attempts(
-        self, url: str, deadline: Deadline | None, retry_connect: bool
+        self,
+        url: str,
+        deadline: Deadline | None,
+        retry_connect: bool,
+        headers: Mapping[str, str] | None = None,
     ) -> aiohttp.ClientResponse:
-        """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned."""
+        """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned.
+
+        A host whose sitemaps keep failing with retryable statuses (a 503 storm) gets one
+        attempt per URL once ``Limits.max_host_storm_failures`` of them failed in a row.
+        """
         self._check_address(url)
         limits = self._limits
+        host = _host_key(url)
         attempt = 0
         while True:
             if deadline is not None:
                 deadline.restart()
-            last = attempt >= limits.retries
+            storm = self._storms.get(host, 0) >= limits.max_host_storm_failures
+            last = attempt >= limits.retries or storm
             try:
-                raw = await self._session.get(url, allow_redirects=False)
+                raw = await self._session.get(url, allow_redirects=False, headers=headers)
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
                     raise _translate(exc) from exc
                 delay = self._backoff(attempt)
             else:
-                if raw.status not in RETRY_STATUSES or last:
+                if raw.status not in RETRY_STATUSES:
+                    self._storms.pop(host, None)  # the host answers again
+                    return raw
+                if last:
+                    self._storms[host] = self._storms.get(host, 0) + 1
                     return raw
                 delay = self._status_delay(raw, attempt)
                 raw.release()
@@ -400,19 +418,22 @@ class Fetcher:
         await asyncio.sleep(delay)
 
     def _check_address(self, url: str) -> None:
-        """With ``allow_private`` off, refuse IP literals that are not public.
+        """In a guarded session, refuse IP literals that are not public (every hop).
 
-        Host names are checked by :class:`PublicOnlyResolver` when they are resolved.
+        Host names are checked by the guarded session's resolver when they are resolved.
         """
-        if self._allow_private:
+        if self._policy is None:
             return
-        host = URL(url).host or ""
         try:
-            address = ipaddress.ip_address(host.strip("[]"))
-        except ValueError:
-            return
-        if not address.is_global:
-            raise FetchFailed("blocked", f"refused non-public address {host}")
+            self._policy.check_url(url)
+        except BlockedAddress as exc:
+            raise FetchFailed("blocked", str(exc)) from exc
+
+
+def _host_key(url: str) -> str:
+    """``host:port`` of a URL (the unit a 503 storm is counted on)."""
+    parsed = URL(url)
+    return f"{parsed.host}:{parsed.port}"
 
 
 def _is_connect_error(exc: BaseException) -> bool:

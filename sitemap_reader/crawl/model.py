@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sitemap_reader.records import Problem
@@ -30,7 +31,9 @@ class SitemapNode:
     redirects; ``format`` the parser's verdict (None when no body was parsed); ``status``
     the HTTP status of the final response; ``bytes`` the raw bytes received (before
     gunzip); ``urls`` the page URLs the body held (before scope and dedupe filtering);
-    ``skipped`` says why the node was not fetched (None when it was).
+    ``skipped`` says why the node was not fetched (None when it was). ``lastmod`` is the
+    lastmod its index gave it; ``unchanged`` says why an incremental run found it
+    unchanged since the last run (304, index lastmod, same content), None otherwise.
     """
 
     url: str
@@ -45,6 +48,8 @@ class SitemapNode:
     skipped: str | None = None
     problems: list[Problem] = field(default_factory=list)
     children: list[SitemapNode] = field(default_factory=list)
+    lastmod: datetime | None = None
+    unchanged: str | None = None
 
     @property
     def fetched(self) -> bool:
@@ -117,6 +122,7 @@ class SitemapNode:
             "skipped": self.skipped,
             "problems": [p.to_dict() for p in self.problems],
             "children": [c.to_dict() for c in self.children],
+            **({"unchanged": self.unchanged} if self.unchanged is not None else {}),
         }
 
 
@@ -125,7 +131,9 @@ class Stats:
     """Counters of a run, updated live while it goes (safe to read at any time).
 
     ``sitemaps_queued`` is how many sitemaps are known and not finished yet, so a progress
-    display can show ``ok + failed`` out of ``ok + failed + queued``.
+    display can show ``ok + failed`` out of ``ok + failed + queued``. An incremental run
+    also counts sitemaps found unchanged (they are among ``sitemaps_ok``), URLs left out
+    as unchanged by ``changed_only``, and URLs found removed.
     """
 
     sitemaps_ok: int = 0
@@ -136,6 +144,9 @@ class Stats:
     urls_duplicate: int = 0
     urls_out_of_scope: int = 0
     bytes: int = 0
+    sitemaps_unchanged: int = 0
+    urls_unchanged: int = 0
+    urls_removed: int = 0
     stopped: str | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -158,7 +169,17 @@ class Stats:
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped,
+            **self._incremental(),
         }
+
+    def _incremental(self) -> JsonDict:
+        """The counters of an incremental run, only when it had something to count."""
+        counts = {
+            "sitemaps_unchanged": self.sitemaps_unchanged,
+            "urls_unchanged": self.urls_unchanged,
+            "urls_removed": self.urls_removed,
+        }
+        return counts if any(counts.values()) else {}
 
 
 @dataclass(slots=True)

@@ -39,9 +39,16 @@ _Message = tuple[str, Any]
 class _Worker:
     """The worker thread's side: a private loop running one reader."""
 
-    def __init__(self, target: str | Sequence[str], ranked: bool, options: dict[str, Any]):
+    def __init__(
+        self,
+        target: str | Sequence[str],
+        ranked: bool,
+        options: dict[str, Any],
+        top: int | None = None,
+    ):
         self.target = target
         self.ranked = ranked
+        self.top = top
         self.options = options
         self.handoff: queue.Queue[_Message] = queue.Queue(maxsize=HANDOFF_BATCHES)
         self.stop = threading.Event()
@@ -59,7 +66,9 @@ class _Worker:
         try:
             async with (
                 SitemapReader(**self.options) as reader,
-                contextlib.aclosing(reader.batches(self.target, ranked=self.ranked)) as batches,
+                contextlib.aclosing(
+                    reader.batches(self.target, ranked=self.ranked, top=self.top)
+                ) as batches,
             ):
                 async for batch in batches:
                     if not await self._offer(("batch", batch)):
@@ -97,18 +106,23 @@ class _Worker:
 
 
 def iter_urls(
-    target: str | Sequence[str], *, ranked: bool = False, **options: Any
+    target: str | Sequence[str],
+    *,
+    ranked: bool = False,
+    top: int | None = None,
+    **options: Any,
 ) -> Generator[UrlRecord, None, None]:
     """Yield the URL records of ``target`` synchronously (see the module docstring).
 
-    ``options`` are :class:`SitemapReader`'s keyword arguments. Raises what
+    ``ranked`` and ``top`` are as in :meth:`SitemapReader.urls`; ``options`` are
+    :class:`SitemapReader`'s keyword arguments. Raises what
     :meth:`SitemapReader.urls` raises (``DiscoveryError`` when nothing was found,
     ``UsageError`` for bad options), in the caller's thread.
 
     >>> for record in iter_urls("example.com", concurrency=8):   # doctest: +SKIP
     ...     print(record.url)
     """
-    worker = _Worker(target, ranked, dict(options))
+    worker = _Worker(target, ranked, dict(options), top)
     worker.thread.start()
     try:
         while True:

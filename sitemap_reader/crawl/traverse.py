@@ -16,9 +16,11 @@ from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING
 
 from sitemap_reader.crawl.dedupe import UrlSet
-from sitemap_reader.crawl.fetch import CHUNK_SIZE, Deadline, FetchFailed, Response
+from sitemap_reader.crawl.fetch import CHUNK_SIZE, Deadline, Fetcher, FetchFailed, Response
+from sitemap_reader.crawl.incremental import Checkpoint, Incremental
 from sitemap_reader.crawl.model import Run, SitemapNode
 from sitemap_reader.crawl.schedule import Channel, HostScheduler, Job
+from sitemap_reader.crawl.scoring import Scoring
 from sitemap_reader.crawl.targets import Target, well_known_urls
 from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
 from sitemap_reader.parse.normalize import normalize_url
@@ -29,6 +31,7 @@ from sitemap_reader.records import UrlRecord
 
 if TYPE_CHECKING:
     from sitemap_reader.crawl.discover import SitemapReader
+    from sitemap_reader.store import StoredSitemap
 
 Batch = list[UrlRecord]
 #: Skipped children kept as nodes per parent; further skips are only counted (a problem
@@ -41,13 +44,15 @@ MAX_BATCH = 2048
 
 @dataclasses.dataclass(slots=True, eq=False)
 class Site:
-    """Per-target state: its root node, scope filter, sitemap budget, reachability."""
+    """Per-target state: its root node, scope filter, sitemap budget, reachability, and
+    its fetcher (guarded by the SSRF policy unless the target allows private addresses)."""
 
     target: Target
     root: SitemapNode
     scope: Scope | None
     sitemaps: int = 0
     unreachable: str | None = None
+    fetcher: Fetcher | None = None
 
 
 def _server(url: str) -> str:
@@ -93,6 +98,9 @@ class Traversal:
         self.now = datetime.now(UTC)
         self.stopped: str | None = None
         self._skipped_kept: dict[int, int] = {}
+        self.scoring = Scoring(reader.score, self.now)
+        #: Incremental state (set by the reader when ``state`` is given).
+        self.state: Incremental | None = None
 
     # -- the run -------------------------------------------------------------------------
 
@@ -102,6 +110,8 @@ class Traversal:
             for target in self.targets:
                 self._start(target)
             await self.scheduler.run()
+            if self.state is not None:
+                await self._checkpoint(self.state.finale())
         finally:
             self.stats.finished = time.monotonic()
             if self.channel is not None:
@@ -127,6 +137,7 @@ class Traversal:
             else:
                 self.visited.add(key)
                 self.scheduler.push(_server(target.url), lambda: self._robots(site, root))
+        site.fetcher = self.reader.fetcher_for(target)
         self.sites.append(site)
         self.run_info.tree.append(root)
 
@@ -171,7 +182,7 @@ class Traversal:
             node.url = url
             last = attempt == len(urls) - 1
             try:
-                return await self._read_robots(node, retry_connect=last)
+                return await self._read_robots(site, node, retry_connect=last)
             except FetchFailed as exc:
                 if exc.cannot_connect and not last:
                     node.add_problem("https-unavailable", f"{exc.message}; trying http")
@@ -181,11 +192,13 @@ class Traversal:
                     site.unreachable = exc.message
         return None
 
-    async def _read_robots(self, node: SitemapNode, *, retry_connect: bool) -> bytes | None:
+    async def _read_robots(
+        self, site: Site, node: SitemapNode, *, retry_connect: bool
+    ) -> bytes | None:
         limits = self.limits
         async with (
             self._budget() as deadline,
-            self.fetcher.open(
+            _fetcher(site).open(
                 node.url,
                 max_redirects=limits.max_robots_redirects,
                 deadline=deadline,
@@ -206,6 +219,9 @@ class Traversal:
             async for chunk in chunks:
                 data += chunk
                 if len(data) >= cap:
+                    node.add_problem(
+                        "limit-robots-bytes", f"robots.txt longer than {cap:,} bytes: rest ignored"
+                    )
                     break
         node.bytes = len(data)
         self.stats.bytes += len(data)
@@ -231,7 +247,7 @@ class Traversal:
         try:
             async with (
                 self._budget() as deadline,
-                self.fetcher.open(home, max_redirects=0, deadline=deadline, retry_connect=False),
+                _fetcher(site).open(home, max_redirects=0, deadline=deadline, retry_connect=False),
             ):
                 pass
         except FetchFailed as exc:
@@ -241,9 +257,19 @@ class Traversal:
 
     # -- sitemaps ------------------------------------------------------------------------
 
-    def _add_child(self, site: Site, parent: SitemapNode, url: str, kind: str, depth: int) -> None:
-        node = SitemapNode(url, kind=kind, depth=depth)
+    def _add_child(
+        self,
+        site: Site,
+        parent: SitemapNode,
+        url: str,
+        kind: str,
+        depth: int,
+        lastmod: datetime | None = None,
+    ) -> None:
+        node = SitemapNode(url, kind=kind, depth=depth, lastmod=lastmod)
         key = normalize_url(url) or url
+        if self.state is not None:
+            self.state.child(parent, url, lastmod)
         reason = self._skip_reason(site, key, depth)
         if reason is None:
             self.visited.add(key)
@@ -252,11 +278,14 @@ class Traversal:
             return
         node.skipped = reason
         self.stats.sitemaps_skipped += 1
+        limit = _limit_code(reason)
+        if limit is not None:  # sitemaps lost to a bound: say so where -v and the tree show it
+            parent.add_problem(limit, f"child sitemaps not fetched: {reason}")
         kept = self._skipped_kept.get(id(parent), 0)
         if kept < MAX_SKIPPED_NODES:
             self._skipped_kept[id(parent)] = kept + 1
             parent.children.append(node)
-        else:
+        elif limit is None:
             parent.add_problem("children-skipped", f"more skipped child sitemaps, e.g. {url}")
 
     def _skip_reason(self, site: Site, key: str, depth: int) -> str | None:
@@ -278,17 +307,89 @@ class Traversal:
             if self.stopped is not None:
                 node.skipped = self.stopped
                 return
-            parsers: list[SitemapParser] = []
-            try:
-                await self._fetch(site, node, parsers, target)
-            except FetchFailed as exc:
-                node.add_problem(exc.code, exc.message, fatal=True)
-                if exc.cannot_connect and node is site.root:
-                    site.unreachable = exc.message
-            if parsers:
-                await self._close_parser(site, node, parsers[0])
+            if self.state is None or not self._unchanged(site, node):
+                await self._read(site, node, target)
         finally:
             self._finish(node)
+        await self._settle(node)
+
+    async def _read(self, site: Site, node: SitemapNode, target: Target | None) -> None:
+        """Fetch and parse the sitemap; failures become problems on the node."""
+        parsers: list[SitemapParser] = []
+        try:
+            await self._fetch_again_if_cut(site, node, parsers, target)
+        except FetchFailed as exc:
+            node.add_problem(exc.code, exc.message, fatal=True)
+            if exc.cannot_connect and node is site.root:
+                site.unreachable = exc.message
+        if parsers:
+            await self._close_parser(site, node, parsers[0])
+        await self._release(node)
+
+    # -- incremental runs (see crawl/incremental.py) -------------------------------------
+
+    def _unchanged(self, site: Site, node: SitemapNode) -> bool:
+        """Look the sitemap up in the state; True when its index lastmod says unchanged."""
+        assert self.state is not None
+        stored = self.state.plan(node)
+        if stored is None:
+            return False
+        self._walk_stored(site, node, stored)
+        return True
+
+    def _walk_stored(self, site: Site, node: SitemapNode, stored: StoredSitemap) -> None:
+        """An unchanged index: its children (as last read) may still have changed."""
+        for url, lastmod in stored.child_refs():
+            self._add_child(site, node, url, "sitemap", node.depth + 1, lastmod)
+
+    async def _settle(self, node: SitemapNode) -> None:
+        """Queue the state write of a finished sitemap behind its records."""
+        if self.state is None:
+            return
+        status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300
+        complete = node.ok and status_ok and self.stopped is None
+        checkpoint = self.state.settle(node, complete)
+        if checkpoint is not None:
+            await self._checkpoint(checkpoint)
+
+    async def _checkpoint(self, checkpoint: Checkpoint) -> None:
+        if self.channel is None:  # tree(): nobody consumes records, write now
+            for _ in checkpoint.run():
+                pass
+        else:
+            await self.channel.put(checkpoint)
+
+    async def _release(self, node: SitemapNode) -> None:
+        """The sitemap ended: the records the scoring still held go out."""
+        rest = self.scoring.release(node)
+        if rest:
+            await self._send(self._budget_urls(rest), None)
+
+    async def _fetch_again_if_cut(
+        self,
+        site: Site,
+        node: SitemapNode,
+        parsers: list[SitemapParser],
+        target: Target | None,
+    ) -> None:
+        """Fetch; a body cut by a lost connection is fetched again from its final URL,
+        up to ``Limits.body_retries`` times. Records of the cut attempt are already out;
+        the run's dedupe drops them the second time, so nothing is emitted twice."""
+        retries = self.limits.body_retries
+        for attempt in range(retries + 1):
+            try:
+                if attempt == 0:
+                    await self._fetch(site, node, parsers, target)
+                else:
+                    again = node.final_url or node.url
+                    await self._stream(site, node, parsers, retry_connect=True, url=again)
+                return
+            except FetchFailed as exc:
+                if exc.code != "body" or attempt >= retries or self.stopped is not None:
+                    raise
+                node.add_problem("body-retried", f"{exc.message}; fetched again")
+                parsers.clear()
+                node.urls = 0
 
     async def _fetch(
         self,
@@ -319,24 +420,33 @@ class Traversal:
         parsers: list[SitemapParser],
         *,
         retry_connect: bool,
+        url: str | None = None,
     ) -> None:
-        """GET the sitemap and feed its body to a parser built on the final URL."""
+        """GET the sitemap (or ``url``) and feed its body to a parser built on the final
+        URL."""
         reader = self.reader
         async with (
             self._budget() as deadline,
-            self.fetcher.open(
-                node.url,
+            _fetcher(site).open(
+                url or node.url,
                 max_redirects=self.limits.max_redirects,
                 deadline=deadline,
                 accept_hop=self._accept_hop,
                 retry_connect=retry_connect,
+                headers=self.state.headers(node) if self.state is not None else None,
             ) as resp,
         ):
             node.status, node.final_url = resp.status, resp.url
             if resp.refused is not None:
+                _check_loop(node, resp)
                 what = "robots.txt" if _is_robots(resp.refused) else "an already visited sitemap"
                 node.skipped = f"redirects to {what}: {resp.refused}"
                 return
+            if resp.status == 304 and self.state is not None:
+                stored = self.state.unchanged(node, "not modified (304)", 304)
+                if stored is not None:
+                    self._walk_stored(site, node, stored)
+                    return
             if not 200 <= resp.status < 300:
                 raise FetchFailed("http-status", f"HTTP {resp.status}", status=resp.status)
             parser = SitemapParser(
@@ -347,10 +457,15 @@ class Traversal:
                 now=self.now,
             )
             parsers.append(parser)
+            state = self.state
+            if state is not None:
+                state.begin(node, resp)
             async with contextlib.aclosing(resp.chunks()) as chunks:
                 async for chunk in chunks:
                     node.bytes += len(chunk)
                     self.stats.bytes += len(chunk)
+                    if state is not None:
+                        state.feed(node, chunk)
                     items = parser.feed(chunk)
                     if items:
                         await self._emit(site, node, items, deadline)
@@ -385,7 +500,10 @@ class Traversal:
             await self._emit(site, node, items, None)
         node.format = parser.format
         node.complete = parser.complete
-        node.problems[:0] = parser.problems
+        if any(p.fatal for p in node.problems):
+            node.problems.extend(parser.problems)  # the fetch failure came first: the cause
+        else:
+            node.problems[:0] = parser.problems
 
     # -- local files and stdin -----------------------------------------------------------
 
@@ -397,6 +515,7 @@ class Traversal:
             except OSError as exc:
                 node.add_problem("read", f"cannot read {node.url}: {exc}", fatal=True)
             await self._close_parser(site, node, parser)
+            await self._release(node)
         finally:
             self._finish(node)
 
@@ -443,9 +562,10 @@ class Traversal:
         prefix: str | None = None
         in_scope = True
         urls = out = duplicates = 0
+        tracked: Batch | None = [] if self.state is not None else None
         for item in items:
             if type(item) is not UrlRecord:
-                self._add_child(site, node, item.url, "sitemap", node.depth + 1)
+                self._add_child(site, node, item.url, "sitemap", node.depth + 1, item.lastmod)
                 continue
             urls += 1
             url = item.url
@@ -458,13 +578,14 @@ class Traversal:
                 batch.append(item)
             else:
                 duplicates += 1
+                if tracked is not None:  # still listed by this sitemap: the state needs it
+                    tracked.append(item)
         node.urls += urls
         self.stats.urls_out_of_scope += out
         self.stats.urls_duplicate += duplicates
-        score = self.reader.score
-        if score is not None and batch:
-            batch = [dataclasses.replace(r, score=score(r, self.now)) for r in batch]
-        return batch
+        if self.state is not None:
+            batch = self.state.observe(node, batch, tracked or [])
+        return self.scoring.shape(node, batch) if batch else batch
 
     def _budget_urls(self, batch: Batch) -> Batch:
         cap = self.limits.max_urls
@@ -513,6 +634,35 @@ class Traversal:
                 return None
             reasons.append(f"{site.target.text}: {_why_nothing(site, self.reader.guess)}")
         return "; ".join(reasons) or None
+
+
+#: Skip reasons that are a bound of :class:`~sitemap_reader.limits.Limits`, and the problem
+#: code they become on the parent index.
+_LIMIT_SKIPS = (("deeper than max_depth", "limit-depth"), ("over max_sitemaps", "limit-sitemaps"))
+
+
+def _limit_code(reason: str) -> str | None:
+    for prefix, code in _LIMIT_SKIPS:
+        if reason.startswith(prefix):
+            return code
+    return None
+
+
+def _fetcher(site: Site) -> Fetcher:
+    if site.fetcher is None:  # set by Traversal._start for every site
+        raise AssertionError("site without a fetcher")
+    return site.fetcher
+
+
+def _check_loop(node: SitemapNode, resp: Response) -> None:
+    """A refused hop back into this fetch's own chain is a redirect loop: a failure.
+
+    (A hop into a sitemap fetched for another node is a legitimate skip.)"""
+    refused = normalize_url(resp.refused or "") or resp.refused
+    own = [node.url, *resp.redirects[:-1]]
+    if refused in {normalize_url(u) or u for u in own}:
+        chain = " -> ".join([node.url, *resp.redirects])
+        raise FetchFailed("redirects", f"redirect loop: {chain}", status=resp.status)
 
 
 def _found(node: SitemapNode) -> bool:

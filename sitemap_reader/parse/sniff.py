@@ -19,8 +19,11 @@ _ASCII_SPACE: Final = b" \t\r\n\f\v"
 
 # An HTML page, possibly after an XML declaration, comments and blank space: a soft 404,
 # a login wall or a bot challenge served where a sitemap should be.
+# The prolog loop is possessive (``*+``): with a plain ``*``, a run of comments or of blank
+# space can be split between iterations in exponentially many ways, and a body that is not
+# HTML after all made the regex backtrack through every one (200 comments: a hang).
 _HTML_START: Final = re.compile(
-    rb"(?:\s+|<\?xml.*?\?>|<!--.*?-->)*<(?:!doctype\s+html|html[\s>/]|head[\s>]|body[\s>])",
+    rb"(?:\s+|<\?xml.*?\?>|<!--.*?-->)*+<(?:!doctype\s+html|html[\s>/]|head[\s>]|body[\s>])",
     re.IGNORECASE | re.DOTALL,
 )
 

@@ -31,6 +31,15 @@ def test_iter_urls_from_plain_code() -> None:
     assert sorted(got) == sorted(expected)
 
 
+def test_iter_urls_top() -> None:
+    """top=N through the sync wrapper: the N best, best first."""
+    with ThreadedServer(Site()) as site:
+        fill(site)
+        everything = list(iter_urls(site.url("/index.xml"), limits=FAST, ranked=True))
+        best = list(iter_urls(site.url("/index.xml"), limits=FAST, top=3))
+    assert [r.url for r in best] == [r.url for r in everything[:3]]
+
+
 async def test_iter_urls_inside_a_running_loop() -> None:
     """Called from a coroutine (its thread runs a loop): no deadlock, same records."""
     assert asyncio.get_running_loop().is_running()

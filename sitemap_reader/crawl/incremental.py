@@ -1,0 +1,324 @@
+"""The crawl side of incremental runs: plan each sitemap from the state, track what it
+lists, and save it once the consumer has the records.
+
+Theory of operation
+-------------------
+For each sitemap the traversal asks :meth:`Incremental.plan` what the state knows.
+
+* A child whose lastmod in its index is not newer than the one stored from the last
+  complete read is not fetched at all (``trust_index_lastmod``); it is *unchanged*.
+* Otherwise the request carries ``If-None-Match`` / ``If-Modified-Since`` from the last
+  complete read; a 304 means unchanged.
+* An unchanged index has its stored children walked again (they may have changed even
+  if it did not); an unchanged urlset emits nothing (its URLs were emitted before and
+  only their 8-byte keys are stored, not their text).
+* A sitemap that is read gets a :class:`Tracker`: the body's hash, and the key, lastmod
+  and URL text of every in-scope URL it lists (duplicates of other sitemaps included).
+  Each record is looked up in the state: new, or lastmod moved forward, or neither
+  (dropped with ``changed_only``); a lastmod that moved forward also gives the record
+  an observed revisit interval. If the read completes and the hash equals the stored
+  one, the sitemap is unchanged after all and only its validators are refreshed.
+
+Saving: when a sitemap ends, :meth:`Incremental.settle` turns the outcome into a
+:class:`Checkpoint`, an empty batch carrying the write, which goes through the output
+channel behind the sitemap's records. The consumer side runs it when it reaches it,
+that is after the consumer took all of that sitemap's records, so a consumer that stops
+or dies early never leaves a sitemap marked seen whose records it did not get. The
+write is committed at once (``state_commit="sitemap"``) or with everything else when
+the consumer has taken the last record (``"run"``, and always for ranked output, which
+only reaches the consumer at the end). A failed or cut sitemap writes nothing. The last
+checkpoint (:meth:`Incremental.finale`) resolves removals and yields the removed URLs
+as records (``removed=True``) when asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from array import array
+from collections.abc import AsyncGenerator, Callable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sitemap_reader.crawl.schedule import Channel
+from sitemap_reader.parse.normalize import normalize_url
+from sitemap_reader.rank import revisit_interval
+from sitemap_reader.records import UrlRecord
+from sitemap_reader.store import (
+    SitemapRead,
+    StateStore,
+    StoredSitemap,
+    from_seconds,
+    to_seconds,
+    url_key,
+)
+
+if TYPE_CHECKING:
+    from sitemap_reader.crawl.fetch import Response
+    from sitemap_reader.crawl.model import SitemapNode, Stats
+
+Batch = list[UrlRecord]
+#: ``state_commit`` values: commit after each sitemap, or once at the end of the run.
+COMMIT_MODES = ("sitemap", "run")
+#: Lastmod stored in a tracker's array for "no lastmod".
+_NONE = -(1 << 63)
+_set_revisit = UrlRecord.__dict__["revisit"].__set__  # see Incremental.observe
+
+
+class Checkpoint(list[UrlRecord]):
+    """An empty batch that carries a state write through the output channel."""
+
+    def __init__(self, action: Callable[[], Iterator[Batch]]) -> None:
+        super().__init__()
+        self.action = action
+
+    def run(self) -> Iterator[Batch]:
+        """Do the write; yields records the write produced (removed URLs)."""
+        return self.action()
+
+
+async def unpack(channel: Channel[Batch]) -> AsyncGenerator[Batch, None]:
+    """The channel's batches, running each checkpoint when it is reached."""
+    while (batch := await channel.get()) is not None:
+        if type(batch) is Checkpoint:
+            for extra in batch.run():
+                yield extra
+        elif batch:
+            yield batch
+
+
+def node_key(url: str) -> str:
+    """The state's key of a sitemap: its normalized URL (as for "visited")."""
+    return normalize_url(url) or url
+
+
+class Tracker:
+    """What one sitemap read lists so far (see the module docstring)."""
+
+    __slots__ = ("children", "digest", "etag", "keys", "last_modified", "lastmods", "parts", "zip")
+
+    def __init__(self, etag: str | None, last_modified: str | None) -> None:
+        self.etag = etag
+        self.last_modified = last_modified
+        self.digest = hashlib.blake2b(digest_size=16)
+        self.keys = array("q")
+        self.lastmods = array("q")
+        self.zip = zlib.compressobj(6)
+        self.parts: list[bytes] = []
+        self.children: list[tuple[str, int | None]] = []
+
+    def add(self, records: list[UrlRecord]) -> list[int]:
+        """Track records; their keys, in order."""
+        keys = [url_key(r.url) for r in records]
+        self.keys.extend(keys)
+        self.lastmods.extend(
+            _NONE if r.lastmod is None else int(r.lastmod.timestamp()) for r in records
+        )
+        text = "".join(r.url + "\n" for r in records).encode("utf-8", "surrogatepass")
+        if part := self.zip.compress(text):
+            self.parts.append(part)
+        return keys
+
+    def read(self, url: str, node: SitemapNode) -> SitemapRead:
+        """The finished read, for :meth:`StateStore.save_read`."""
+        self.parts.append(self.zip.flush())
+        return SitemapRead(
+            url=url,
+            format=node.format or "unknown",
+            hash=self.digest.digest(),
+            records=len(self.keys),
+            etag=self.etag,
+            last_modified=self.last_modified,
+            index_lastmod=to_seconds(node.lastmod),
+            keys=list(self.keys),
+            lastmods=[None if m == _NONE else m for m in self.lastmods],
+            urls_blob=b"".join(self.parts) if self.keys else None,
+            children=self.children,
+        )
+
+
+class Incremental:
+    """One run's use of the state (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: StateStore,
+        stats: Stats,
+        *,
+        changed_only: bool = False,
+        removed: bool = False,
+        trust_index_lastmod: bool = True,
+        commit_each: bool = True,
+    ) -> None:
+        self.store = store
+        self.stats = stats
+        self.changed_only = changed_only
+        self.removed = removed
+        self.trust_index_lastmod = trust_index_lastmod
+        self.commit_each = commit_each
+        self.listed: set[str] = set()
+        self._stored: dict[int, tuple[str, StoredSitemap | None]] = {}
+        self._trackers: dict[int, Tracker] = {}
+        store.begin_run()
+
+    # -- before the fetch --------------------------------------------------------------
+
+    def plan(self, node: SitemapNode) -> StoredSitemap | None:
+        """Look the sitemap up in the state before fetching it.
+
+        Returns the stored row when its index lastmod is not newer than the stored one
+        (the node is then marked unchanged and must not be fetched), else None (fetch
+        it, with :meth:`headers`).
+        """
+        key = node_key(node.url)
+        stored = self.store.sitemap(key)
+        self._stored[id(node)] = (key, stored)
+        if stored is None or not self.trust_index_lastmod:
+            return None
+        new, old = to_seconds(node.lastmod), stored.index_lastmod
+        if new is None or old is None or new > old:
+            return None
+        self.unchanged(node, "index lastmod not newer", None)
+        return stored
+
+    def headers(self, node: SitemapNode) -> dict[str, str] | None:
+        """Conditional request headers from the last complete read, if any."""
+        stored = self._stored.get(id(node), ("", None))[1]
+        if stored is None:
+            return None
+        headers = {}
+        if stored.etag:
+            headers["If-None-Match"] = stored.etag
+        if stored.last_modified:
+            headers["If-Modified-Since"] = stored.last_modified
+        return headers or None
+
+    def unchanged(self, node: SitemapNode, how: str, status: int | None) -> StoredSitemap | None:
+        """Mark the node unchanged (no body read); its stored row (children to walk)."""
+        stored = self._stored.get(id(node), ("", None))[1]
+        if stored is None:
+            return None
+        node.unchanged = how
+        node.format = stored.format
+        node.complete = True
+        node.urls = stored.records
+        if status is not None:
+            node.status = status
+        return stored
+
+    # -- while it streams --------------------------------------------------------------
+
+    def begin(self, node: SitemapNode, response: Response) -> None:
+        """A body is coming: start tracking it."""
+        self._trackers[id(node)] = Tracker(
+            response.header("ETag"), response.header("Last-Modified")
+        )
+
+    def feed(self, node: SitemapNode, chunk: bytes) -> None:
+        """Hash a chunk of the body as received."""
+        tracker = self._trackers.get(id(node))
+        if tracker is not None:
+            tracker.digest.update(chunk)
+
+    def child(self, parent: SitemapNode, url: str, lastmod: datetime | None) -> None:
+        """An index (or robots.txt) lists a child sitemap."""
+        key = node_key(url)
+        self.listed.add(key)
+        tracker = self._trackers.get(id(parent))
+        if tracker is not None:
+            tracker.children.append((key, to_seconds(lastmod)))
+
+    def observe(self, node: SitemapNode, batch: Batch, duplicates: Batch) -> Batch:
+        """Track a chunk's in-scope records; the records to emit.
+
+        ``batch`` holds the records new to this run, ``duplicates`` those an earlier
+        sitemap of this run already emitted (tracked, never emitted). A record whose
+        lastmod moved forward gets the observed interval as its ``revisit`` (the record
+        is fresh from the parser and not shared yet, so the slot is set in place).
+        """
+        tracker = self._trackers.get(id(node))
+        if tracker is None:
+            return batch
+        if duplicates:
+            tracker.add(duplicates)
+        if not batch:
+            return batch
+        keys = tracker.add(batch)
+        previous = self.store.lastmods(keys)
+        out: Batch = []
+        unchanged = 0
+        for record, key in zip(batch, keys, strict=True):
+            if key not in previous:
+                out.append(record)
+                continue
+            old = from_seconds(previous[key])
+            lastmod = record.lastmod
+            if lastmod is not None and (old is None or lastmod > old):
+                if old is not None:
+                    _set_revisit(record, revisit_interval(record.changefreq, lastmod, old))
+                out.append(record)
+            elif self.changed_only:
+                unchanged += 1
+            else:
+                out.append(record)
+        self.stats.urls_unchanged += unchanged
+        return out
+
+    # -- after it ended ----------------------------------------------------------------
+
+    def settle(self, node: SitemapNode, complete: bool) -> Checkpoint | None:
+        """The write for a finished node (None when there is nothing to save).
+
+        ``complete``: the body was read to its end and parsed without a fatal problem,
+        and the run was not stopped meanwhile (so every record went out).
+        """
+        key, stored = self._stored.pop(id(node), ("", None))
+        tracker = self._trackers.pop(id(node), None)
+        if node.unchanged is not None:
+            return self._unchanged_write(node, key, tracker)
+        if tracker is None or not complete or not key:
+            return None
+        read = tracker.read(key, node)
+        if stored is not None and stored.hash == read.hash and stored.format == read.format:
+            node.unchanged = "same content"
+            return self._unchanged_write(node, key, tracker)
+        return Checkpoint(lambda: self._write(lambda: self.store.save_read(read)))
+
+    def _unchanged_write(self, node: SitemapNode, key: str, tracker: Tracker | None) -> Checkpoint:
+        self.stats.sitemaps_unchanged += 1
+        etag = tracker.etag if tracker is not None else None
+        modified = tracker.last_modified if tracker is not None else None
+        index_lastmod = to_seconds(node.lastmod)
+
+        def save() -> None:
+            self.store.save_unchanged(
+                key, etag=etag, last_modified=modified, index_lastmod=index_lastmod
+            )
+
+        return Checkpoint(lambda: self._write(save))
+
+    def _write(self, save: Callable[[], None]) -> Iterator[Batch]:
+        save()
+        if self.commit_each:
+            self.store.commit()
+        return iter(())
+
+    def finale(self) -> Checkpoint:
+        """The last write: resolve removals (yielding removed records if asked for)."""
+        return Checkpoint(self._finish)
+
+    def _finish(self) -> Iterator[Batch]:
+        for batch in self.store.finish_run(self.listed):
+            self.stats.urls_removed += len(batch)
+            if self.removed:
+                yield batch
+        if self.commit_each:
+            self.store.commit()
+
+    def commit(self) -> None:
+        """Commit whatever is written (the end of a run the consumer read to its end)."""
+        self.store.commit()
+
+    def close(self) -> None:
+        """Roll back what is not committed; close the state file."""
+        self.store.close()

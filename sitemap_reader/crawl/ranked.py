@@ -1,0 +1,167 @@
+"""Ranked output with bounded memory: the whole run best-first, or only the best N.
+
+:class:`RankedBuffer` keeps records in memory up to ``Limits.max_ranked_in_memory``;
+past it, they spill to a private temporary SQLite file (``sqlite3.connect("")``: on
+disk, deleted when closed) as ``(-score, url, pickled record)`` rows, and SQLite's
+external sorter produces the order, so memory stays flat however big the site is.
+:class:`TopN` keeps only the N best in a heap whose root is the worst kept record, so
+its memory is proportional to N. Both give score descending, ties by URL ascending
+(:func:`sitemap_reader.rank.order_key`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+import sqlite3
+from collections.abc import Iterator
+from typing import Protocol
+
+from sitemap_reader.limits import Limits
+from sitemap_reader.rank import order_key
+from sitemap_reader.records import UrlRecord
+
+#: Records per batch handed out when draining.
+DRAIN_BATCH = 1024
+#: SQLite page cache of a spill file, in KiB (negative cache_size means KiB).
+SPILL_CACHE_KIB = 16 * 1024
+
+
+class RankedSink(Protocol):
+    """Where a ranked run collects its records until the run ends."""
+
+    def add(self, batch: list[UrlRecord]) -> None:
+        """Take a batch of records."""
+
+    def drain(self) -> Iterator[list[UrlRecord]]:
+        """The records best-first, in batches (call once, after the last add)."""
+
+    def close(self) -> None:
+        """Release memory and files."""
+
+
+class RankedBuffer:
+    """Every record, best-first; in memory up to ``bound`` records, on disk beyond.
+
+    >>> buffer = RankedBuffer(bound=2)
+    >>> buffer.add([UrlRecord("https://a/", score=0.1), UrlRecord("https://b/", score=0.9)])
+    >>> buffer.add([UrlRecord("https://c/", score=0.5)])
+    >>> [r.url for batch in buffer.drain() for r in batch]
+    ['https://b/', 'https://c/', 'https://a/']
+    >>> buffer.spilled
+    True
+    """
+
+    def __init__(self, bound: int) -> None:
+        self._bound = max(1, bound)
+        self._memory: list[UrlRecord] = []
+        self._db: sqlite3.Connection | None = None
+        self.spilled_records = 0
+
+    @property
+    def spilled(self) -> bool:
+        """True once records went to the temporary file."""
+        return self._db is not None
+
+    def add(self, batch: list[UrlRecord]) -> None:
+        """Take a batch; spill everything held when the bound is passed."""
+        self._memory.extend(batch)
+        if len(self._memory) > self._bound:
+            self._spill()
+
+    def _spill(self) -> None:
+        db = self._db
+        if db is None:
+            db = self._db = sqlite3.connect("")  # private temporary file, gone on close
+            db.execute(f"PRAGMA cache_size=-{SPILL_CACHE_KIB}")
+            db.execute("PRAGMA journal_mode=OFF")
+            db.execute("PRAGMA synchronous=OFF")
+            db.execute("CREATE TABLE spill (neg REAL NOT NULL, url TEXT NOT NULL, rec BLOB)")
+        dumps = pickle.dumps
+        with db:
+            db.executemany(
+                "INSERT INTO spill VALUES (?, ?, ?)",
+                ((-r.score, r.url, dumps(r, pickle.HIGHEST_PROTOCOL)) for r in self._memory),
+            )
+        self.spilled_records += len(self._memory)
+        self._memory.clear()
+
+    def drain(self) -> Iterator[list[UrlRecord]]:
+        """All records best-first, :data:`DRAIN_BATCH` at a time."""
+        if self._db is None:
+            self._memory.sort(key=order_key)
+            memory, self._memory = self._memory, []
+            for start in range(0, len(memory), DRAIN_BATCH):
+                yield memory[start : start + DRAIN_BATCH]
+            return
+        if self._memory:
+            self._spill()
+        loads = pickle.loads
+        cursor = self._db.execute("SELECT rec FROM spill ORDER BY neg, url")
+        while rows := cursor.fetchmany(DRAIN_BATCH):
+            yield [loads(row[0]) for row in rows]
+
+    def close(self) -> None:
+        """Drop what is held and delete the temporary file."""
+        self._memory = []
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+class _Kept:
+    """A heap entry; ``a < b`` means a ranks worse (lower score, or same score and a
+    later URL), so the heap's root is the first record to give up."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: UrlRecord) -> None:
+        self.record = record
+
+    def __lt__(self, other: _Kept) -> bool:
+        a, b = self.record, other.record
+        return a.score < b.score or (a.score == b.score and a.url > b.url)
+
+
+class TopN:
+    """The ``n`` best records of a run, in memory proportional to ``n``.
+
+    >>> top = TopN(2)
+    >>> top.add([UrlRecord(f"https://x/{i}", score=i / 10) for i in range(5)])
+    >>> [r.url for batch in top.drain() for r in batch]
+    ['https://x/4', 'https://x/3']
+    """
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+        self._heap: list[_Kept] = []
+
+    def add(self, batch: list[UrlRecord]) -> None:
+        """Offer a batch; keep a record only while it is among the best ``n``."""
+        heap, n = self._heap, self._n
+        for record in batch:
+            entry = _Kept(record)
+            if len(heap) < n:
+                heapq.heappush(heap, entry)
+            elif heap and heap[0] < entry:
+                heapq.heapreplace(heap, entry)
+
+    def drain(self) -> Iterator[list[UrlRecord]]:
+        """The kept records best-first."""
+        records = sorted((e.record for e in self._heap), key=order_key)
+        self._heap = []
+        for start in range(0, len(records), DRAIN_BATCH):
+            yield records[start : start + DRAIN_BATCH]
+
+    def close(self) -> None:
+        """Drop what is held."""
+        self._heap = []
+
+
+def make_sink(ranked: bool, top: int | None, limits: Limits) -> RankedSink | None:
+    """The collector of a ranked run (``top`` implies ranked); None for discovery order."""
+    if top is not None:
+        return TopN(top)
+    if ranked:
+        return RankedBuffer(limits.max_ranked_in_memory)
+    return None

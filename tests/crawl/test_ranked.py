@@ -1,0 +1,186 @@
+"""Ranked output (issue 6): order, the SQLite spill, top=N, the lastmod-lie discount,
+custom scorers and revisit intervals, against real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitemap_reader.crawl import SitemapReader
+from sitemap_reader.crawl.ranked import RankedBuffer, TopN
+from sitemap_reader.limits import Limits
+from sitemap_reader.rank import REVISIT_SECONDS, default_score, order_key
+from sitemap_reader.records import UrlRecord
+from tests.crawl.crawl_kit import FAST, SITEMAP_NS, Site, collect
+
+FREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+
+records_strategy = st.lists(
+    st.builds(
+        UrlRecord,
+        url=st.text("abcxyz/", min_size=1, max_size=6).map(lambda t: "https://e.com/" + t),
+        score=st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
+        priority=st.one_of(st.none(), st.floats(0, 1)),
+    ),
+    max_size=120,
+    unique_by=lambda r: r.url,
+)
+
+
+def batched(records: list[UrlRecord], size: int) -> list[list[UrlRecord]]:
+    """The records in batches of ``size``."""
+    return [records[i : i + size] for i in range(0, len(records), size)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(records_strategy, st.integers(1, 50), st.integers(1, 17))
+def test_buffer_is_a_sorted_permutation(records: list[UrlRecord], bound: int, size: int) -> None:
+    """Whatever the bound (spilling or not), the output is the input sorted best-first."""
+    buffer = RankedBuffer(bound)
+    for batch in batched(records, size):
+        buffer.add(batch)
+    out = [r for batch in buffer.drain() for r in batch]
+    spilled = buffer.spilled
+    buffer.close()
+    assert out == sorted(records, key=order_key)
+    assert spilled == (len(records) > bound)
+
+
+@settings(max_examples=60, deadline=None)
+@given(records_strategy, st.integers(1, 30))
+def test_top_is_the_sorted_prefix(records: list[UrlRecord], n: int) -> None:
+    """TopN(n) yields exactly the first n of the full ranked order."""
+    top = TopN(n)
+    for batch in batched(records, 7):
+        top.add(batch)
+    assert [r for b in top.drain() for r in b] == sorted(records, key=order_key)[:n]
+
+
+def test_spilled_records_come_back_whole() -> None:
+    """A record read back from the spill file equals the one that went in."""
+    rich = UrlRecord(
+        "https://e.com/a",
+        lastmod=datetime(2024, 1, 2, tzinfo=UTC),
+        changefreq="daily",
+        priority=0.3,
+        score=0.9,
+        sitemap="https://e.com/s.xml",
+        revisit=86400.0,
+    )
+    buffer = RankedBuffer(1)
+    buffer.add([rich, UrlRecord("https://e.com/b", score=0.1)])
+    assert buffer.spilled
+    assert next(iter(buffer.drain()))[0] == rich
+
+
+def serve_random(site: Site, count: int, seed: int = 7) -> str:
+    """A urlset of ``count`` URLs with random priority, changefreq and lastmod."""
+    rng = random.Random(seed)
+    parts = []
+    for i in range(count):
+        fields = f"<loc>{site.url(f'/p{i}')}</loc>"
+        if rng.random() < 0.8:
+            fields += f"<priority>{rng.choice([0.1, 0.5, 0.5, 0.9])}</priority>"
+        if rng.random() < 0.7:
+            fields += f"<changefreq>{rng.choice(FREQS)}</changefreq>"
+        if rng.random() < 0.6:
+            fields += f"<lastmod>2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}</lastmod>"
+        parts.append(f"<url>{fields}</url>")
+    body = f'<urlset xmlns="{SITEMAP_NS}">{"".join(parts)}</urlset>'
+    site.add("/s.xml", body)
+    return site.url("/s.xml")
+
+
+async def test_ranked_spill_matches_unranked(site: Site) -> None:
+    """With a tiny in-memory bound, ranked output is the unranked output, sorted."""
+    target = serve_random(site, 300)
+    fixed = datetime(2024, 10, 1, tzinfo=UTC)
+
+    def score(r: UrlRecord, now: datetime) -> float:
+        return default_score(r.priority, r.changefreq, r.lastmod, fixed)  # same in both runs
+
+    plain, _ = await collect(target, score=score)
+    limits = FAST.replace(max_ranked_in_memory=7)
+    async with SitemapReader(limits=limits, score=score) as reader:
+        ranked = [r async for r in reader.urls(target, ranked=True)]
+    assert len(ranked) == 300
+    assert ranked == sorted(plain, key=order_key)
+    scores = [r.score for r in ranked]
+    assert all(a >= b for a, b in itertools.pairwise(scores))
+
+
+async def test_top_n(site: Site) -> None:
+    """top=N yields the N best, as the full ranking would."""
+    target = serve_random(site, 200)
+    async with SitemapReader(limits=FAST) as reader:
+        full = [r.url async for r in reader.urls(target, ranked=True)]
+        best = [r.url async for r in reader.urls(target, top=15)]
+    assert best == full[:15]
+
+
+async def test_uniform_lastmod_is_discounted(site: Site) -> None:
+    """A sitemap stamping one lastmod on every URL loses its recency bonus; its node
+    says so; a sitemap with real dates keeps it."""
+    fresh = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    same = "".join(
+        f"<url><loc>{site.url(f'/u{i}')}</loc><lastmod>{fresh}</lastmod></url>" for i in range(60)
+    )
+    site.add("/uniform.xml", f'<urlset xmlns="{SITEMAP_NS}">{same}</urlset>')
+    varied = "".join(
+        f"<url><loc>{site.url(f'/v{i}')}</loc><lastmod>2024-01-{1 + i % 28:02d}</lastmod></url>"
+        for i in range(60)
+    )
+    site.add("/varied.xml", f'<urlset xmlns="{SITEMAP_NS}">{varied}</urlset>')
+    index = "".join(
+        f"<sitemap><loc>{site.url(p)}</loc></sitemap>" for p in ("/uniform.xml", "/varied.xml")
+    )
+    site.add("/index.xml", f'<sitemapindex xmlns="{SITEMAP_NS}">{index}</sitemapindex>')
+    records, run = await collect(site.url("/index.xml"))
+    now = datetime.now(UTC)
+    uniform = [r for r in records if "/u" in r.url]
+    assert len(uniform) == 60  # the held-back first records came out too
+    assert {r.score for r in uniform} == {default_score(None, None, None, now)}
+    dated = [r for r in records if "/v" in r.url]
+    old = default_score(None, None, datetime(2024, 1, 1, tzinfo=UTC), now)
+    assert len(dated) == 60 and any(r.score == pytest.approx(old) for r in dated)
+    codes = {n.url: [p.code for p in n.problems] for n in run.nodes()}
+    assert codes[site.url("/uniform.xml")] == ["uniform-lastmod"]
+    assert codes[site.url("/varied.xml")] == []
+
+
+async def test_small_sitemap_is_released_at_its_end(site: Site) -> None:
+    """Fewer records than the hold-back: all of them come out when the sitemap ends."""
+    site.add(
+        "/s.xml", f'<urlset xmlns="{SITEMAP_NS}"><url><loc>{site.url("/a")}</loc></url></urlset>'
+    )
+    records, _ = await collect(site.url("/s.xml"))
+    assert [r.url for r in records] == [site.url("/a")]
+
+
+async def test_every_crawled_record_has_a_revisit(site: Site) -> None:
+    """The crawler sets a revisit interval on every record, from changefreq."""
+    target = serve_random(site, 50)
+    records, _ = await collect(target)
+    assert all(r.revisit is not None for r in records)
+    for record in records:
+        assert record.revisit == REVISIT_SECONDS.get(record.changefreq or "", 7 * 86400)
+        assert record.to_dict()["revisit"] == round(record.revisit or 0)
+
+
+async def test_custom_scorer_orders_ranked_output(site: Site) -> None:
+    """score= is applied to every record, and ranked output follows it."""
+    target = serve_random(site, 40)
+    async with SitemapReader(limits=FAST, score=lambda r, now: -len(r.url) / 100) as reader:
+        ranked = [r async for r in reader.urls(target, ranked=True)]
+    assert [r.score for r in ranked] == sorted((-len(r.url) / 100 for r in ranked), reverse=True)
+    assert ranked[0].url == site.url("/p0")
+
+
+async def test_limits_bound_is_named() -> None:
+    """The in-memory bound of ranked output lives in Limits."""
+    assert Limits().max_ranked_in_memory == 100_000

@@ -1,0 +1,173 @@
+"""Run the installed ``sitemap-reader`` against the hostile site and measure it.
+
+Every hostile case runs two real processes at once: ``dump -v`` (the records, and the
+summary with one line per problem on stderr) and ``tree --json`` (where the problem must
+show on the right node). Each runs under :mod:`tests.hostile.rss_wrapper`, which waits
+for its one child with ``os.wait4`` and writes the child's peak resident memory
+(``ru_maxrss``) to a file: memory is measured on the process, not guessed. The wall time
+is measured here, around the whole process; a run that overstays its bound is killed
+(its process group) and the test fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.conftest_cli import SITEMAP_READER, cli_env
+
+WRAPPER = str(Path(__file__).with_name("rss_wrapper.py"))
+#: Flags every hostile run gets: no live progress, and the site is on 127.0.0.1.
+COMMON = ("--no-progress", "--allow-private")
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One finished process: exit code, output, wall seconds, peak RSS in MiB."""
+
+    code: int
+    out: str
+    err: str
+    seconds: float
+    peak_mib: float
+
+    def lines(self) -> list[str]:
+        """stdout lines."""
+        return self.out.splitlines()
+
+    def urls(self) -> list[str]:
+        """The URL of each JSONL record (or each line of --format txt)."""
+        if self.out.startswith("{"):
+            return [json.loads(line)["url"] for line in self.lines()]
+        return self.lines()
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """The dump run and the tree run of one hostile case."""
+
+    dump: Measured
+    tree: Measured
+
+    @property
+    def run(self) -> dict[str, Any]:
+        """``tree --json`` output, parsed."""
+        parsed: dict[str, Any] = json.loads(self.tree.out)
+        return parsed
+
+    @property
+    def seconds(self) -> float:
+        """The longer of the two wall times."""
+        return max(self.dump.seconds, self.tree.seconds)
+
+    @property
+    def peak_mib(self) -> float:
+        """The higher of the two peaks."""
+        return max(self.dump.peak_mib, self.tree.peak_mib)
+
+    def nodes(self) -> Iterator[dict[str, Any]]:
+        """Every node of the tree, depth first."""
+        stack = list(reversed(self.run["tree"]))
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node["children"]))
+
+    def node(self, url: str) -> dict[str, Any]:
+        """The tree node requested as ``url``."""
+        for node in self.nodes():
+            if node["url"] == url:
+                return node
+        raise AssertionError(f"no node {url} in the tree")
+
+    def codes(self, url: str) -> set[str]:
+        """Problem codes of the node requested as ``url``."""
+        return {p["code"] for p in self.node(url)["problems"]}
+
+    def check(self, *, seconds: float, mib: float, good: Sequence[str]) -> list[str]:
+        """Assert the bounds and that every good URL was emitted; the emitted URLs."""
+        urls = self.dump.urls()
+        assert self.dump.seconds < seconds, f"dump took {self.dump.seconds:.1f} s"
+        assert self.tree.seconds < seconds, f"tree took {self.tree.seconds:.1f} s"
+        assert self.peak_mib < mib, f"peak RSS {self.peak_mib:.0f} MiB"
+        missing = set(good) - set(urls)
+        assert not missing, f"good URLs lost: {sorted(missing)[:5]}"
+        assert len(urls) == len(set(urls)), "a URL was emitted twice"
+        report(self)
+        return urls
+
+
+def report(case: Case) -> None:
+    """One line for the closing table (shown with ``pytest -s``)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
+    print(
+        f"\nHOSTILE {test}: {case.seconds:.2f} s, {case.peak_mib:.0f} MiB, "
+        f"{len(case.dump.lines())} records, exit {case.dump.code}",
+        file=sys.stderr,
+    )
+
+
+async def measured(args: Sequence[str], *, limit: float) -> Measured:
+    """Run ``sitemap-reader ARGS`` under the RSS wrapper; kill it after ``limit`` s."""
+    fd, peak_file = tempfile.mkstemp(prefix="rss-")
+    os.close(fd)
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        WRAPPER,
+        peak_file,
+        SITEMAP_READER,
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(),
+        start_new_session=True,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=limit)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        raise AssertionError(f"sitemap-reader {' '.join(args)} ran over {limit} s") from None
+    finally:
+        text = Path(peak_file).read_text().strip()
+        os.unlink(peak_file)
+    seconds = time.monotonic() - started
+    assert proc.returncode is not None
+    return Measured(proc.returncode, out.decode(), err.decode(), seconds, int(text or 0) / 1024)
+
+
+async def run_case(
+    target: str | Sequence[str],
+    *flags: str,
+    limit: float = 30.0,
+    dump_flags: Sequence[str] = (),
+) -> Case:
+    """``dump -v`` and ``tree --json`` of ``target`` with the crawl ``flags``, at once.
+
+    The two send different User-Agents, so a site can keep per-client state (the reset
+    case resets each client's first request).
+    """
+    targets = [target] if isinstance(target, str) else list(target)
+    crawl = [*COMMON, *flags]
+    dump = measured(
+        ["dump", *targets, "-v", *crawl, *dump_flags, "--user-agent", "hostile-dump"],
+        limit=limit,
+    )
+    tree = measured(
+        ["tree", targets[0], "--json", *crawl, "--user-agent", "hostile-tree"], limit=limit
+    )
+    dumped, treed = await asyncio.gather(dump, tree)
+    return Case(dumped, treed)

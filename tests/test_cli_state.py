@@ -1,0 +1,99 @@
+"""The command line's ranked and incremental options: --top, --state, --changed-only,
+--removed, --ignore-index-lastmod (issue 6), run as a subprocess against real servers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from tests.conftest_cli import Doc, Site, run_cli, urlset
+
+ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
+
+ROBOTS = "User-agent: *\nSitemap: {base}/sitemap.xml\n"
+ENTRIES = (
+    "<url><loc>{base}/a</loc><lastmod>2025-01-10</lastmod><priority>0.9</priority></url>",
+    "<url><loc>{base}/b</loc><lastmod>2025-01-10</lastmod><priority>0.2</priority></url>",
+    "<url><loc>{base}/c</loc><priority>0.5</priority></url>",
+)
+
+
+async def serve(factory: ServerFactory, site: Site) -> str:
+    """Start the site; its origin."""
+    server = await factory(site.app())
+    return str(server.make_url("")).rstrip("/")
+
+
+@pytest.fixture
+async def served(aiohttp_server: ServerFactory) -> tuple[str, dict[str, Doc | str]]:
+    """A site whose documents the test may change between runs."""
+    docs: dict[str, Doc | str] = {
+        "/robots.txt": Doc(ROBOTS, content_type="text/plain"),
+        "/sitemap.xml": Doc(urlset(*ENTRIES)),
+    }
+    return await serve(aiohttp_server, Site(docs)), docs
+
+
+async def test_top_writes_the_n_best(served: tuple[str, dict[str, Doc | str]]) -> None:
+    """--top 2 writes the two best records, best first."""
+    base, _ = served
+    result = await run_cli("dump", base + "/", "--top", "2", "--format", "txt")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [base + "/a", base + "/c"]
+
+
+async def test_state_changed_only_and_removed(
+    served: tuple[str, dict[str, Doc | str]], tmp_path: Path
+) -> None:
+    """A second run writes nothing when nothing changed, then only the change and the
+    removed URL; every record carries a revisit interval."""
+    base, docs = served
+    state = str(tmp_path / "state.db")
+    args = ("dump", base + "/", "--state", state, "--changed-only", "--removed")
+    first = await run_cli(*args)
+    assert first.code == 0, first.err
+    assert len(first.jsonl()) == 3 and all("revisit" in r for r in first.jsonl())
+    second = await run_cli(*args)
+    assert second.code == 0 and second.out == ""
+    moved = ENTRIES[0].replace("2025-01-10", "2025-02-10")
+    docs["/sitemap.xml"] = Doc(urlset(moved, ENTRIES[2]))
+    third = await run_cli(*args)
+    records = {r["url"].removeprefix(base): r for r in third.jsonl()}
+    assert sorted(records) == ["/a", "/b"]
+    assert records["/b"]["removed"] is True and "removed" not in records["/a"]
+    assert records["/a"]["revisit"] == 31 * 86400
+
+
+async def test_state_to_a_file_output(
+    served: tuple[str, dict[str, Doc | str]], tmp_path: Path
+) -> None:
+    """With -o, the state advances together with the file."""
+    base, _ = served
+    state, out = str(tmp_path / "state.db"), tmp_path / "urls.jsonl"
+    args = ("dump", base + "/", "--state", state, "--changed-only", "-o", str(out))
+    assert (await run_cli(*args)).code == 0
+    assert len(out.read_text().splitlines()) == 3
+    assert (await run_cli(*args)).code == 0
+    assert out.read_text() == ""
+
+
+@pytest.mark.parametrize("flag", ["--changed-only", "--removed", "--ignore-index-lastmod"])
+async def test_incremental_flags_need_state(flag: str) -> None:
+    """--changed-only and friends without --state are usage errors (exit 2)."""
+    result = await run_cli("dump", "example.com", flag)
+    assert result.code == 2 and "--state" in result.err and result.out == ""
+
+
+async def test_bad_state_file_is_a_usage_error(
+    served: tuple[str, dict[str, Doc | str]], tmp_path: Path
+) -> None:
+    """A --state FILE that is not a state file exits 2 with a one-line reason."""
+    base, _ = served
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not a database" * 200)
+    result = await run_cli("dump", base + "/", "--state", str(junk))
+    assert result.code == 2 and "not a sitemap-reader state file" in result.err
