@@ -31,7 +31,7 @@ demo: $(STAMP_BASE)
 	$(BIN)/sitemap-reader demo
 
 fuzz: $(STAMP_TEST)
-	SITEMAP_READER_FUZZ=long $(BIN)/python -m pytest -q tests/parse/test_fuzz.py
+	SITEMAP_READER_FUZZ=long $(BIN)/python -m pytest -q tests/parse/test_fuzz.py tests/hostile/test_fuzz_structural.py
 
 bench: $(STAMP_TEST)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

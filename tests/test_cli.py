@@ -474,6 +474,7 @@ async def test_depth_and_sitemap_budgets(aiohttp_server: ServerFactory) -> None:
     base = await serve(aiohttp_server, site)
     shallow = await run_cli("dump", base + "/index.xml", "--max-depth", "0", "--format", "txt")
     assert shallow.out == "" and "3 skipped" in shallow.err
+    assert "limits hit: limit-depth" in shallow.err  # without -v too
     site.requests.clear()
     capped = await run_cli(
         "dump", base + "/index.xml", "--max-sitemaps", "2", "--concurrency", "1",

@@ -70,7 +70,7 @@ async def _demo(args: argparse.Namespace) -> int:
 
     async with demo.serve() as base:
         target = base + "/"
-        _say(args, f"demo site running at {target} (Ctrl-C stops it)")
+        _say(args, f"demo site running at {target} (it stops when the run ends)")
         if args.action == "tree":
             return await _tree(args, target)
         return await _dump(args, [target])

@@ -107,6 +107,9 @@ def summary_lines(
         f"{stats.urls_out_of_scope:,} out of scope{removed}{_written(outcome)}"
     )
     lines.append(f"read: {stats.bytes / MB:.2f} MB in {stats.seconds:.2f} s")
+    limits = limit_hits(nodes)
+    if limits:
+        lines.append(paint("yellow", f"limits hit: {limits}"))
     lines.extend(paint("red", f"failed: {url} ({reason})") for url, reason in failures(nodes))
     if verbose:
         lines.extend(problem_lines(nodes))
@@ -125,12 +128,23 @@ def _written(outcome: Outcome) -> str:
 
 
 def failures(nodes: list[SitemapNode]) -> Iterator[tuple[str, str]]:
-    """(URL, reason) of each failed sitemap, in tree order; missing well-known paths
-    (probes) are not failures."""
+    """(URL, reason) of each failed sitemap, in tree order. A well-known path that holds
+    no sitemap is skipped, not failed; one that was a sitemap and broke is listed."""
     for root in nodes:
         for node in root.walk():
-            if node.failed and node.kind != "guess":
+            if node.failed:
                 yield node.final_url or node.url, node.reason or "failed"
+
+
+def limit_hits(nodes: list[SitemapNode]) -> str | None:
+    """``limit-bytes x2, limit-depth x1``: every limit the run hit, or None."""
+    hits: dict[str, int] = {}
+    for root in nodes:
+        for node in root.walk():
+            for p in node.problems:
+                if p.code.startswith("limit-"):
+                    hits[p.code] = hits.get(p.code, 0) + p.count
+    return ", ".join(f"{code} x{count}" for code, count in sorted(hits.items())) or None
 
 
 def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:

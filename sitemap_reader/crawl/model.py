@@ -201,8 +201,11 @@ class Run:
             yield from root.walk()
 
     def failures(self) -> list[SitemapNode]:
-        """The nodes that failed, in tree order (for a summary: one line each)."""
-        return [n for n in self.nodes() if n.failed and n.kind != "guess"]
+        """The nodes that failed, in tree order (for a summary: one line each).
+
+        A well-known path that holds no sitemap is marked skipped, not failed, so a
+        probe shows up here only when it was a sitemap and then broke."""
+        return [n for n in self.nodes() if n.failed]
 
     def to_dict(self) -> JsonDict:
         """The whole run as JSON."""
