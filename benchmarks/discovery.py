@@ -30,8 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):  # run as a script: make the checkout importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # run as a script: make the checkout importable, and
+    # keep this folder off the path: incremental.py would shadow Twisted's "incremental"
+    # (Scrapy needs it), parse.py the "parse" package.
+    _here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+    sys.path.insert(0, str(_here.parent))
 
 URLS_PER_CHILD = 50_000
 DUPLICATES = 1_000

@@ -34,8 +34,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the checkout importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # run as a script: make the checkout importable, and
+    # keep this folder off the path: incremental.py would shadow Twisted's "incremental"
+    # (Scrapy needs it), parse.py the "parse" package.
+    _here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+    sys.path.insert(0, str(_here.parent))
 
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import SitemapParser
