@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import pytest
-from aiohttp.test_utils import TestServer
 
-from tests.crawl.crawl_kit import Site, start
+# The scripted-site fixtures of the crawl tests, shared rather than written again.
+from tests.crawl.conftest import make_site, site
+from tests.crawl.crawl_kit import start
 from tests.hostile.hostile_site import HostileSite, SilentServer
+
+__all__ = ["hostile", "make_site", "silent", "site"]
 
 
 @pytest.fixture
@@ -25,27 +28,3 @@ async def silent() -> AsyncIterator[SilentServer]:
     """A TCP server on 127.0.0.1 that accepts and never answers."""
     async with SilentServer() as server:
         yield server
-
-
-@pytest.fixture
-async def site() -> AsyncIterator[Site]:
-    """A plain scripted site on 127.0.0.1 (for the guard tests)."""
-    served = Site()
-    server = await start(served)
-    yield served
-    await server.close()
-
-
-@pytest.fixture
-async def make_site() -> AsyncIterator[Callable[[str], Awaitable[Site]]]:
-    """A factory for sites on other loopback addresses (``await make_site("127.0.0.2")``)."""
-    servers: list[TestServer] = []
-
-    async def make(host: str = "127.0.0.1") -> Site:
-        served = Site()
-        servers.append(await start(served, host))
-        return served
-
-    yield make
-    for server in servers:
-        await server.close()
