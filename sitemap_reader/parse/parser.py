@@ -68,6 +68,7 @@ from sitemap_reader.records import (
 )
 
 Item = UrlRecord | SitemapRef
+#: Every value of SitemapParser.format.
 FORMATS: Final = ("urlset", "sitemapindex", "text", "rss", "atom", "unknown")
 _CHUNK: Final = 65536
 _ABSOLUTE: Final = re.compile(r"\s*https?://", re.IGNORECASE)
@@ -85,15 +86,13 @@ class _Emitter(Sink):
     def __init__(self, url: str | None, strict: bool, limits: Limits, now: datetime) -> None:
         self.base = url
         self.strict = strict
-        self.limits = limits
         self.max_url_length = limits.max_url_length
         self.now = now
         self.score = make_scorer(now)
         self.out: list[Item] = []
         self.problems: dict[str, list[Any]] = {}
         self.format = "unknown"
-        self.urls = 0
-        self.sitemaps = 0
+        self.urls = 0  # entries emitted: URLs and child sitemaps
         cap = limits.max_urls_per_sitemap
         if strict:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
@@ -103,7 +102,7 @@ class _Emitter(Sink):
         # exactly the limit however it was chunked; otherwise in batches (faster).
         self.batch = 1 if cap is not None else 256
         # Field values repeat a lot within a sitemap (one changefreq, a few priorities,
-        # often one lastmod), so url() memoizes their parses in small per-sitemap caches.
+        # often one lastmod), so drain() memoizes their parses in small per-sitemap caches.
         self._dates: dict[str, datetime | None] = {}
         self._freqs: dict[str, str | None] = {}
         self._priorities: dict[str, float | None] = {}
@@ -245,26 +244,20 @@ class _Emitter(Sink):
         if url is None:
             self.problem("bad-url", f"child sitemap location {loc[:200]!r} dropped")
             return
-        self._count()
-        self.sitemaps += 1
+        if self.urls == self.max_entries:
+            raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
+        self.urls += 1
         self.out.append(SitemapRef(url, self._date(lastmod) if lastmod else None, self.base))
 
     # -- helpers -------------------------------------------------------------------------
 
     def _normalize(self, raw: str) -> str | None:
-        return normalize_url(
-            raw, self.base, strict=self.strict, max_length=self.limits.max_url_length
-        )
+        return normalize_url(raw, self.base, strict=self.strict, max_length=self.max_url_length)
 
     def _absolute(self, raw: str) -> str | None:
         """Extension URLs (images, videos, alternates) must be absolute: no resolution,
         so a placeholder such as ``None`` never becomes ``https://site/None``."""
-        return normalize_url(raw, None, max_length=self.limits.max_url_length)
-
-    def _count(self) -> None:
-        if self.urls == self.max_entries:
-            raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
-        self.urls += 1
+        return normalize_url(raw, None, max_length=self.max_url_length)
 
     def _date(self, text: str) -> datetime | None:
         """A date outside the hot path (index entries, extensions), problem counted."""
