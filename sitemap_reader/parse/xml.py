@@ -153,6 +153,22 @@ class AmpFixer:
 
 
 # ---------------------------------------------------------------------------------------
+# The lite path: a run of plain entries is read from end tags alone
+
+#: A run of complete entries made only of bare fields (no attributes, prefixes, comments,
+#: CDATA or markup in text, text runs bounded): what most of every big sitemap is.
+_LITE_URLS: Final = re.compile(
+    rb"(?:\s*+<url>(?:\s*+<(loc|lastmod|changefreq|priority)>[^<]{0,8192}+</\1>)*+\s*+</url>)*+\s*+"
+)
+_LITE_SITEMAPS: Final = re.compile(
+    rb"(?:\s*+<sitemap>(?:\s*+<(loc|lastmod)>[^<]{0,8192}+</\1>)*+\s*+</sitemap>)*+\s*+"
+)
+#: Bytes held back after the last entry end so that the next chunk starts on an entry
+#: boundary; past this, the bytes go to expat at once (no lite path for that stretch).
+_MAX_CARRY: Final = 16 * 1024
+
+
+# ---------------------------------------------------------------------------------------
 # Element kinds
 
 OTHER: Final = 0
@@ -327,6 +343,7 @@ class XmlReader:
         self._clear = self._buf.clear
         self._pending = sink.pending
         self._scopes: list[tuple[int, str, str | None]] = []
+        self._carry = b""  # bytes after the last entry end, parsed with the next chunk
         self._parser = self._make_parser()
 
     # -- expat plumbing -------------------------------------------------------------------
@@ -348,15 +365,87 @@ class XmlReader:
         """Parse a chunk. Raises ExpatError, defusedxml errors or StopParsing."""
         if self._decoder is not None:
             data = self._decoder.decode(data).encode()
-        self._parser.Parse(self._fixer.feed(data), False)
+        data = self._fixer.feed(data)
+        if self._carry:
+            data = self._carry + data
+        # Cut after the last entry end: the next chunk then starts on an entry boundary,
+        # where the lite path can take over.
+        end = max(data.rfind(b"</url>") + 6, data.rfind(b"</sitemap>") + 10, 0)
+        if len(data) - end > _MAX_CARRY:
+            end = len(data)
+        self._carry = data[end:]
+        if end:
+            self._parse(data[:end] if end < len(data) else data)
+
+    def _parse(self, data: bytes) -> None:
+        lite = self._lite_pattern()
+        if lite is not None and lite.fullmatch(data):
+            self._parse_lite(data)
+        else:
+            self._parser.Parse(data, False)
         if len(self._buf) > 1:
             self._bound_text()
+
+    def _lite_pattern(self) -> re.Pattern[bytes] | None:
+        """The lite grammar for where the document stands, or None (read in full)."""
+        if self._entry or self._field or self._ext or self._scopes:
+            return None
+        if self._extension("", self._prefixes.get("", "")) != OTHER:
+            return None
+        return (
+            _LITE_URLS
+            if self._format == "urlset"
+            else (_LITE_SITEMAPS if self._format == "sitemapindex" else None)
+        )
+
+    def _parse_lite(self, data: bytes) -> None:
+        """Read a run of plain entries with end-tag events only (half the callbacks).
+
+        ``data`` matched the lite grammar, so every start tag it holds is a bare entry or
+        field tag and every text is whitespace or a field's value: the end handler alone
+        reconstructs exactly what the full handlers would. The entry in progress is
+        presumed open throughout, so a break inside the run is flushed as it would be.
+        """
+        parser = self._parser
+        self._entry = E_SITEMAP if self._format == "sitemapindex" else E_URL
+        self._entry_name = "sitemap" if self._entry == E_SITEMAP else "url"
+        parser.StartElementHandler = None
+        parser.EndElementHandler = self._end_lite
+        try:
+            parser.Parse(data, False)
+        finally:
+            parser.StartElementHandler = self._start
+            parser.EndElementHandler = self._end
+        self._entry = OTHER
+
+    def _end_lite(self, name: str) -> None:
+        if name == self._entry_name:
+            if self._v[LOC] is None:
+                text = self._text()
+                if text:  # pragma: no cover - the lite grammar allows no bare text
+                    self._v[LOC] = text
+            self._finish_entry()
+        else:
+            text = "".join(self._buf)
+            text = self._text() if len(text) > self._max_text else text.strip()
+            kind = self._kinds.get(name)
+            if kind is None:
+                kind = self._classify(name)
+            entry = self._v
+            index = kind - F_LOC
+            if entry[index] is None:
+                entry[index] = text
+            elif index == LOC:
+                self._finish_entry()
+                self._v[LOC] = text
+        self._clear()
 
     def close(self) -> None:
         """End of input: raises ExpatError if the document is unfinished."""
         fixer = self._fixer
         tail = fixer.feed(self._decoder.decode(b"", True).encode()) if self._decoder else b""
-        self._parser.Parse(tail + fixer.flush(), False)
+        self._parser.Parse(self._carry + tail + fixer.flush(), False)
+        self._carry = b""
         self._parser.Parse(b"", True)
         # Reported only for a document read to its end: how far a broken one got before
         # it broke depends on chunk boundaries, and its fatal problem says enough.
@@ -364,8 +453,10 @@ class XmlReader:
             self._sink.problem("xml-repaired", "a stray '&' or a broken reference kept as text")
 
     def flush_open_entry(self) -> None:
-        """After a break, keep the entry in progress if its location was complete."""
-        if self._entry != OTHER and self._field != F_LOC:
+        """After a break, keep the entry in progress if a location of it was complete
+        (a location being read when the body broke may be cut short: never emitted)."""
+        entry = self._v
+        if self._entry != OTHER and (entry[LOC] or entry[LINK] or entry[GUID]):
             self._finish_entry()
         self._entry = OTHER
 

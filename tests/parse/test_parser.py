@@ -5,11 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
-from sitemap_reader.parse.parser import SitemapParser, parse
-from tests.helpers import gz, parse_all_ways, urlset
+from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
+from sitemap_reader.records import UrlRecord
+from tests.helpers import feed_chunks, gz, parse_all_ways, summary, urlset
 
 SM = "https://example.com/sitemap.xml"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -792,3 +795,47 @@ def test_extension_urls_must_be_absolute() -> None:
     (video,) = rec.videos
     assert video.content_loc is None and video.player_loc == "https://example.com/p"
     assert rec.images == ()
+
+
+_FIELD = st.sampled_from(["loc", "lastmod", "changefreq", "priority"])
+_TEXT = st.sampled_from(
+    ["https://example.com/a", " https://example.com/b?x=1&amp;y=2 ", "2024-03-05", "daily",
+     "0.5", "", "bad", "https://example.com/" + "z" * 300, "\u00e9t\u00e9"]
+)  # fmt: skip
+_ENTRY = st.lists(st.tuples(_FIELD, _TEXT), max_size=5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    entries=st.lists(_ENTRY, max_size=12),
+    space=st.sampled_from(["", "\n", "\n  "]),
+    cut=st.integers(min_value=0, max_value=400),
+    sizes=st.lists(st.integers(min_value=1, max_value=300), min_size=1, max_size=6),
+)
+def test_lite_path_matches_full_reading(
+    entries: list[list[tuple[str, str]]], space: str, cut: int, sizes: list[int]
+) -> None:
+    """Runs of plain entries (read from end tags only) give exactly the full reading,
+    whatever the chunking, including bodies cut anywhere."""
+    body = urlset(
+        *(
+            space
+            + "<url>"
+            + "".join(f"{space}<{name}>{text}</{name}>" for name, text in fields)
+            + f"{space}</url>"
+            for fields in entries
+        )
+    )
+    for data in (body, body[: len(body) - cut]):
+        whole = feed_chunks(data, max(len(data), 1), SM)
+        parser = SitemapParser(SM)
+        items: list[object] = []
+        position, turn = 0, 0
+        while position < len(data):
+            size = sizes[turn % len(sizes)]
+            items.extend(parser.feed(data[position : position + size]))
+            position, turn = position + size, turn + 1
+        items.extend(parser.close())
+        chunked = ParseResult(parser.format, problems=parser.problems, complete=parser.complete)
+        chunked.urls = [i for i in items if isinstance(i, UrlRecord)]
+        assert summary(chunked) == summary(whole)
