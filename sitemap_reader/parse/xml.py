@@ -15,6 +15,12 @@ Text is always gathered (expat's ``buffer_text`` plus a list) and joined at the 
 because entities, CDATA and chunk boundaries split character data into pieces. A field
 being captured swallows nested markup (``<loc><url>…</url></loc>`` gives the inner text).
 
+The lite path: most of a big sitemap is runs of plain entries (``<url>`` holding bare
+``<loc>``, ``<lastmod>``, ``<changefreq>``, ``<priority>``). Chunks are cut after their
+last entry end; a chunk that starts on an entry boundary and matches that grammar exactly
+(one regex, in C) is read with no start handler at all, from end tags alone: half the
+Python callbacks, and by construction the same records and problems as the full reading.
+
 Hardening: the handlers defusedxml installs are installed here too and raise defusedxml's
 own exceptions at declaration time: entity declarations (billion laughs, quadratic blowup,
 XXE, parameter entities) and external entity references are refused, so nothing is ever
