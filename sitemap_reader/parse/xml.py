@@ -425,11 +425,9 @@ class XmlReader:
         self._entry = OTHER
 
     def _end_lite(self, name: str) -> None:
+        # The field branch repeats _end's on purpose: a shared helper would cost a call
+        # per field on the hottest path. The grammar leaves no bare text to an entry.
         if name == self._entry_name:
-            if self._v[LOC] is None:
-                text = self._text()
-                if text:  # pragma: no cover - the lite grammar allows no bare text
-                    self._v[LOC] = text
             self._finish_entry()
         else:
             text = "".join(self._buf)
@@ -442,8 +440,7 @@ class XmlReader:
             if entry[index] is None:
                 entry[index] = text
             elif index == LOC:
-                self._finish_entry()
-                self._v[LOC] = text
+                self._another_loc(text)
         self._clear()
 
     def close(self) -> None:
@@ -611,10 +608,7 @@ class XmlReader:
                 if entry[index] is None:
                     entry[index] = text
                 elif index == LOC:
-                    # Several <loc> in one entry: each is an entry of its own, and what
-                    # follows the first belongs to it (as crawler-commons does).
-                    self._finish_entry()
-                    self._v[LOC] = text
+                    self._another_loc(text)
         elif self._ext:
             self._ext_end(name)
         elif self._entry and name == self._entry_name:
@@ -653,6 +647,12 @@ class XmlReader:
             alternates = self._v[ALTERNATES] = []
         if len(alternates) < self._max_ext:
             alternates.append((lang.strip(), href))
+
+    def _another_loc(self, text: str) -> None:
+        """Several <loc> in one entry: each is an entry of its own, and what follows the
+        first belongs to it (as crawler-commons does)."""
+        self._finish_entry()
+        self._v[LOC] = text
 
     def _finish_entry(self) -> None:
         entry = self._v
