@@ -198,13 +198,16 @@ class PrivateAddressMiddleware:
         if reason is None and name is not None:
             reason = _check_resolved(name, await _resolve(name))
         if reason is not None:
-            self._refuse(request, reason)
+            self._refuse(request, reason, page=state is None)
 
-    def _refuse(self, request: Request, reason: str) -> None:
+    def _refuse(self, request: Request, reason: str, *, page: bool) -> None:
         stats = self.crawler.stats
         if stats is not None:
             stats.inc_value("sitemap_reader/problems/blocked")
-        logger.warning("sitemap-reader: %s: blocked: %s", request.url, reason)
+        # A sitemap's failure is logged as a warning by discovery (the reason is in the
+        # IgnoreRequest); a page request has nobody else to report it.
+        level = logging.WARNING if page else logging.INFO
+        logger.log(level, "sitemap-reader: %s: blocked: %s", request.url, reason)
         raise IgnoreRequest(reason)
 
 
