@@ -166,6 +166,14 @@ def _foreign_reason(db: sqlite3.Connection) -> str | None:
     """
     app_id = db.execute("PRAGMA application_id").fetchone()[0]
     version = db.execute("PRAGMA user_version").fetchone()[0]
+    reason = _mark_reason(app_id, version)
+    if reason is not None or app_id == APPLICATION_ID:
+        return reason
+    return _tables_reason(db)
+
+
+def _mark_reason(app_id: int, version: int) -> str | None:
+    """Why the header's application_id and user_version are not ours (None: they may be)."""
     if app_id == APPLICATION_ID:
         if version > SCHEMA_VERSION:
             return f"state schema {version} is newer; this version reads {SCHEMA_VERSION}"
@@ -176,11 +184,26 @@ def _foreign_reason(db: sqlite3.Connection) -> str | None:
         return f"it belongs to another program (application_id {app_id:#010x})"
     if version != 0:
         return f"user_version {version} is set by another program"
+    return None
+
+
+def _tables_reason(db: sqlite3.Connection) -> str | None:
+    """Why an unmarked database is not ours: tables other than this schema's."""
     columns = _columns(db)
     if columns and columns != _OUR_COLUMNS:
         shown = ", ".join(sorted(columns)[:5])
         return f"it holds other tables ({shown})"
     return None
+
+
+#: The first bytes of every SQLite 3 database file.
+_MAGIC = b"SQLite format 3\x00"
+
+
+def _header(path: str) -> bytes:
+    """The 100-byte database header (fewer bytes for a short file), read as plain bytes."""
+    with open(path, "rb") as stream:
+        return stream.read(100)
 
 
 def url_key(url: str) -> int:
@@ -302,24 +325,47 @@ class StateStore:
         self.run = 0
 
     def _check_foreign(self) -> None:
-        """Refuse an existing file that is not a state file of this schema, unchanged."""
+        """Refuse an existing file that is not a state file of this schema, unchanged.
+
+        The mark is read from the header bytes with a plain ``open``; only an unmarked
+        database is opened by SQLite, read-only, to list its tables (``immutable`` for a
+        WAL file, whose read-only opening would leave ``-wal`` and ``-shm`` files beside
+        it). What this misses (changes still in a WAL) is checked again, inside the first
+        write transaction, before anything is written.
+        """
         if os.path.isdir(self.path):
             raise StateError(f"{self.path} is a directory, not a sitemap-reader state file")
-        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        try:
+            header = _header(self.path)
+        except OSError as exc:
+            raise StateError(f"cannot read state file {self.path}: {exc.strerror}") from exc
+        if not header:
+            return  # an empty file: a new state
+        if len(header) < 100 or not header.startswith(_MAGIC):
+            raise StateError(f"{self.path} is not a sitemap-reader state file: not SQLite")
+        version, app_id = (int.from_bytes(header[i : i + 4], "big") for i in (60, 68))
+        reason = _mark_reason(app_id, version)
+        if reason is None and app_id != APPLICATION_ID:
+            reason = self._read_tables(wal=header[18] == 2)
+        if reason is not None:
+            raise StateError(f"{self.path} is not a sitemap-reader state file: {reason}")
+
+    def _read_tables(self, *, wal: bool) -> str | None:
+        """:func:`_tables_reason` of the unmarked file, through a read-only connection."""
+        mode = "immutable=1" if wal else "mode=ro"
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?" + mode
         try:
             db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)
         except sqlite3.Error as exc:
             raise StateError(f"cannot open state file {self.path}: {exc}") from exc
         try:
-            reason = _foreign_reason(db)
+            return _tables_reason(db)
         except sqlite3.DatabaseError as exc:
             if "locked" in str(exc):
                 raise StateError(f"state file {self.path} is in use by another run") from exc
-            reason = str(exc)
+            return str(exc)
         finally:
             db.close()
-        if reason is not None:
-            raise StateError(f"{self.path} is not a sitemap-reader state file: {reason}")
 
     def _setup(self) -> None:
         db = self._db

@@ -241,6 +241,7 @@ FOREIGN = {
         "INSERT INTO urls VALUES ('https://example.com/', 'home')",
     ),
     "another program's application_id": ("PRAGMA application_id = 1234", "CREATE TABLE t (x)"),
+    "another program's WAL database": ("PRAGMA journal_mode=WAL", "CREATE TABLE t (x)"),
     "another program's user_version": ("PRAGMA user_version = 7",),
     "a newer state": (f"PRAGMA application_id = {APPLICATION_ID}", "PRAGMA user_version = 2"),
     "an older state": (f"PRAGMA application_id = {APPLICATION_ID}", "PRAGMA user_version = 0"),
@@ -250,7 +251,8 @@ FOREIGN = {
 @pytest.mark.parametrize("case", sorted(FOREIGN))
 def test_foreign_file_is_refused_untouched(tmp_path: Path, case: str) -> None:
     """A SQLite file that is not a state of this schema is refused; its bytes, mtime and
-    directory are exactly as before (nothing was written, not even the WAL switch)."""
+    directory are exactly as before (nothing was written, not even the WAL switch, and no
+    -wal or -shm file was left beside it)."""
     path = sqlite_file(tmp_path / "other.db", *FOREIGN[case])
     before = snapshot(path)
     with pytest.raises(StateError, match="not a sitemap-reader state file"):
