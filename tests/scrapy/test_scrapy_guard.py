@@ -218,3 +218,10 @@ def test_start_middleware_without_guard_warns(caplog: pytest.LogCaptureFixture) 
     with caplog.at_level("WARNING", logger="sitemap_reader.scrapy"):
         SitemapStartMiddleware(crawler)
     assert "private-address guard is off" in caplog.text
+
+
+def test_guard_knows_discoverys_meta_keys() -> None:
+    """The guard recognises discovery's requests by the same meta keys discovery sets."""
+    from sitemap_reader.scrapy import META_KEY, SITEMAP_META_KEY, guard
+
+    assert (guard._SITEMAP_META, guard._PAGE_META) == (SITEMAP_META_KEY, META_KEY)
