@@ -102,18 +102,28 @@ class Pump:
         With ``flush_batches`` (an ``-o`` file) each batch is handed to the OS before the
         next is asked for, so a full disk shows before the reader saves its state.
         """
+        batches_of = reader.batches(targets, ranked=self.ranked, top=self.top)
+        async with contextlib.aclosing(batches_of) as batches:
+            async for batch in batches:
+                if not self._write(batch):
+                    break
+
+    def _write(self, batch: list[UrlRecord]) -> bool:
+        """Write one batch; False once no more records are wanted or can be written.
+
+        Only our own writes are caught here: an OSError from the reader is not ours.
+        """
         try:
-            batches_of = reader.batches(targets, ranked=self.ranked, top=self.top)
-            async with contextlib.aclosing(batches_of) as batches:
-                async for batch in batches:
-                    if not all(self._take(record) for record in batch):
-                        break
-                    if self.flush_batches:
-                        self.stream.flush()
+            more = all(self._take(record) for record in batch)
+            if self.flush_batches:
+                self.stream.flush()
         except BrokenPipeError:
             self.outcome.stopped = "output closed"
-        except OSError as exc:  # raised by our writes: the reader translates its own
+            return False
+        except OSError as exc:
             self.failed(exc)
+            return False
+        return more
 
     def failed(self, exc: OSError) -> None:
         """The output cannot be written: stop, and say so once the crawl ends."""
