@@ -160,3 +160,13 @@ def test_atomic_file_refuses_a_directory(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         AtomicFile(str(tmp_path))
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_tree_on_full_stdout(big: tuple[str, Site]) -> None:
+    """``tree`` with stdout on a full device: exit 1, one line, the summary, no traceback."""
+    base, _ = big
+    with open("/dev/full", "wb") as full:
+        result, seconds = await run_limited("tree", base + "/", stdout=full)
+    assert result.code == 1, result.err
+    _assert_one_failure_line(result.err, "standard output")
+    assert seconds < BOUND_SECONDS

@@ -234,9 +234,17 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
     code, stopped = _exit_status(signum, error, None)
     if run is not None:
         if args.json:
-            print(json.dumps(run.to_dict(), indent=2, ensure_ascii=False), flush=True)
+            text = json.dumps(run.to_dict(), indent=2, ensure_ascii=False)
         else:
-            print("\n".join(tree_lines(run.tree)), flush=True)
+            text = "\n".join(tree_lines(run.tree))
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            raise  # a closed stdout (| head): main() ends quietly
+        except OSError as exc:
+            stopped = "output failed"
+            print(f"{PROG}: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+            code = EXIT_NOTHING
     _report(args, run, Outcome(written=None, stopped=stopped), error)
     return code
 
