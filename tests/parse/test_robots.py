@@ -68,11 +68,12 @@ def test_case_77_dedup_file() -> None:
 
 
 def test_case_77_and_80_sitemap_robots_file() -> None:
-    """Cases 77/80: anywhere in the file, mixed case kept, bare URL line accepted (last)."""
+    """Cases 77/80: anywhere in the file, mixed case kept (the third, as crawler-commons
+    asserts), bare URL line accepted in its place: document order."""
     assert sitemaps_from_robots(read("sitemap-robots.txt"), ROBOTS) == [
         "http://domain.com/sitemap.xml",
-        "http://domain.com/dir/MixedCased-sitemap.xml",
         "http://domain.com/dir/my-sitemap.xml",
+        "http://domain.com/dir/MixedCased-sitemap.xml",
     ]
 
 
