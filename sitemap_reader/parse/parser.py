@@ -167,7 +167,7 @@ class _Emitter(Sink):
                     self._sitemap(*entry)
                     count = self.urls
                     continue
-                (loc, lastmod, changefreq, priority, _, _, _, _, alts, images, videos, news, extra) = (
+                (loc, lastmod, changefreq, priority, _, _, _, _, alts, imgs, vids, news, extra) = (
                     entry
                 )
                 if fast(loc) is not None and "/." not in loc and len(loc) <= max_length:
@@ -210,8 +210,8 @@ class _Emitter(Sink):
                         problem("bad-priority", f"priority {priority[:40]!r} ignored")
                 if (
                     alts is None
-                    and images is None
-                    and videos is None
+                    and imgs is None
+                    and vids is None
                     and news is None
                     and extra is None
                 ):

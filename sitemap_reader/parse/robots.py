@@ -77,7 +77,8 @@ def parse_robots(
     """Parse a robots.txt body fetched from ``robots_url``. Never raises on content."""
     text = decode_robots(body, max_bytes)
     rules = Protego.parse(text)
-    return RobotsTxt(sitemaps=_resolve(_in_order(text, list(rules.sitemaps)), robots_url), rules=rules)
+    values = _in_order(text, list(rules.sitemaps))
+    return RobotsTxt(sitemaps=_resolve(values, robots_url), rules=rules)
 
 
 def _in_order(text: str, directives: list[str]) -> list[str]:

@@ -682,7 +682,8 @@ class XmlReader:
     def _alternate(self, attrs: dict[str, str]) -> None:
         # Google's syntax: rel="alternate", hreflang and href, all three required.
         if "alternate" not in attrs.get("rel", "").lower().split():
-            self._sink.problem("link-not-alternate", 'an xhtml:link without rel="alternate" ignored')
+            message = 'an xhtml:link without rel="alternate" ignored'
+            self._sink.problem("link-not-alternate", message)
             return
         href = attrs.get("href")
         lang = attrs.get("hreflang", "").strip()
@@ -959,7 +960,7 @@ def build_video(fields: dict[str, Any], ctx: ExtensionContext) -> Video | None:
     urls = _ext_urls(fields, ("thumbnail_loc", "content_loc", "player_loc", "gallery_loc"), ctx)
     title = human_text(fields.get("title"))
     if not title and not any(urls.get(k) for k in ("thumbnail_loc", "content_loc", "player_loc")):
-        ctx.problem("extension-dropped", "a video:video with neither a title nor a video URL dropped")
+        ctx.problem("extension-dropped", "a video:video with no title and no video URL dropped")
         return None
     relationship = fields.get("restriction@relationship")
     platform_rel = fields.get("platform@relationship")

@@ -45,7 +45,8 @@ needs_peers = pytest.mark.skipif(not PEERS.is_dir(), reason="../shared/peer-data
 
 def urlset(*entries: str) -> bytes:
     """A urlset declaring every extension namespace, around raw entry strings."""
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset {XMLNS}>{"".join(entries)}</urlset>'.encode()
+    body = "".join(entries)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset {XMLNS}>{body}</urlset>'.encode()
 
 
 def feed(body: bytes, size: int, url: str | None, **options: Any) -> ParseResult:
