@@ -681,7 +681,8 @@ class XmlReader:
 
     def _alternate(self, attrs: dict[str, str]) -> None:
         # Google's syntax: rel="alternate", hreflang and href, all three required.
-        if "alternate" not in attrs.get("rel", "").lower().split():
+        rel = attrs.get("rel")
+        if rel != "alternate" and (rel is None or "alternate" not in rel.lower().split()):
             message = 'an xhtml:link without rel="alternate" ignored'
             self._sink.problem("link-not-alternate", message)
             return
@@ -864,8 +865,8 @@ def build_image(fields: dict[str, Any], ctx: ExtensionContext) -> Image | None:
         ctx.problem("extension-dropped", "an image:image without image:loc dropped")
         return None
     url = ctx.ext_url(loc, "image:loc")
-    if url is None:
-        return None
+    if url is None or len(fields) == 1:  # most images have a loc and nothing else
+        return None if url is None else Image(url)
     return Image(
         url,
         title=human_text(fields.get("title")),
