@@ -586,6 +586,8 @@ def parse(
 ) -> ParseResult:
     """Parse a whole body you already have (bytes, or an iterable of chunks).
 
+    The options are :class:`SitemapParser`'s (``pagemaps=True`` keeps PageMaps).
+
     >>> r = parse(b"https://example.com/a\\nhttps://example.com/b\\n")
     >>> r.format, [u.url for u in r.urls]
     ('text', ['https://example.com/a', 'https://example.com/b'])

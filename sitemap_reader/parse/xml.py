@@ -1,5 +1,6 @@
 """XML sitemaps and feeds on raw pyexpat: urlset, sitemapindex, RSS 2.0/1.0, Atom 1.0/0.3,
-and Google's image, video, news and hreflang extensions.
+and Google's image, video, news, hreflang, mobile and PageMap extensions; and the builders
+that turn gathered extension fields into records.
 
 Theory of operation
 -------------------
@@ -9,7 +10,10 @@ and it survives the common undeclared-prefix sitemap that namespace-aware expat 
 Elements are classified once per distinct tag name (a dict lookup afterwards) into a few
 integer kinds. Core fields (``loc``, ``lastmod``, ``changefreq``, ``priority``, feed
 ``link``/dates) count only as *direct* children of an entry and outside the extension
-namespaces, so an ``image:loc`` never leaks out as a page URL.
+namespaces, so an ``image:loc`` never leaks out as a page URL. An extension object
+(``image:image``, ``video:video``, ``news:news``, a PageMap) is gathered as raw fields and
+stored on the entry only at its end tag: a body that breaks inside one never hands out a
+half-read object (the break is counted as ``extension-cut``).
 
 Text is always gathered (expat's ``buffer_text`` plus a list) and joined at the end tag,
 because entities, CDATA and chunk boundaries split character data into pieces. A field
@@ -305,8 +309,9 @@ class Sink:
     :meth:`drain` once that holds ``batch`` entries (the parser drains after every fed
     chunk too), so turning them into records runs in one tight loop. A page entry is a
     list of raw strings at LOC, LASTMOD, CHANGEFREQ, PRIORITY (or None), lists of raw
-    extension data at ALTERNATES, IMAGES, VIDEOS and a dict at NEWS; a child sitemap is
-    a ``(loc, lastmod)`` tuple.
+    extension data at ALTERNATES, IMAGES, VIDEOS, a dict at NEWS and a dict of the rare
+    data (``title``, ``mobile``, ``pagemaps``) at EXTRA; a child sitemap is a
+    ``(loc, lastmod)`` tuple.
     """
 
     pending: list[list[Any] | tuple[str, str | None]]
