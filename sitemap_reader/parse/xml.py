@@ -761,10 +761,10 @@ class XmlReader:
             if local in _WITH_ATTRS:  # several, each with its own attributes
                 last = self._last_attrs
                 attrs = last[1] if last is not None and last[0] == name else {}
-                self._ext_fields.setdefault(local, []).append((text, attrs))
+                self._ext_item(local, (text, attrs))
             elif text:
                 if local in _MULTI:
-                    self._ext_fields.setdefault(local, []).append(text)
+                    self._ext_item(local, text)
                 else:
                     self._ext_fields.setdefault(local, text)
             self._last_attrs = None
@@ -789,6 +789,14 @@ class XmlReader:
             found.append(fields)
         else:
             self._over_cap(f"{_EXT_CONTAINERS[kind]}:{_EXT_CONTAINERS[kind]}")
+
+    def _ext_item(self, local: str, value: Any) -> None:
+        """One more value of a repeatable field (tags, prices...), up to the cap."""
+        values = self._ext_fields.setdefault(local, [])
+        if len(values) < self._max_ext:
+            values.append(value)
+        else:
+            self._over_cap(local)
 
     # A PageMap is read as a list of DataObjects, each [type, id, [(name, value), ...]].
 

@@ -625,3 +625,19 @@ def test_peer_extension_files_read_in_place() -> None:
     assert news.urls[0].news is not None and news.urls[0].news.access == "Subscription"
     mobile = read((folder / "sitemap-mobile.xml").read_bytes(), "http://www.example.org/s.xml")
     assert [r.mobile for r in mobile.urls] == [True, True, False]
+
+
+def test_repeated_video_fields_are_capped_and_counted() -> None:
+    """Point 6: tags and prices past the per-URL cap are dropped and counted (memory stays
+    bounded however many a hostile video repeats)."""
+    tags = "".join(f"<video:tag>t{i}</video:tag>" for i in range(5))
+    prices = "".join(f"<video:price currency='EUR'>{i}</video:price>" for i in range(5))
+    body = urlset(
+        f"<url><loc>https://example.com/v</loc><video:video><video:title>T</video:title>"
+        f"{tags}{prices}</video:video></url>"
+    )
+    result = read(body, limits=Limits(max_extensions_per_url=3))
+    (video,) = result.urls[0].videos
+    assert video.tags == ("t0", "t1", "t2")
+    assert [p.amount for p in video.prices] == [0.0, 1.0, 2.0]
+    assert codes(result) == {"limit-extensions": 4}
