@@ -25,16 +25,21 @@ from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.records import (
     Alternate,
+    DataObject,
     Image,
     News,
     Problem,
     SitemapRef,
+    TvShow,
     UrlRecord,
     Video,
+    VideoId,
+    VideoPrice,
 )
 
 __all__ = [
     "Alternate",
+    "DataObject",
     "DiscoveryError",
     "FetchError",
     "Image",
@@ -50,9 +55,12 @@ __all__ = [
     "SitemapRef",
     "StateError",
     "Stats",
+    "TvShow",
     "UrlRecord",
     "UsageError",
     "Video",
+    "VideoId",
+    "VideoPrice",
     "iter_urls",
     "parse",
     "sitemaps_from_robots",

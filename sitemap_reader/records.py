@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 JsonDict = dict[str, Any]
 
@@ -21,6 +21,14 @@ def format_datetime(value: datetime | None) -> str | None:
         return None
     text = value.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _plain(value: Any) -> Any:
+    """A nested record (or a tuple of them) as JSON-ready data."""
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if to_dict is not None else value
 
 
 def _compact(pairs: dict[str, Any]) -> JsonDict:
@@ -71,6 +79,47 @@ class Image:
 
 
 @dataclass(frozen=True, slots=True)
+class VideoPrice:
+    """One ``<video:price>``: the amount (None when empty or not a plain decimal number
+    such as ``1.99``), its ISO 4217 ``currency``, ``type`` (``own`` or ``rent``; absent
+    means own) and ``resolution`` (``hd`` or ``sd``), each None when absent or invalid."""
+
+    amount: float | None = None
+    currency: str | None = None
+    type: str | None = None
+    resolution: str | None = None
+
+    def to_dict(self) -> JsonDict:
+        return _compact({name: getattr(self, name) for name in self.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class VideoId:
+    """One ``<video:id type=…>`` (an id of the video in a catalogue such as TMS)."""
+
+    value: str
+    type: str | None = None
+
+    def to_dict(self) -> JsonDict:
+        return _compact({"value": self.value, "type": self.type})
+
+
+@dataclass(frozen=True, slots=True)
+class TvShow:
+    """A ``<video:tvshow>``: the show an episode belongs to."""
+
+    show_title: str | None = None
+    video_type: str | None = None
+    episode_title: str | None = None
+    season_number: int | None = None
+    episode_number: int | None = None
+    premier_date: datetime | None = None
+
+    def to_dict(self) -> JsonDict:
+        return _compact({name: getattr(self, name) for name in self.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
 class Video:
     """One ``<video:video>``. URLs normalized; numbers and dates parsed, invalid ones None."""
 
@@ -93,9 +142,16 @@ class Video:
     platform: tuple[str, ...] = ()
     platform_relationship: str | None = None
     tags: tuple[str, ...] = ()
+    uploader_info: str | None = None
+    category: str | None = None
+    gallery_loc: str | None = None
+    gallery_title: str | None = None
+    prices: tuple[VideoPrice, ...] = ()
+    tvshow: TvShow | None = None
+    ids: tuple[VideoId, ...] = ()
 
     def to_dict(self) -> JsonDict:
-        return _compact({name: getattr(self, name) for name in self.__slots__})
+        return _compact({name: _plain(getattr(self, name)) for name in self.__slots__})
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +165,7 @@ class News:
     keywords: tuple[str, ...] = ()
     genres: tuple[str, ...] = ()
     stock_tickers: tuple[str, ...] = ()
+    access: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -119,6 +176,28 @@ class News:
 
     def to_dict(self) -> JsonDict:
         return _compact({name: getattr(self, name) for name in self.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class DataObject:
+    """A PageMap ``<DataObject type=… id=…>`` with its ``<Attribute name=…>`` values, in
+    document order (kept only when the parser is asked to: ``pagemaps=True``)."""
+
+    type: str | None = None
+    id: str | None = None
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    def get(self, name: str) -> str | None:
+        """The first value of the attribute ``name``, or None."""
+        return next((value for key, value in self.attributes if key == name), None)
+
+    def to_dict(self) -> JsonDict:
+        out: JsonDict = _compact({"type": self.type, "id": self.id})
+        attributes: JsonDict = {}
+        for key, value in self.attributes:
+            attributes.setdefault(key, value)
+        out["attributes"] = attributes
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +212,8 @@ class UrlRecord:
     the crawler, see :func:`sitemap_reader.rank.revisit_interval`; None from the bare
     parser); ``removed`` is True only on the records an incremental run emits for URLs
     that left the site's sitemaps (``removed=True`` of :class:`SitemapReader`).
+    ``title`` is an RSS or Atom item's title, ``mobile`` is True for a URL annotated
+    ``<mobile:mobile/>``, ``pagemaps`` the PageMap DataObjects (when asked for).
     """
 
     url: str
@@ -147,6 +228,19 @@ class UrlRecord:
     news: News | None = None
     revisit: float | None = None
     removed: bool = False
+    title: str | None = None
+    mobile: bool = False
+    pagemaps: tuple[DataObject, ...] = ()
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would then accept any attribute
+
+        def __getattr__(self, name: str) -> Any:
+            # The parser's fast constructor leaves the rare trailing fields unset on
+            # plain records (no per-record cost for them); reading one gives its default.
+            try:
+                return _LATE_DEFAULTS[name]
+            except KeyError:
+                raise AttributeError(name) from None
 
     def to_dict(self) -> JsonDict:
         """The JSON shape of DESIGN.md; the extension keys only when present.
@@ -170,6 +264,12 @@ class UrlRecord:
             out["videos"] = [v.to_dict() for v in self.videos]
         if self.news is not None:
             out["news"] = self.news.to_dict()
+        if self.title is not None:
+            out["title"] = self.title
+        if self.mobile:
+            out["mobile"] = True
+        if self.pagemaps:
+            out["pagemaps"] = [d.to_dict() for d in self.pagemaps]
         if self.revisit is not None:
             out["revisit"] = round(self.revisit)
         if self.removed:
@@ -207,6 +307,10 @@ class Problem:
         return {"code": self.code, "message": self.message, "count": self.count}
 
 
+#: Defaults of the UrlRecord fields that :data:`make_url_record` does not set.
+_LATE_DEFAULTS: Final[dict[str, Any]] = {"title": None, "mobile": False, "pagemaps": ()}
+
+
 def _slot_setters(cls: type) -> tuple[Any, ...]:
     return tuple(cls.__dict__[name].__set__ for name in cls.__slots__)  # type: ignore[attr-defined]
 
@@ -216,8 +320,9 @@ def _record_factory() -> Any:
 
     A frozen dataclass assigns each field through ``object.__setattr__``; the parser makes
     one record per URL, so it fills the slots directly instead. The result is identical to
-    ``UrlRecord(...)`` with the first ten arguments given positionally; the two optional
-    trailing fields (``revisit``, ``removed``) get their defaults.
+    ``UrlRecord(...)`` with the first ten arguments given positionally; the optional
+    trailing fields get their defaults (``title``, ``mobile`` and ``pagemaps`` through
+    ``UrlRecord.__getattr__``, until :func:`set_record_extras` sets them).
     """
     new = object.__new__
     (
@@ -233,6 +338,7 @@ def _record_factory() -> Any:
         s_news,
         s_revisit,
         s_removed,
+        *_,
     ) = _slot_setters(UrlRecord)
 
     def make(
@@ -281,3 +387,17 @@ make_url_record: Callable[
     ],
     UrlRecord,
 ] = _record_factory()
+
+
+_SET_TITLE, _SET_MOBILE, _SET_PAGEMAPS = _slot_setters(UrlRecord)[-3:]
+
+
+def set_record_extras(
+    record: UrlRecord, title: str | None, mobile: bool, pagemaps: tuple[DataObject, ...]
+) -> UrlRecord:
+    """Fill the rare trailing fields of a record fresh from :data:`make_url_record`
+    (the parser's slower path, for entries that have any of them)."""
+    _SET_TITLE(record, title)
+    _SET_MOBILE(record, mobile)
+    _SET_PAGEMAPS(record, pagemaps)
+    return record

@@ -9,14 +9,19 @@ import pytest
 
 from sitemap_reader.records import (
     Alternate,
+    DataObject,
     Image,
     News,
     Problem,
     SitemapRef,
+    TvShow,
     UrlRecord,
     Video,
+    VideoId,
+    VideoPrice,
     format_datetime,
     make_url_record,
+    set_record_extras,
 )
 
 
@@ -92,3 +97,55 @@ def test_news_validity() -> None:
     date = datetime(2024, 1, 1, tzinfo=UTC)
     assert News("T", "Paper", "en", date).valid
     assert not News("T", "", "en", date).valid
+
+
+def test_fast_constructor_leaves_late_fields_at_their_defaults() -> None:
+    """A record from make_url_record reads title/mobile/pagemaps as their defaults, and
+    compares, hashes, pickles, copies and replaces like a UrlRecord(...) one."""
+    import copy
+    import pickle
+
+    fast = make_url_record("https://example.com/", None, None, None, 0.5, None, (), (), (), None)
+    slow = UrlRecord("https://example.com/", score=0.5)
+    assert (fast.title, fast.mobile, fast.pagemaps) == (None, False, ())
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert pickle.loads(pickle.dumps(fast)) == slow and copy.copy(fast) == slow
+    assert dataclasses.replace(fast, mobile=True).mobile is True
+    with pytest.raises(AttributeError):
+        fast.no_such_field  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_set_record_extras_and_the_new_keys() -> None:
+    """set_record_extras fills the late fields; to_dict shows them after news, only when set."""
+    pagemaps = (DataObject("document", "one", (("name", "Doc"), ("name", "Dup"))),)
+    fast = make_url_record("https://example.com/", None, None, None, 0.5, None, (), (), (), None)
+    record = set_record_extras(fast, "A title", True, pagemaps)
+    assert record == UrlRecord(
+        "https://example.com/", score=0.5, title="A title", mobile=True, pagemaps=pagemaps
+    )
+    data = record.to_dict()
+    assert list(data)[-3:] == ["title", "mobile", "pagemaps"]
+    assert data["pagemaps"] == [{"type": "document", "id": "one", "attributes": {"name": "Doc"}}]
+    assert pagemaps[0].get("name") == "Doc" and pagemaps[0].get("other") is None
+
+
+def test_new_extension_values_to_dict() -> None:
+    """Video prices, TV show and ids, news access: compact JSON shapes."""
+    video = Video(
+        title="T",
+        prices=(VideoPrice(1.99, "EUR"), VideoPrice(type="rent")),
+        tvshow=TvShow(show_title="S", season_number=2),
+        ids=(VideoId("x", "url"),),
+        gallery_loc="https://example.com/g",
+    )
+    assert video.to_dict() == {
+        "title": "T",
+        "gallery_loc": "https://example.com/g",
+        "prices": [{"amount": 1.99, "currency": "EUR"}, {"type": "rent"}],
+        "tvshow": {"show_title": "S", "season_number": 2},
+        "ids": [{"value": "x", "type": "url"}],
+    }
+    assert News(title="N", access="Subscription").to_dict() == {
+        "title": "N",
+        "access": "Subscription",
+    }

@@ -35,10 +35,13 @@ CSV_COLUMNS: Final = (
     "images",
     "videos",
     "news",
+    "title",
+    "mobile",
+    "pagemaps",
     "revisit",
     "removed",
 )
-_JSON_COLUMNS: Final = frozenset(("alternates", "images", "videos", "news"))
+_JSON_COLUMNS: Final = frozenset(("alternates", "images", "videos", "news", "pagemaps"))
 
 
 @dataclass(frozen=True, slots=True)

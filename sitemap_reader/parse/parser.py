@@ -44,8 +44,9 @@ from sitemap_reader.parse.normalize import (
     parse_priority,
 )
 from sitemap_reader.parse.scope import in_location
-from sitemap_reader.parse.text import TextReader
+from sitemap_reader.parse.text import TextReader, schemeless_host
 from sitemap_reader.parse.xml import (
+    ALTERNATES,
     ROOTS,
     SITEMAP_NS,
     Sink,
@@ -53,8 +54,10 @@ from sitemap_reader.parse.xml import (
     XmlReader,
     build_image,
     build_news,
+    build_pagemaps,
     build_video,
     expat_message,
+    human_text,
 )
 from sitemap_reader.rank import make_scorer
 from sitemap_reader.records import (
@@ -65,6 +68,7 @@ from sitemap_reader.records import (
     UrlRecord,
     Video,
     make_url_record,
+    set_record_extras,
 )
 
 Item = UrlRecord | SitemapRef
@@ -85,6 +89,9 @@ class _Emitter(Sink):
 
     def __init__(self, url: str | None, strict: bool, limits: Limits, now: datetime) -> None:
         self.base = url
+        # Scheme-less locations take the sitemap's own scheme (https without one).
+        self.scheme = "http" if url is not None and url[:5].lower() == "http:" else "https"
+        self.lastmod: datetime | None = None  # a feed's own date
         self.strict = strict
         self.max_url_length = limits.max_url_length
         self.now = now
@@ -160,17 +167,16 @@ class _Emitter(Sink):
                     self._sitemap(*entry)
                     count = self.urls
                     continue
-                (loc, lastmod, changefreq, priority, _, _, _, alts, images, videos, news) = entry
+                (loc, lastmod, changefreq, priority, _, _, _, _, alts, imgs, vids, news, extra) = (
+                    entry
+                )
                 if fast(loc) is not None and "/." not in loc and len(loc) <= max_length:
                     url: str = loc  # normalize_url's own fast path, inlined
                 else:
-                    fixed = normalize_url(loc, base, strict=strict, max_length=max_length)
+                    fixed = self._location(loc, "location")
                     if fixed is None:
-                        problem("bad-url", f"location {loc[:200]!r} dropped")
                         continue
                     url = fixed
-                    if not _ABSOLUTE.match(loc):
-                        problem("relative-url", f"relative location {loc[:200]!r} resolved")
                 if strict and base is not None and not in_location(url, base):
                     problem("out-of-location", f"{url} is outside the sitemap's location")
                     continue
@@ -202,11 +208,17 @@ class _Emitter(Sink):
                             priorities[priority] = prio
                     if prio is None:
                         problem("bad-priority", f"priority {priority[:40]!r} ignored")
-                if alts is None and images is None and videos is None and news is None:
+                if (
+                    alts is None
+                    and imgs is None
+                    and vids is None
+                    and news is None
+                    and extra is None
+                ):
                     fresh = score(prio, freq, modified)
                     out(make_url_record(url, modified, freq, prio, fresh, base, (), (), (), None))
                 else:
-                    out(self._record(url, modified, freq, prio, alts, images, videos, news))
+                    out(self._record(url, modified, freq, prio, entry))
         finally:
             self.urls = count
             pending.clear()
@@ -217,13 +229,11 @@ class _Emitter(Sink):
         modified: datetime | None,
         freq: str | None,
         prio: float | None,
-        alternates: list[tuple[str, str]] | None,
-        images: list[dict[str, Any]] | None,
-        videos: list[dict[str, Any]] | None,
-        news: dict[str, Any] | None,
+        entry: list[Any],
     ) -> UrlRecord:
         """A record with extensions (the slower path of :meth:`drain`)."""
-        return make_url_record(
+        alternates, images, videos, news, extra = entry[ALTERNATES:]
+        record = make_url_record(
             url,
             modified,
             freq,
@@ -233,16 +243,29 @@ class _Emitter(Sink):
             self._alternates(alternates) if alternates else (),
             self._images(images) if images else (),
             self._videos(videos) if videos else (),
-            build_news(news, self._date) if news else None,
+            build_news(news, self) if news else None,
         )
+        if extra is not None:
+            pagemaps = extra.get("pagemaps")
+            set_record_extras(
+                record,
+                human_text(extra.get("title")),
+                bool(extra.get("mobile")),
+                build_pagemaps(pagemaps) if pagemaps else (),
+            )
+        return record
 
     def text_started(self) -> None:
         self.format = "text"
 
+    def feed_date(self, text: str) -> None:
+        value = self._date(text)
+        if value is not None and (self.lastmod is None or value > self.lastmod):
+            self.lastmod = value  # the newest of the feed's own dates
+
     def _sitemap(self, loc: str, lastmod: str | None) -> None:
-        url = self._normalize(loc)
+        url = self._location(loc, "child sitemap location")
         if url is None:
-            self.problem("bad-url", f"child sitemap location {loc[:200]!r} dropped")
             return
         if self.urls == self.max_entries:
             raise self.fatal("limit-urls", f"more than {self.max_entries} entries; rest ignored")
@@ -251,13 +274,49 @@ class _Emitter(Sink):
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _normalize(self, raw: str) -> str | None:
-        return normalize_url(raw, self.base, strict=self.strict, max_length=self.max_url_length)
+    def _location(self, loc: str, what: str) -> str | None:
+        """A page or child-sitemap location off the fast path: normalized, resolved when
+        relative, read with a scheme when it starts with a host name; problems counted."""
+        if not _ABSOLUTE.match(loc):
+            if not self.strict and schemeless_host(loc):
+                url = self._with_scheme(loc)
+                if url is not None:
+                    return url
+            else:
+                url = normalize_url(
+                    loc, self.base, strict=self.strict, max_length=self.max_url_length
+                )
+                if url is not None:
+                    self.problem("relative-url", f"relative {what} {loc[:200]!r} resolved")
+                    return url
+        else:
+            url = normalize_url(loc, None, strict=self.strict, max_length=self.max_url_length)
+            if url is not None:
+                return url
+        self.problem("bad-url", f"{what} {loc[:200]!r} dropped")
+        return None
 
-    def _absolute(self, raw: str) -> str | None:
+    def _with_scheme(self, loc: str) -> str | None:
+        url = normalize_url(f"{self.scheme}://{loc.strip()}", max_length=self.max_url_length)
+        if url is not None:
+            self.problem("schemeless-url", f"location {loc[:200]!r} without a scheme read as {url}")
+        return url
+
+    # -- ExtensionContext (for the builders in parse.xml) --------------------------------
+
+    def ext_url(self, raw: str, what: str) -> str | None:
         """Extension URLs (images, videos, alternates) must be absolute: no resolution,
-        so a placeholder such as ``None`` never becomes ``https://site/None``."""
-        return normalize_url(raw, None, max_length=self.max_url_length)
+        so a placeholder such as ``None`` never becomes ``https://site/None``. One that
+        starts with a host name but no scheme is read like such a location."""
+        url = normalize_url(raw, None, max_length=self.max_url_length)
+        if url is None and not self.strict and schemeless_host(raw):
+            url = self._with_scheme(raw)
+        if url is None:
+            self.problem("bad-extension-url", f"{what} {raw[:200]!r} dropped")
+        return url
+
+    def ext_date(self, text: str) -> datetime | None:
+        return self._date(text)
 
     def _date(self, text: str) -> datetime | None:
         """A date outside the hot path (index entries, extensions), problem counted."""
@@ -269,17 +328,17 @@ class _Emitter(Sink):
     def _alternates(self, pairs: list[tuple[str, str]]) -> tuple[Alternate, ...]:
         found = []
         for lang, href in pairs:
-            url = self._absolute(href)
+            url = self.ext_url(href, "xhtml:link href")
             if url is not None:
                 found.append(Alternate(lang, url))
         return tuple(found)
 
     def _images(self, items: list[dict[str, Any]]) -> tuple[Image, ...]:
-        built = (build_image(fields, self._absolute) for fields in items)
+        built = (build_image(fields, self) for fields in items)
         return tuple(image for image in built if image is not None)
 
     def _videos(self, items: list[dict[str, Any]]) -> tuple[Video, ...]:
-        built = (build_video(fields, self._absolute, self._date) for fields in items)
+        built = (build_video(fields, self) for fields in items)
         return tuple(video for video in built if video is not None)
 
 
@@ -296,7 +355,8 @@ class SitemapParser:
     ``url`` is the sitemap's own (final) URL: relative locations resolve against it
     (lenient mode) and strict mode checks the location rule against it. Use None for a
     local file or standard input. ``content_type`` is accepted for diagnostics only:
-    formats are sniffed from the bytes.
+    formats are sniffed from the bytes. ``pagemaps=True`` keeps PageMap DataObjects on
+    the records (``UrlRecord.pagemaps``); they are skipped by default.
     """
 
     def __init__(
@@ -307,10 +367,12 @@ class SitemapParser:
         strict: bool = False,
         limits: Limits | None = None,
         now: datetime | None = None,
+        pagemaps: bool = False,
     ) -> None:
         self.url = url
         self.content_type = content_type
         self.strict = strict
+        self.pagemaps = pagemaps
         self.limits = limits or Limits()
         self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC))
         self._heads: list[bytes | None] = [b""]  # per stage: undecided start, None once decided
@@ -341,6 +403,12 @@ class SitemapParser:
             for code, (message, count, fatal) in self._emit.problems.items()
         ]
         return sorted(found, key=lambda p: (not p.fatal, p.code))
+
+    @property
+    def lastmod(self) -> datetime | None:
+        """The sitemap's own date, when it gives one: a feed's newest channel or feed
+        level date (RSS ``lastBuildDate``/``pubDate``, Atom ``updated``); else None."""
+        return self._emit.lastmod
 
     @property
     def url_count(self) -> int:
@@ -463,6 +531,7 @@ class SitemapParser:
                 max_text=limits.max_text_length,
                 max_extensions=limits.max_extensions_per_url,
                 codec=codec,
+                pagemaps=self.pagemaps,
             )
         elif kind == sniff.TEXT:
             self._reader = TextReader(self._emit, max_line=limits.max_url_length)
@@ -503,6 +572,7 @@ class ParseResult:
     sitemaps: list[SitemapRef] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     complete: bool = True
+    lastmod: datetime | None = None  # the sitemap's own date (a feed's), see SitemapParser
 
 
 def parse(
@@ -512,14 +582,17 @@ def parse(
     *,
     strict: bool = False,
     limits: Limits | None = None,
+    pagemaps: bool = False,
 ) -> ParseResult:
     """Parse a whole body you already have (bytes, or an iterable of chunks).
+
+    The options are :class:`SitemapParser`'s (``pagemaps=True`` keeps PageMaps).
 
     >>> r = parse(b"https://example.com/a\\nhttps://example.com/b\\n")
     >>> r.format, [u.url for u in r.urls]
     ('text', ['https://example.com/a', 'https://example.com/b'])
     """
-    parser = SitemapParser(url, content_type, strict=strict, limits=limits)
+    parser = SitemapParser(url, content_type, strict=strict, limits=limits, pagemaps=pagemaps)
     items: list[Item] = []
     chunks: Iterable[bytes]
     if isinstance(body, bytes | bytearray | memoryview):
@@ -533,6 +606,7 @@ def parse(
             break
     items.extend(parser.close())
     result = ParseResult(parser.format, problems=parser.problems, complete=parser.complete)
+    result.lastmod = parser.lastmod
     for item in items:
         (result.urls if isinstance(item, UrlRecord) else result.sitemaps).append(item)  # type: ignore[arg-type]
     return result

@@ -7,7 +7,8 @@ invalid bytes replaced. ``Sitemap:`` values (any alias protego knows: ``sitemap`
 ``sitemaps``, ``site-map``, any case) are resolved against the robots.txt URL, normalized,
 and deduplicated in order. A value containing U+FFFD (invalid UTF-8 on that line) or one
 that does not normalize is dropped. As a leniency, a line holding nothing but an absolute
-http(s) URL (a forgotten ``Sitemap:``) counts too; those come after the directives.
+http(s) URL (a forgotten ``Sitemap:``) counts too, in its place: every sitemap is returned
+in document order, whichever way it was written.
 
 >>> body = b"User-agent: *\\nDisallow: /private/\\nSitemap: /sitemap.xml\\n"
 >>> rules = parse_robots(body, "https://example.com/robots.txt")
@@ -39,7 +40,7 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 # A line that is only an absolute http(s) URL, optionally followed by a comment.
-_BARE_URL_RE = re.compile(r"^[ \t]*(https?://[^\s#]+)[ \t]*(?:#.*)?$", re.IGNORECASE | re.MULTILINE)
+_BARE_URL_RE = re.compile(r"[ \t]*(https?://[^\s#]+)[ \t]*(?:#.*)?", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +77,32 @@ def parse_robots(
     """Parse a robots.txt body fetched from ``robots_url``. Never raises on content."""
     text = decode_robots(body, max_bytes)
     rules = Protego.parse(text)
-    values = [*rules.sitemaps, *_BARE_URL_RE.findall(text)]
+    values = _in_order(text, list(rules.sitemaps))
     return RobotsTxt(sitemaps=_resolve(values, robots_url), rules=rules)
+
+
+def _in_order(text: str, directives: list[str]) -> list[str]:
+    """The ``Sitemap:`` values protego found and the bare URL lines, in document order.
+
+    protego reads the directives (every alias and spelling it accepts) in order but says
+    not where; a bare URL line is never one of them. So the lines are walked once, with
+    protego's values consumed in order: each at the first line that holds it after the
+    previous one and names a sitemap directive (every alias contains "site").
+    """
+    found: list[str] = []
+    pending = iter(directives)
+    wanted = next(pending, None)
+    for line in text.splitlines():  # the line breaks protego splits on
+        bare = _BARE_URL_RE.fullmatch(line)
+        if bare is not None:
+            found.append(bare.group(1))
+        elif wanted is not None and wanted in line and "site" in line.lower():
+            found.append(wanted)
+            wanted = next(pending, None)
+    if wanted is not None:  # pragma: no cover - defensive: a value not matched to a line
+        found.append(wanted)
+        found.extend(pending)
+    return found
 
 
 def decode_robots(body: bytes | str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:

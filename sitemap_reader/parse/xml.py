@@ -1,5 +1,6 @@
 """XML sitemaps and feeds on raw pyexpat: urlset, sitemapindex, RSS 2.0/1.0, Atom 1.0/0.3,
-and Google's image, video, news and hreflang extensions.
+and Google's image, video, news, hreflang, mobile and PageMap extensions; and the builders
+that turn gathered extension fields into records.
 
 Theory of operation
 -------------------
@@ -9,7 +10,10 @@ and it survives the common undeclared-prefix sitemap that namespace-aware expat 
 Elements are classified once per distinct tag name (a dict lookup afterwards) into a few
 integer kinds. Core fields (``loc``, ``lastmod``, ``changefreq``, ``priority``, feed
 ``link``/dates) count only as *direct* children of an entry and outside the extension
-namespaces, so an ``image:loc`` never leaks out as a page URL.
+namespaces, so an ``image:loc`` never leaks out as a page URL. An extension object
+(``image:image``, ``video:video``, ``news:news``, a PageMap) is gathered as raw fields and
+stored on the entry only at its end tag: a body that breaks inside one never hands out a
+half-read object (the break is counted as ``extension-cut``).
 
 Text is always gathered (expat's ``buffer_text`` plus a list) and joined at the end tag,
 because entities, CDATA and chunk boundaries split character data into pieces. A field
@@ -36,12 +40,12 @@ from __future__ import annotations
 import codecs
 import pyexpat
 import re
-from collections.abc import Callable
-from typing import Any, Final, NoReturn
+from datetime import datetime
+from typing import Any, Final, NoReturn, Protocol
 
 from defusedxml import EntitiesForbidden, ExternalReferenceForbidden
 
-from sitemap_reader.records import Image, News, Video
+from sitemap_reader.records import DataObject, Image, News, TvShow, Video, VideoId, VideoPrice
 
 # ---------------------------------------------------------------------------------------
 # Bare-ampersand repair
@@ -190,6 +194,8 @@ F_PRIORITY: Final = 13
 F_LINK: Final = 14
 F_GUID: Final = 15
 F_PUBLISHED: Final = 16  # Atom published/issued: a fallback date
+F_TITLE: Final = 17  # an RSS/Atom item's title (kept for feed items only)
+F_FEED_DATE: Final = -2  # a feed's own date (channel/feed level, outside the items)
 # An entry in progress is a list indexed by field kind - F_LOC (plus extension slots):
 # cheaper to reset and fill than a dozen attributes. The Sink receives this list.
 LOC: Final = 0
@@ -199,17 +205,23 @@ PRIORITY: Final = 3
 LINK: Final = 4
 GUID: Final = 5
 PUBLISHED: Final = 6
-ALTERNATES: Final = 7
-IMAGES: Final = 8
-VIDEOS: Final = 9
-NEWS: Final = 10
-ENTRY_SIZE: Final = 11
-# extensions
+TITLE: Final = 7
+ALTERNATES: Final = 8
+IMAGES: Final = 9
+VIDEOS: Final = 10
+NEWS: Final = 11
+#: The rare per-entry data (feed title, mobile flag, PageMaps) in one dict, None when
+#: there is none: a plain entry costs one ``is None`` test for all of them.
+EXTRA: Final = 12
+ENTRY_SIZE: Final = 13
+# extensions (the containers first: X_IMAGE..X_PAGEMAP)
 X_IMAGE: Final = 20
 X_VIDEO: Final = 21
 X_NEWS: Final = 22
-X_XHTML: Final = 23  # xhtml:link (hreflang alternates)
-X_IGNORED: Final = 24  # another extension namespace (mobile, pagemap, geo...)
+X_PAGEMAP: Final = 23  # a PageMap, read only when asked for (else ignored)
+X_XHTML: Final = 24  # xhtml:link (hreflang alternates)
+X_MOBILE: Final = 25  # <mobile:mobile/>, a flag
+X_IGNORED: Final = 26  # another extension element (geo, a PageMap when not asked...)
 
 _ENTRIES: Final = {"url": E_URL, "sitemap": E_SITEMAP, "item": E_ITEM, "entry": E_ITEM}
 _FIELDS: Final = {
@@ -225,6 +237,8 @@ _FIELDS: Final = {
     "guid": F_GUID,
     "published": F_PUBLISHED,
     "issued": F_PUBLISHED,
+    "lastbuilddate": F_LASTMOD,  # RSS channel only, in practice: the feed's own date
+    "title": F_TITLE,
 }
 # Extension namespaces recognised by a fragment of their URI, or by the usual prefix
 # when the document forgot to declare it.
@@ -233,18 +247,18 @@ _EXT_BY_NS: Final = (
     ("sitemap-video", X_VIDEO),
     ("sitemap-news", X_NEWS),
     ("/xhtml", X_XHTML),
-    ("sitemap-mobile", X_IGNORED),
-    ("sitemap-pagemap", X_IGNORED),
+    ("sitemap-mobile", X_MOBILE),
+    ("sitemap-pagemap", X_PAGEMAP),
 )
 _EXT_BY_PREFIX: Final = {
     "image": X_IMAGE,
     "video": X_VIDEO,
     "news": X_NEWS,
     "xhtml": X_XHTML,
-    "mobile": X_IGNORED,
-    "pagemap": X_IGNORED,
+    "mobile": X_MOBILE,
+    "pagemap": X_PAGEMAP,
 }
-_EXT_CONTAINERS: Final = {X_IMAGE: "image", X_VIDEO: "video", X_NEWS: "news"}
+_EXT_CONTAINERS: Final = {X_IMAGE: "image", X_VIDEO: "video", X_NEWS: "news", X_PAGEMAP: "pagemap"}
 
 #: Root element (local name) → format reported by the parser.
 ROOTS: Final = {
@@ -265,6 +279,9 @@ _ENTRIES_FOR_ROOT: Final = {
 }
 # Multi-valued extension fields, collected as lists.
 _MULTI: Final = frozenset({"tag", "keywords"})
+# Repeatable extension fields whose attributes belong to each value: (text, attrs) lists.
+_WITH_ATTRS: Final = frozenset({"price", "id"})
+_FEEDS: Final = frozenset({"rss", "atom"})
 
 
 def _forbid_entity(name: str, *args: Any) -> NoReturn:
@@ -292,8 +309,9 @@ class Sink:
     :meth:`drain` once that holds ``batch`` entries (the parser drains after every fed
     chunk too), so turning them into records runs in one tight loop. A page entry is a
     list of raw strings at LOC, LASTMOD, CHANGEFREQ, PRIORITY (or None), lists of raw
-    extension data at ALTERNATES, IMAGES, VIDEOS and a dict at NEWS; a child sitemap is
-    a ``(loc, lastmod)`` tuple.
+    extension data at ALTERNATES, IMAGES, VIDEOS, a dict at NEWS and a dict of the rare
+    data (``title``, ``mobile``, ``pagemaps``) at EXTRA; a child sitemap is a
+    ``(loc, lastmod)`` tuple.
     """
 
     pending: list[list[Any] | tuple[str, str | None]]
@@ -314,14 +332,27 @@ class Sink:
     def problem(self, code: str, message: str) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def feed_date(self, text: str) -> None:  # pragma: no cover - interface
+        """A date of the feed itself (RSS channel, Atom feed), outside its items."""
+        raise NotImplementedError
+
 
 class XmlReader:
     """Drives pyexpat over a byte stream and reports entries to a :class:`Sink`."""
 
     def __init__(
-        self, sink: Sink, *, max_text: int, max_extensions: int, codec: str | None = None
+        self,
+        sink: Sink,
+        *,
+        max_text: int,
+        max_extensions: int,
+        codec: str | None = None,
+        pagemaps: bool = False,
     ) -> None:
         self._sink = sink
+        self._pagemaps = pagemaps
+        self._feed = False  # the root is an RSS or Atom feed
+        self._last_attrs: tuple[str, dict[str, str]] | None = None
         # Non-UTF-8 bodies are decoded here and handed to expat as UTF-8 (see sniff).
         self._decoder = (
             codecs.getincrementaldecoder(codec)(errors="replace") if codec is not None else None
@@ -460,6 +491,8 @@ class XmlReader:
         (a location being read when the body broke may be cut short: never emitted)."""
         entry = self._v
         if self._entry != OTHER and (entry[LOC] or entry[LINK] or entry[GUID]):
+            if self._ext:  # never a half-read extension object: the URL goes without it
+                self._sink.problem("extension-cut", "an extension object cut by the break dropped")
             self._finish_entry()
         self._entry = OTHER
 
@@ -502,6 +535,10 @@ class XmlReader:
             kind = _ENTRIES.get(local) or _FIELDS.get(local, OTHER)
         elif ext == X_XHTML:
             kind = X_XHTML if local == "link" else OTHER
+        elif ext == X_MOBILE:
+            kind = X_MOBILE if local == "mobile" else X_IGNORED
+        elif ext == X_PAGEMAP:
+            kind = X_PAGEMAP if local == "pagemap" and self._pagemaps else X_IGNORED
         elif ext == X_IGNORED:
             kind = X_IGNORED
         else:
@@ -576,7 +613,7 @@ class XmlReader:
                 if attrs:
                     self._ext_attrs(name, attrs)
             elif kind >= F_LOC:
-                if kind <= F_PUBLISHED:
+                if kind <= F_TITLE:
                     if kind == F_LINK and "href" in attrs:
                         self._atom_link(attrs)
                         kind = -1  # swallow its content
@@ -584,15 +621,20 @@ class XmlReader:
                     self._field_name = name
                 elif kind == X_XHTML:
                     self._alternate(attrs)
-                elif kind <= X_NEWS:
+                elif kind <= X_PAGEMAP:
                     self._ext = kind
                     self._ext_name = name
                     self._ext_fields = {}
+                elif kind == X_MOBILE:
+                    self._extra()["mobile"] = True
         elif kind in self._entry_kinds:
             self._entry = kind
             self._entry_name = name
         elif self._format is None:
             self._root(name)
+        elif kind == F_LASTMOD and self._feed:
+            self._field = F_FEED_DATE
+            self._field_name = name
 
     def _end(self, name: str) -> None:
         field = self._field
@@ -609,6 +651,10 @@ class XmlReader:
                     entry[index] = text
                 elif index == LOC:
                     self._another_loc(text)
+            elif field == F_FEED_DATE:
+                text = self._text()
+                if text:
+                    self._sink.feed_date(text)
         elif self._ext:
             self._ext_end(name)
         elif self._entry and name == self._entry_name:
@@ -628,6 +674,7 @@ class XmlReader:
         if fmt is None:
             raise StopParsing
         self._format = fmt
+        self._feed = fmt in _FEEDS
         self._entry_kinds = _ENTRIES_FOR_ROOT[fmt]
 
     # -- entries ------------------------------------------------------------------------
@@ -638,15 +685,34 @@ class XmlReader:
             self._v[LINK] = attrs["href"]
 
     def _alternate(self, attrs: dict[str, str]) -> None:
+        # Google's syntax: rel="alternate", hreflang and href, all three required.
+        rel = attrs.get("rel")
+        if rel != "alternate" and (rel is None or "alternate" not in rel.lower().split()):
+            message = 'an xhtml:link without rel="alternate" ignored'
+            self._sink.problem("link-not-alternate", message)
+            return
         href = attrs.get("href")
-        lang = attrs.get("hreflang")
-        if not href or not lang or attrs.get("rel", "alternate").strip().lower() != "alternate":
+        lang = attrs.get("hreflang", "").strip()
+        if not href or not lang:
+            self._sink.problem("link-incomplete", "an xhtml:link without hreflang or href ignored")
             return
         alternates = self._v[ALTERNATES]
         if alternates is None:
             alternates = self._v[ALTERNATES] = []
         if len(alternates) < self._max_ext:
-            alternates.append((lang.strip(), href))
+            alternates.append((lang, href))
+        else:
+            self._over_cap("xhtml:link")
+
+    def _over_cap(self, what: str) -> None:
+        self._sink.problem("limit-extensions", f"{what} past {self._max_ext} per URL dropped")
+
+    def _extra(self) -> dict[str, Any]:
+        """The entry's dict of rare data (created on first use)."""
+        extra = self._v[EXTRA]
+        if extra is None:
+            extra = self._v[EXTRA] = {}
+        return extra  # type: ignore[no-any-return]
 
     def _another_loc(self, text: str) -> None:
         """Several <loc> in one entry: each is an entry of its own, and what follows the
@@ -657,9 +723,14 @@ class XmlReader:
     def _finish_entry(self) -> None:
         entry = self._v
         self._v = [None] * ENTRY_SIZE
-        if self._entry == E_ITEM:  # feeds: the link (else the guid) and the best date
+        if self._entry == E_ITEM:  # feeds: the link (else the guid), the best date, the title
             entry[LOC] = entry[LINK] or entry[GUID]
             entry[LASTMOD] = entry[LASTMOD] or entry[PUBLISHED]
+            if entry[TITLE]:
+                extra = entry[EXTRA]
+                if extra is None:
+                    extra = entry[EXTRA] = {}
+                extra["title"] = entry[TITLE]
         loc = entry[LOC]
         if not loc:
             self._sink.problem("missing-loc", "an entry without a location was skipped")
@@ -673,24 +744,42 @@ class XmlReader:
 
     def _ext_attrs(self, name: str, attrs: dict[str, str]) -> None:
         local = self._locals.get(name) or name.rpartition(":")[2].lower()
+        if self._ext == X_PAGEMAP:
+            self._pagemap_start(local, attrs)
+            return
+        self._last_attrs = (name, attrs)
         for key, value in attrs.items():
             self._ext_fields[f"{local}@{key}"] = value
 
     def _ext_end(self, name: str) -> None:
         if name != self._ext_name:
+            local = self._locals.get(name) or name.rpartition(":")[2].lower()
+            if self._ext == X_PAGEMAP:
+                self._pagemap_end(local)
+                return
             text = self._text()
-            if text:
-                local = self._locals.get(name) or name.rpartition(":")[2].lower()
+            if local in _WITH_ATTRS:  # several, each with its own attributes
+                last = self._last_attrs
+                attrs = last[1] if last is not None and last[0] == name else {}
+                self._ext_item(local, (text, attrs))
+            elif text:
                 if local in _MULTI:
-                    self._ext_fields.setdefault(local, []).append(text)
+                    self._ext_item(local, text)
                 else:
                     self._ext_fields.setdefault(local, text)
+            self._last_attrs = None
             return
         kind, fields = self._ext, self._ext_fields
         self._ext = OTHER
         self._ext_fields = {}
+        self._last_attrs = None
         if kind == X_NEWS:
             self._v[NEWS] = fields
+            return
+        if kind == X_PAGEMAP:
+            objects = fields.get("objects")
+            if objects:
+                self._extra().setdefault("pagemaps", []).extend(objects)
             return
         slot = IMAGES if kind == X_IMAGE else VIDEOS
         found = self._v[slot]
@@ -698,25 +787,104 @@ class XmlReader:
             found = self._v[slot] = []
         if len(found) < self._max_ext:
             found.append(fields)
+        else:
+            self._over_cap(f"{_EXT_CONTAINERS[kind]}:{_EXT_CONTAINERS[kind]}")
+
+    def _ext_item(self, local: str, value: Any) -> None:
+        """One more value of a repeatable field (tags, prices...), up to the cap."""
+        values = self._ext_fields.setdefault(local, [])
+        if len(values) < self._max_ext:
+            values.append(value)
+        else:
+            self._over_cap(local)
+
+    # A PageMap is read as a list of DataObjects, each [type, id, [(name, value), ...]].
+
+    def _pagemap_start(self, local: str, attrs: dict[str, str]) -> None:
+        fields = self._ext_fields
+        if local == "dataobject":
+            objects = fields.setdefault("objects", [])
+            if len(objects) + len(self._extra().get("pagemaps", ())) < self._max_ext:
+                fields["current"] = [attrs.get("type"), attrs.get("id"), []]
+                objects.append(fields["current"])
+            else:
+                self._over_cap("PageMap DataObject")
+        elif local == "attribute":
+            fields["attribute"] = (attrs.get("name"), attrs.get("value"))
+
+    def _pagemap_end(self, local: str) -> None:
+        fields = self._ext_fields
+        if local == "attribute":
+            name, value = fields.pop("attribute", (None, None))
+            # The value is the element's text; PageMaps in HTML put it in value="…",
+            # which some sitemaps copy: used when there is no text.
+            text = self._text() or value
+            current = fields.get("current")
+            if current is None or not name or text is None:
+                self._sink.problem("pagemap-incomplete", "a PageMap Attribute without a name, "
+                                   "value or DataObject ignored")  # fmt: skip
+            elif len(current[2]) < self._max_ext:
+                current[2].append((name, text.strip()))
+            else:
+                self._over_cap("PageMap Attribute")
+        elif local == "dataobject":
+            fields.pop("current", None)
 
 
 # ---------------------------------------------------------------------------------------
 # Extension records from the gathered fields
 
-Normalizer = Callable[[str], "str | None"]
-DateParser = Callable[[str], Any]
+# Builders get an :class:`ExtensionContext` (the parser's emitter): it normalizes the
+# extension URLs (absolute only: a placeholder such as ``None`` must never become
+# ``https://site/None``), parses dates, and counts every value it has to drop.
 
 
-def build_image(fields: dict[str, Any], norm: Normalizer) -> Image | None:
-    loc = fields.get("loc")
-    url = norm(loc) if isinstance(loc, str) else None
-    if url is None:
+class ExtensionContext(Protocol):
+    """What the extension builders need from the parser."""
+
+    def ext_url(self, raw: str, what: str) -> str | None:
+        """An absolute extension URL normalized, or None (the drop counted)."""
+        ...
+
+    def ext_date(self, text: str) -> datetime | None:
+        """A date, or None (counted)."""
+        ...
+
+    def problem(self, code: str, message: str) -> None: ...
+
+
+# Runs of XML white space (space, tab, CR, LF) inside a human-text field: one space.
+_XML_SPACE: Final = re.compile(r"[ \t\r\n]+")
+_PRICE: Final = re.compile(r"\s*[0-9]+(?:\.[0-9]+)?\s*")
+_PRICE_TYPES: Final = frozenset({"own", "rent"})
+_RESOLUTIONS: Final = frozenset({"hd", "sd"})
+
+
+def human_text(text: Any) -> str | None:
+    """A human-text field (title, caption, description, name...): runs of XML white
+    space collapsed to one space, ends trimmed; None when nothing is left.
+
+    >>> human_text("Alkis shows you how\\n        to grill")
+    'Alkis shows you how to grill'
+    """
+    if not text:
         return None
+    return _XML_SPACE.sub(" ", str(text)).strip(" ") or None
+
+
+def build_image(fields: dict[str, Any], ctx: ExtensionContext) -> Image | None:
+    loc = fields.get("loc")
+    if not isinstance(loc, str):
+        ctx.problem("extension-dropped", "an image:image without image:loc dropped")
+        return None
+    url = ctx.ext_url(loc, "image:loc")
+    if url is None or len(fields) == 1:  # most images have a loc and nothing else
+        return None if url is None else Image(url)
     return Image(
         url,
-        title=fields.get("title"),
-        caption=fields.get("caption"),
-        geo_location=fields.get("geo_location"),
+        title=human_text(fields.get("title")),
+        caption=human_text(fields.get("caption")),
+        geo_location=human_text(fields.get("geo_location")),
         license=fields.get("license"),
     )
 
@@ -746,17 +914,75 @@ def _words(text: Any) -> tuple[str, ...]:
     return tuple(str(text).split()) if text else ()
 
 
-def build_video(fields: dict[str, Any], norm: Normalizer, date: DateParser) -> Video | None:
-    urls = {
-        k: norm(fields[k]) for k in ("thumbnail_loc", "content_loc", "player_loc") if k in fields
-    }
-    if not any(urls.values()) and not fields.get("title"):
+def _choice(value: str | None, allowed: frozenset[str], ctx: ExtensionContext) -> str | None:
+    if value is None or not value.strip():
+        return None
+    word = value.strip().lower()
+    if word in allowed:
+        return word
+    ctx.problem("bad-extension-field", f"value {value[:40]!r} not one of {sorted(allowed)}")
+    return None
+
+
+def _prices(items: list[tuple[str, dict[str, str]]], ctx: ExtensionContext) -> tuple[Any, ...]:
+    prices = []
+    for text, attrs in items:
+        amount = None
+        if text:
+            if _PRICE.fullmatch(text):  # "1,99" is not read: 199 or 1.99 is a guess
+                amount = float(text)
+            else:
+                ctx.problem("bad-extension-field", f"video:price {text[:40]!r} not understood")
+        currency = (attrs.get("currency") or "").strip().upper() or None
+        kind = _choice(attrs.get("type"), _PRICE_TYPES, ctx)
+        resolution = _choice(attrs.get("resolution"), _RESOLUTIONS, ctx)
+        if amount is not None or currency or kind or resolution:
+            prices.append(VideoPrice(amount, currency, kind, resolution))
+    return tuple(prices)
+
+
+_TVSHOW_FIELDS: Final = (
+    "show_title",
+    "video_type",
+    "episode_title",
+    "season_number",
+    "episode_number",
+    "premier_date",
+)
+
+
+def _tvshow(fields: dict[str, Any], ctx: ExtensionContext) -> TvShow | None:
+    if not any(name in fields for name in _TVSHOW_FIELDS):
+        return None
+    premier = fields.get("premier_date")
+    video_type = fields.get("video_type")
+    return TvShow(
+        show_title=human_text(fields.get("show_title")),
+        video_type=video_type.strip().lower() if video_type else None,
+        episode_title=human_text(fields.get("episode_title")),
+        season_number=_int(fields.get("season_number")),
+        episode_number=_int(fields.get("episode_number")),
+        premier_date=ctx.ext_date(premier) if premier else None,
+    )
+
+
+def _ext_urls(fields: dict[str, Any], names: tuple[str, ...], ctx: ExtensionContext) -> Any:
+    return {k: ctx.ext_url(fields[k], f"video:{k}") for k in names if k in fields}
+
+
+def build_video(fields: dict[str, Any], ctx: ExtensionContext) -> Video | None:
+    urls = _ext_urls(fields, ("thumbnail_loc", "content_loc", "player_loc", "gallery_loc"), ctx)
+    title = human_text(fields.get("title"))
+    if not title and not any(urls.get(k) for k in ("thumbnail_loc", "content_loc", "player_loc")):
+        ctx.problem("extension-dropped", "a video:video with no title and no video URL dropped")
         return None
     relationship = fields.get("restriction@relationship")
     platform_rel = fields.get("platform@relationship")
+    info = fields.get("uploader@info")
+    date = ctx.ext_date
     return Video(
-        title=fields.get("title"),
-        description=fields.get("description"),
+        title=title,
+        description=human_text(fields.get("description")),
         thumbnail_loc=urls.get("thumbnail_loc"),
         content_loc=urls.get("content_loc"),
         player_loc=urls.get("player_loc"),
@@ -768,12 +994,19 @@ def build_video(fields: dict[str, Any], norm: Normalizer, date: DateParser) -> V
         family_friendly=_yes_no(fields.get("family_friendly")),
         requires_subscription=_yes_no(fields.get("requires_subscription")),
         live=_yes_no(fields.get("live")),
-        uploader=fields.get("uploader"),
+        uploader=human_text(fields.get("uploader")),
         restriction=_words(fields.get("restriction")),
         restriction_relationship=relationship.strip().lower() if relationship else None,
         platform=_words(fields.get("platform")),
         platform_relationship=platform_rel.strip().lower() if platform_rel else None,
-        tags=tuple(fields.get("tag", ())),
+        tags=tuple(t for t in map(human_text, fields.get("tag", ())) if t),
+        uploader_info=ctx.ext_url(info, "video:uploader info") if info else None,
+        category=human_text(fields.get("category")),
+        gallery_loc=urls.get("gallery_loc"),
+        gallery_title=human_text(fields.get("gallery_loc@title")),
+        prices=_prices(fields.get("price", []), ctx),
+        tvshow=_tvshow(fields, ctx),
+        ids=tuple(VideoId(text, attrs.get("type")) for text, attrs in fields.get("id", []) if text),
     )
 
 
@@ -781,20 +1014,34 @@ def _split_commas(values: Any) -> tuple[str, ...]:
     if not values:
         return ()
     items = values if isinstance(values, list) else [values]
-    return tuple(part.strip() for item in items for part in item.split(",") if part.strip())
+    parts = (human_text(part) for item in items for part in item.split(","))
+    return tuple(part for part in parts if part)
 
 
-def build_news(fields: dict[str, Any], date: DateParser) -> News:
-    genres = _split_commas(fields.get("genres"))
+#: Google News: "up to 5 stock tickers".
+MAX_STOCK_TICKERS: Final = 5
+
+
+def build_news(fields: dict[str, Any], ctx: ExtensionContext) -> News:
+    tickers = _split_commas(fields.get("stock_tickers"))
+    if len(tickers) > MAX_STOCK_TICKERS:
+        ctx.problem("limit-extensions", f"news:stock_tickers past {MAX_STOCK_TICKERS} dropped")
+    date = fields.get("publication_date")
     return News(
-        title=fields.get("title"),
-        publication_name=fields.get("name"),
+        title=human_text(fields.get("title")),
+        publication_name=human_text(fields.get("name")),
         language=fields.get("language"),
-        publication_date=date(fields["publication_date"]) if "publication_date" in fields else None,
+        publication_date=ctx.ext_date(date) if date else None,
         keywords=_split_commas(fields.get("keywords")),
-        genres=genres,
-        stock_tickers=_split_commas(fields.get("stock_tickers"))[:5],
+        genres=_split_commas(fields.get("genres")),
+        stock_tickers=tickers[:MAX_STOCK_TICKERS],
+        access=human_text(fields.get("access")),
     )
+
+
+def build_pagemaps(objects: list[list[Any]]) -> tuple[DataObject, ...]:
+    """PageMap DataObjects from the reader's ``[type, id, [(name, value), ...]]`` lists."""
+    return tuple(DataObject(kind, ident, tuple(attrs)) for kind, ident, attrs in objects)
 
 
 def expat_message(error: pyexpat.ExpatError) -> str:

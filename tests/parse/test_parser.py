@@ -784,17 +784,20 @@ def test_repairs_are_counted() -> None:
 
 
 def test_extension_urls_must_be_absolute() -> None:
-    """I72: a placeholder like 'None' in video:content_loc never becomes a site URL."""
+    """I72: a placeholder like 'None' in video:content_loc never becomes a site URL; the
+    drops are counted (issue 12 point 6)."""
     body = urlset(
         "<url><loc>https://example.com/v</loc><video:video><video:title>T</video:title>"
         "<video:content_loc>None</video:content_loc>"
         "<video:player_loc>https://example.com/p</video:player_loc></video:video>"
         "<image:image><image:loc>/relative.jpg</image:loc></image:image></url>"
     )
-    (rec,) = parse_all_ways(body).urls
+    result = parse_all_ways(body)
+    (rec,) = result.urls
     (video,) = rec.videos
     assert video.content_loc is None and video.player_loc == "https://example.com/p"
     assert rec.images == ()
+    assert {p.code: p.count for p in result.problems} == {"bad-extension-url": 2}
 
 
 _FIELD = st.sampled_from(["loc", "lastmod", "changefreq", "priority"])

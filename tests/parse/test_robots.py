@@ -68,11 +68,12 @@ def test_case_77_dedup_file() -> None:
 
 
 def test_case_77_and_80_sitemap_robots_file() -> None:
-    """Cases 77/80: anywhere in the file, mixed case kept, bare URL line accepted (last)."""
+    """Cases 77/80: anywhere in the file, mixed case kept (the third, as crawler-commons
+    asserts), bare URL line accepted in its place: document order."""
     assert sitemaps_from_robots(read("sitemap-robots.txt"), ROBOTS) == [
         "http://domain.com/sitemap.xml",
-        "http://domain.com/dir/MixedCased-sitemap.xml",
         "http://domain.com/dir/my-sitemap.xml",
+        "http://domain.com/dir/MixedCased-sitemap.xml",
     ]
 
 
@@ -235,3 +236,41 @@ def test_arbitrary_bytes_never_raise(body: bytes) -> None:
     """Arbitrary bytes give a RobotsTxt whose sitemaps are normalized http(s) URLs."""
     robots = parse_robots(body, ROBOTS)
     assert all(url.startswith(("http://", "https://")) for url in robots.sitemaps)
+
+
+def test_bare_url_lines_keep_their_place_in_document_order() -> None:
+    """Issue 12 point 3: directives and bare URL lines come back in document order."""
+    body = (
+        "https://example.com/bare-1.xml\n"
+        "User-agent: *\n"
+        "Sitemap: https://example.com/directive-1.xml\n"
+        "Disallow: /private/\n"
+        "https://example.com/bare-2.xml  # forgot the directive\n"
+        "sitemaps: https://example.com/directive-2.xml\n"
+        "SITE-MAP: https://example.com/directive-3.xml\n"
+        "https://example.com/bare-3.xml\n"
+    )
+    assert sitemaps_from_robots(body, ROBOTS) == [
+        "https://example.com/bare-1.xml",
+        "https://example.com/directive-1.xml",
+        "https://example.com/bare-2.xml",
+        "https://example.com/directive-2.xml",
+        "https://example.com/directive-3.xml",
+        "https://example.com/bare-3.xml",
+    ]
+
+
+def test_document_order_with_crlf_and_a_value_repeated_in_a_rule() -> None:
+    """Point 3: CRLF lines, and a Disallow naming a later sitemap's URL, keep the order."""
+    body = (
+        b"Disallow: https://example.com/s2.xml\r\n"
+        b"https://example.com/s1.xml\r\n"
+        b"Sitemap: https://example.com/s2.xml\r\n"
+        b"https://example.com/s3.xml\r\n"
+        b"Sitemap: https://example.com/s1.xml\r\n"
+    )
+    assert sitemaps_from_robots(body, ROBOTS) == [
+        "https://example.com/s1.xml",
+        "https://example.com/s2.xml",
+        "https://example.com/s3.xml",
+    ]
