@@ -1,0 +1,45 @@
+"""Distributed discovery on Redis: many workers, on many machines, sharing one queue.
+
+Install with ``pip install 'sitemap-reader[distributed]'`` (the ``redis`` package's
+asyncio client). Targets go into a Redis stream read by one consumer group; each worker
+owns whole targets under a lease kept alive by a heartbeat, writes each target's records
+to one file atomically, and acknowledges the target only once the file is in place.
+Delivery is at least once, output exactly once per target. See the README, "Past one
+machine".
+
+>>> from sitemap_reader.distributed import Output, TargetQueue, Worker  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+try:
+    import redis.asyncio  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
+    raise ImportError(
+        "sitemap_reader.distributed needs the 'distributed' extra: "
+        "pip install 'sitemap-reader[distributed]'"
+    ) from exc
+
+from sitemap_reader.distributed.config import Keys, WorkerLimits, output_name
+from sitemap_reader.distributed.queue import Status, TargetQueue, parse_autoclaim
+from sitemap_reader.distributed.worker import (
+    Output,
+    StateOptions,
+    Worker,
+    WorkerReport,
+    run_discovery,
+)
+
+__all__ = [
+    "Keys",
+    "Output",
+    "StateOptions",
+    "Status",
+    "TargetQueue",
+    "Worker",
+    "WorkerLimits",
+    "WorkerReport",
+    "output_name",
+    "parse_autoclaim",
+    "run_discovery",
+]
