@@ -12,23 +12,38 @@ machine".
 
 from __future__ import annotations
 
-try:
-    import redis.asyncio  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
-    raise ImportError(
-        "sitemap_reader.distributed needs the 'distributed' extra: "
-        "pip install 'sitemap-reader[distributed]'"
-    ) from exc
+from typing import Any
 
 from sitemap_reader.distributed.config import Keys, WorkerLimits, output_name
-from sitemap_reader.distributed.queue import Status, TargetQueue, parse_autoclaim
-from sitemap_reader.distributed.worker import (
-    Output,
-    StateOptions,
-    Worker,
-    WorkerReport,
-    run_discovery,
+
+EXTRA_MESSAGE = (
+    "sitemap_reader.distributed needs the 'distributed' extra: "
+    "pip install 'sitemap-reader[distributed]'"
 )
+
+# Without redis, the names that need it raise an ImportError naming the extra; config
+# (key names, limits, file names) still imports, for the command line's help.
+try:
+    import redis.asyncio  # noqa: F401
+except ImportError:
+    HAVE_REDIS = False
+else:
+    HAVE_REDIS = True
+
+if HAVE_REDIS:
+    from sitemap_reader.distributed.queue import Status, TargetQueue, parse_autoclaim
+    from sitemap_reader.distributed.worker import (
+        Output,
+        StateOptions,
+        Worker,
+        WorkerReport,
+        run_discovery,
+    )
+else:  # pragma: no cover - exercised by a subprocess test
+
+    def __getattr__(name: str) -> Any:
+        raise ImportError(EXTRA_MESSAGE)
+
 
 __all__ = [
     "Keys",

@@ -38,7 +38,12 @@ class Farm:
     """``count`` sites (a context manager); ``kinds`` gives the kind of some of them."""
 
     def __init__(
-        self, count: int, *, children: int = 2, per_child: int = 50, kinds: dict[int, str] | None = None
+        self,
+        count: int,
+        *,
+        children: int = 2,
+        per_child: int = 50,
+        kinds: dict[int, str] | None = None,
     ) -> None:
         self.children = children
         self.per_child = per_child
@@ -59,9 +64,7 @@ class Farm:
     def expected_urls(self, site: SiteSpec) -> set[str]:
         """Every page URL the site lists."""
         base = site.target.rstrip("/")
-        return {
-            f"{base}/page/{c}/{i}" for c in range(self.children) for i in range(self.per_child)
-        }
+        return {f"{base}/page/{c}/{i}" for c in range(self.children) for i in range(self.per_child)}
 
     def fetches_per_site(self) -> int:
         """Requests one complete read of an ``ok`` site makes: robots, index, children."""
@@ -136,8 +139,11 @@ class Farm:
         self.gate_reached.set()
         assert self._gate is not None
         await self._gate.wait()
-        await response.write(data[len(data) // 2 :])
-        await response.write_eof()
+        try:
+            await response.write(data[len(data) // 2 :])
+            await response.write_eof()
+        except ConnectionError:  # the reader was killed while it waited
+            pass
         return response
 
 
