@@ -48,6 +48,7 @@ class Farm:
         self.children = children
         self.per_child = per_child
         self.hits: Counter[tuple[int, str]] = Counter()
+        self._bodies: dict[tuple[str, int], str] = {}
         self.gate_reached = threading.Event()
         self._sockets = [_listen() for _ in range(count)]
         self.sites = [
@@ -125,6 +126,12 @@ class Farm:
         return web.Response(status=404)
 
     def _urlset(self, base: str, child: int) -> str:
+        key = (base, child)
+        if key not in self._bodies:
+            self._bodies[key] = self._make_urlset(base, child)
+        return self._bodies[key]
+
+    def _make_urlset(self, base: str, child: int) -> str:
         entries = "".join(
             f"<url><loc>{base}/page/{child}/{i}</loc><lastmod>2024-01-02</lastmod></url>"
             for i in range(self.per_child)
