@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from types import ModuleType
 from typing import Any, Final
@@ -339,20 +340,29 @@ def status_lines(data: dict[str, Any], dead: list[dict[str, str]]) -> list[str]:
         f"in flight  {data['in_flight']:>10,}",
     ]
     workers = data["workers"]
+    live = {name for name, info in workers.items() if _alive(info)}
     for name, count in sorted(data["in_flight_by_worker"].items()):
-        seen = workers.get(name, {}).get("seen")
-        note = "" if seen is not None else "  (no heartbeat: stopped or killed)"
+        note = "" if name in live else "  (no heartbeat: stopped or killed; taken over soon)"
         lines.append(f"  {name:<40} {count:>6,}{note}")
     lines += [
         f"done       {data['done']:>10,}",
         f"failed     {data['failed']:>10,}",
         f"retrying   {data['retrying']:>10,}",
         f"known      {data['known']:>10,}",
-        f"workers    {len(workers):>10,}",
+        f"workers    {len(live):>10,}"
+        + (f"  ({len(workers) - len(live)} gone)" if len(workers) > len(live) else ""),
     ]
     for entry in dead[-10:]:
         lines.append(f"  dead: {entry.get('t')}: {entry.get('error')}")
     return lines
+
+
+def _alive(info: dict[str, Any]) -> bool:
+    """A worker is alive while its last heartbeat is younger than its lease."""
+    seen, lease = info.get("seen"), info.get("lease")
+    if not isinstance(seen, int | float) or not isinstance(lease, int | float):
+        return False
+    return time.time() - seen <= lease
 
 
 def _say(args: argparse.Namespace, message: str) -> None:

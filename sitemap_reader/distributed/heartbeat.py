@@ -102,5 +102,6 @@ class Heartbeat:
             "pid": os.getpid(),
             "started": round(self._started, 3),
             "seen": round(time.time(), 3),
+            "lease": self.limits.lease,
             "targets": [lease.target for lease in leases],
         }

@@ -42,6 +42,8 @@ from sitemap_reader.distributed.config import GROUP, Keys, WorkerLimits
 
 #: Targets sent to Redis per ``ENQUEUE`` call: a few hundred round trips per million.
 ENQUEUE_CHUNK = 500
+#: ``XAUTOCLAIM`` calls per take at most (see :meth:`TargetQueue._take_over`).
+TAKEOVER_CALLS = 8
 
 
 def text(value: Any) -> str:
@@ -211,6 +213,16 @@ class TargetQueue:
         """The next target for ``consumer``: one whose lease lapsed first, else a new one
         (waiting up to ``limits.poll`` for it); None when there is none."""
         await self.ensure_group()
+        try:
+            return await self._take(consumer, limits)
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            self._group_ready = False  # the stream was deleted under us: make it again
+            await self.ensure_group()
+            return None
+
+    async def _take(self, consumer: str, limits: WorkerLimits) -> Lease | None:
         lease = await self._take_over(consumer, limits)
         if lease is not None:
             return lease
@@ -232,8 +244,10 @@ class TargetQueue:
 
     async def _take_over(self, consumer: str, limits: WorkerLimits) -> Lease | None:
         """Claim one entry idle past the lease (a dead or stuck owner, or a failed try)."""
-        # One pass over the pending list at most: XAUTOCLAIM scans from a cursor.
-        for _ in range(64):
+        # XAUTOCLAIM scans the pending list from a cursor kept across calls (Redis 7 looks
+        # at 10 entries per call with COUNT 1): a few calls per take, and the next takes
+        # go on where this one stopped, so a long pending list costs no burst.
+        for _ in range(TAKEOVER_CALLS):
             reply = await self._autoclaim(
                 keys=[self.keys.targets], args=[GROUP, consumer, limits.lease_ms, self._cursor]
             )

@@ -240,8 +240,9 @@ class Worker:
                 self._heartbeat = heartbeat
                 try:
                     await self._loop(running, drain)
-                finally:
-                    await _finish_all(running)
+                except asyncio.CancelledError:
+                    await _cancel_all(running)  # each run gives its target back
+                    raise
         finally:
             with contextlib.suppress(Exception):  # Redis gone: nothing left to tidy
                 await self.queue.leave(self.consumer)
@@ -401,14 +402,9 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}"
 
 
-async def _finish_all(running: set[asyncio.Task[None]]) -> None:
-    """Wait for the runs in flight; when cancelled, cancel them (they give targets back)."""
-    if not running:
-        return
-    try:
-        await asyncio.gather(*running)
-    except asyncio.CancelledError:
-        for task in list(running):
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
-        raise
+async def _cancel_all(running: set[asyncio.Task[None]]) -> None:
+    """Cancel the runs in flight and wait until each has given its target back."""
+    tasks = list(running)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -224,3 +224,29 @@ def test_without_the_extra_the_commands_name_it(tmp_path: Path) -> None:
         )
         assert done.returncode == 2, done.stderr
         assert "pip install 'sitemap-reader[distributed]'" in done.stderr
+
+
+def test_sigterm_gives_the_targets_in_flight_back_at_once(
+    redis_server: RedisServer, namespace: str, tmp_path: Path
+) -> None:
+    """SIGTERM: the worker exits 143 and its half-read target is claimable without a lease wait."""
+    with Farm(3, kinds={0: "gated"}) as farm:
+        _enqueue(redis_server, namespace, farm)
+        peek = Peek(redis_server.url, namespace)
+        try:
+            worker = start_worker(redis_server.url, namespace, tmp_path, "--parallel", "1")
+            assert farm.gate_reached.wait(DEADLINE), "the gated target was never read"
+            worker.send_signal(signal.SIGTERM)
+            code, err = finish(worker)
+            assert code == 128 + signal.SIGTERM, err
+            (row,) = peek.pending()
+            assert row["times_delivered"] == 1
+            assert row["time_since_delivered"] >= 1000  # idle past the 1 s lease already
+            assert temp_files(tmp_path) == []  # the run cleaned up after itself
+            farm.open_gate()
+            code, err = finish(start_worker(redis_server.url, namespace, tmp_path, "--drain"))
+            assert code == 0, err
+            assert peek.done()[farm.sites[0].target]["deliveries"] == 2
+        finally:
+            peek.close()
+    _assert_exactly_once(farm, tmp_path)
