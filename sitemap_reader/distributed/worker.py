@@ -254,10 +254,10 @@ class Worker:
             if len(running) >= self.parallel:
                 await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 continue
+            if drain and not running and await self.queue.empty():
+                return  # checked before blocking on the stream: no idle poll at the end
             lease = await self.queue.take(self.consumer, self.limits)
             if lease is None:
-                if drain and not running and await self.queue.empty():
-                    return
                 continue
             task = asyncio.create_task(self._process(lease))
             running.add(task)
