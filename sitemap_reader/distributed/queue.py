@@ -317,7 +317,7 @@ class TargetQueue:
         k = self.keys
         idle = max(0, int((limits.lease - limits.retry_delay) * 1000))
         outcome = await self._fail(
-            keys=[k.targets, k.errors, k.failed, k.dead],
+            keys=[k.targets, k.errors, k.failed, k.dead, k.sent(lease.target)],
             args=[GROUP, consumer, lease.id, lease.target, error, limits.max_deliveries, idle],
         )
         return int(outcome)

@@ -89,10 +89,10 @@ return 1
 """
 )
 
-#: KEYS: targets, errors, failed, dead. ARGV: group, consumer, id, target, error,
+#: KEYS: targets, errors, failed, dead, sent. ARGV: group, consumer, id, target, error,
 #: max deliveries, idle ms to set. Returns 0 (not the owner), 1 (will be retried: the
 #: entry's idle time is set so that it can be taken again after the retry delay) or 2
-#: (dead-lettered: delivered max times already).
+#: (dead-lettered: delivered max times already; its records-stream dedupe set goes).
 FAIL: Final = (
     _OWNED
     + """
@@ -102,6 +102,7 @@ if tonumber(p[4]) >= tonumber(ARGV[6]) then
   redis.call('XADD', KEYS[4], '*', 't', ARGV[4], 'error', ARGV[5], 'deliveries', p[4])
   redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
   redis.call('HDEL', KEYS[2], ARGV[4])
+  redis.call('DEL', KEYS[5])
   redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
   redis.call('XDEL', KEYS[1], ARGV[3])
   return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -120,7 +121,7 @@ async def test_state_moves_with_the_target_from_one_worker_to_another(
             )
             report = await first.run(drain=True)
             assert (report.done, report.urls) == (2, 200)
-            blobs: dict[bytes, bytes] = await queue.redis.hgetall(Keys(namespace).state)
+            blobs: Any = await queue.redis.hgetall(Keys(namespace).state)
             assert len(blobs) == 2 and all(b.startswith(MAGIC) for b in blobs.values())
             assert await queue.enqueue(targets, again=True) == (0, 2)
             second = Worker(
@@ -213,3 +214,28 @@ def test_the_group_is_created_once_and_survives_a_second_create(
         assert [g["name"] for g in groups] == [GROUP]
     finally:
         client.close()
+
+
+async def test_a_target_whose_workers_keep_dying_is_dead_lettered_unread(
+    redis_server: RedisServer, namespace: str, tmp_path: Path
+) -> None:
+    """Delivered past the limit without ever finishing: dead-lettered, not run once more."""
+    limits = WorkerLimits(lease=0.3, retry_delay=0.0, poll=0.1, max_deliveries=2)
+    queue = TargetQueue.from_url(redis_server.url, namespace)
+    peek = Peek(redis_server.url, namespace)
+    try:
+        await queue.enqueue(["gone.example"])
+        assert await queue.take("dies-1", limits) is not None
+        wait_until(lambda: _idle_past(peek, limits.lease), "the first lease to lapse")
+        assert await queue.take("dies-2", limits) is not None
+        wait_until(lambda: _idle_past(peek, limits.lease), "the second lease to lapse")
+        worker = Worker(redis_server.url, Output(str(tmp_path)), namespace=namespace, limits=limits)
+        report = await worker.run(drain=True)
+        assert (report.dead, report.done) == (1, 0)
+        (dead,) = peek.dead()
+        assert (dead["t"], dead["deliveries"]) == ("gone.example", "3")
+        assert "without finishing" in dead["error"]
+        assert outputs(tmp_path) == {}
+    finally:
+        peek.close()
+        await queue.close()
