@@ -48,7 +48,10 @@ def test_two_workers_share_150_targets_exactly_once(
     with Farm(150) as farm:
         _enqueue(redis_server, namespace, farm)
         workers = [
-            start_worker(redis_server.url, namespace, tmp_path, "--drain", "--parallel", "2")
+            # A long lease: under a loaded machine no heartbeat can be late enough to matter.
+            start_worker(
+                redis_server.url, namespace, tmp_path, "--drain", "--parallel", "2", "--lease", "5"
+            )
             for _ in range(2)
         ]
         results = [finish(w) for w in workers]
