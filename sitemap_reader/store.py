@@ -24,6 +24,14 @@ URL, page URLs by an 8-byte key. Tables:
 
 Theory of operation
 -------------------
+The file is marked as ours in its SQLite header: ``PRAGMA application_id`` holds
+:data:`APPLICATION_ID` and ``PRAGMA user_version`` the schema version. An existing file is
+checked through a read-only connection *before* anything is written (not even the switch
+to WAL), so a file of another program, or of a newer version of this one, is refused and
+left byte for byte as it was. An unmarked file is taken only when it is empty, or when it
+has exactly this schema's tables and columns (a state written before the mark existed);
+it is marked on first use.
+
 Every change is written by :meth:`StateStore.save_read` (one complete sitemap) or
 :meth:`StateStore.save_unchanged`, inside a transaction the caller commits with
 :meth:`StateStore.commit`. Nothing is written for a sitemap that failed, so its URLs
@@ -46,6 +54,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import urllib.parse
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +65,8 @@ from sitemap_reader.errors import StateError
 from sitemap_reader.records import UrlRecord
 
 SCHEMA_VERSION = 1
+#: ``PRAGMA application_id`` of a state file: "SRst" in ASCII (sitemap-reader state).
+APPLICATION_ID = 0x53527374
 #: Keys per ``IN (...)`` lookup (SQLite allows 32,766 parameters; smaller is faster).
 LOOKUP_CHUNK = 512
 #: Removal candidates resolved per round trip at the end of a run.
@@ -123,6 +134,76 @@ WHERE (p.key, p.sitemap) > (?, ?)
 ORDER BY p.key, p.sitemap
 LIMIT ?
 """
+
+
+def _schema_columns() -> dict[str, list[str]]:
+    """Column names of each table of :data:`_SCHEMA`, read from a scratch database."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(_SCHEMA)
+        return _columns(db)
+    finally:
+        db.close()
+
+
+def _columns(db: sqlite3.Connection) -> dict[str, list[str]]:
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        t: [c[1] for c in db.execute(f'PRAGMA table_info("{t}")')]
+        for t in tables
+        if not t.startswith("sqlite_")  # AUTOINCREMENT's bookkeeping
+    }
+
+
+_OUR_COLUMNS = _schema_columns()
+
+
+def _foreign_reason(db: sqlite3.Connection) -> str | None:
+    """Why the database is not a state file this version may write (None: it may).
+
+    Marked files are judged by their mark; unmarked ones by their tables (empty, or
+    exactly ours: a state written before the mark existed).
+    """
+    app_id = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    reason = _mark_reason(app_id, version)
+    if reason is not None or app_id == APPLICATION_ID:
+        return reason
+    return _tables_reason(db)
+
+
+def _mark_reason(app_id: int, version: int) -> str | None:
+    """Why the header's application_id and user_version are not ours (None: they may be)."""
+    if app_id == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            return f"state schema {version} is newer; this version reads {SCHEMA_VERSION}"
+        if version < SCHEMA_VERSION:
+            return f"state schema {version} is older; this version reads {SCHEMA_VERSION}"
+        return None
+    if app_id != 0:
+        return f"it belongs to another program (application_id {app_id:#010x})"
+    if version != 0:
+        return f"user_version {version} is set by another program"
+    return None
+
+
+def _tables_reason(db: sqlite3.Connection) -> str | None:
+    """Why an unmarked database is not ours: tables other than this schema's."""
+    columns = _columns(db)
+    if columns and columns != _OUR_COLUMNS:
+        shown = ", ".join(sorted(columns)[:5])
+        return f"it holds other tables ({shown})"
+    return None
+
+
+#: The first bytes of every SQLite 3 database file.
+_MAGIC = b"SQLite format 3\x00"
+
+
+def _header(path: str) -> bytes:
+    """The 100-byte database header (fewer bytes for a short file), read as plain bytes."""
+    with open(path, "rb") as stream:
+        return stream.read(100)
 
 
 def url_key(url: str) -> int:
@@ -225,6 +306,8 @@ class StateStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
+        if os.path.exists(self.path):
+            self._check_foreign()  # read-only: a refused file is never touched
         try:
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
         except sqlite3.Error as exc:
@@ -236,7 +319,53 @@ class StateStore:
             if "locked" in str(exc):
                 raise StateError(f"state file {self.path} is in use by another run") from exc
             raise StateError(f"{self.path} is not a sitemap-reader state file: {exc}") from exc
+        except BaseException:
+            self._db.close()
+            raise
         self.run = 0
+
+    def _check_foreign(self) -> None:
+        """Refuse an existing file that is not a state file of this schema, unchanged.
+
+        The mark is read from the header bytes with a plain ``open``; only an unmarked
+        database is opened by SQLite, read-only, to list its tables (``immutable`` for a
+        WAL file, whose read-only opening would leave ``-wal`` and ``-shm`` files beside
+        it). What this misses (changes still in a WAL) is checked again, inside the first
+        write transaction, before anything is written.
+        """
+        if os.path.isdir(self.path):
+            raise StateError(f"{self.path} is a directory, not a sitemap-reader state file")
+        try:
+            header = _header(self.path)
+        except OSError as exc:
+            raise StateError(f"cannot read state file {self.path}: {exc.strerror}") from exc
+        if not header:
+            return  # an empty file: a new state
+        if len(header) < 100 or not header.startswith(_MAGIC):
+            raise StateError(f"{self.path} is not a sitemap-reader state file: not SQLite")
+        version, app_id = (int.from_bytes(header[i : i + 4], "big") for i in (60, 68))
+        reason = _mark_reason(app_id, version)
+        if reason is None and app_id != APPLICATION_ID:
+            reason = self._read_tables(wal=header[18] == 2)
+        if reason is not None:
+            raise StateError(f"{self.path} is not a sitemap-reader state file: {reason}")
+
+    def _read_tables(self, *, wal: bool) -> str | None:
+        """:func:`_tables_reason` of the unmarked file, through a read-only connection."""
+        mode = "immutable=1" if wal else "mode=ro"
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?" + mode
+        try:
+            db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)
+        except sqlite3.Error as exc:
+            raise StateError(f"cannot open state file {self.path}: {exc}") from exc
+        try:
+            return _tables_reason(db)
+        except sqlite3.DatabaseError as exc:
+            if "locked" in str(exc):
+                raise StateError(f"state file {self.path} is in use by another run") from exc
+            return str(exc)
+        finally:
+            db.close()
 
     def _setup(self) -> None:
         db = self._db
@@ -245,6 +374,8 @@ class StateStore:
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         db.execute("BEGIN IMMEDIATE")
         try:
+            if _foreign_reason(db) is not None:  # it changed since the check: leave it
+                raise StateError(f"{self.path} changed while it was opened; not touched")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
@@ -255,6 +386,8 @@ class StateStore:
                 raise StateError(
                     f"{self.path} has state schema {row[0]}; this version reads {SCHEMA_VERSION}"
                 )
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -272,18 +405,20 @@ class StateStore:
     def _write(self) -> sqlite3.Connection:
         """The connection, inside a write transaction (opened on first use)."""
         if not self._db.in_transaction:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._guard(self._db.execute, "BEGIN IMMEDIATE")
         return self._db
 
     def commit(self) -> None:
         """Make everything written so far durable (atomically)."""
-        if self._db.in_transaction:
-            self._guard(self._db.execute, "COMMIT")
+        self._guard(self._end, "COMMIT")
 
     def rollback(self) -> None:
         """Forget everything written since the last commit."""
+        self._guard(self._end, "ROLLBACK")
+
+    def _end(self, verb: str) -> None:
         if self._db.in_transaction:
-            self._db.execute("ROLLBACK")
+            self._db.execute(verb)
 
     def close(self) -> None:
         """Roll back what is not committed and close the file."""
@@ -302,6 +437,9 @@ class StateStore:
 
     def begin_run(self) -> int:
         """Start a run: a new run number, committed at once (so it is never reused)."""
+        return int(self._guard(self._begin_run))
+
+    def _begin_run(self) -> int:
         db = self._write()
         db.execute("UPDATE meta SET value = value + 1 WHERE name = 'run'")
         self.run = int(db.execute("SELECT value FROM meta WHERE name = 'run'").fetchone()[0])
@@ -310,7 +448,8 @@ class StateStore:
 
     def sitemap(self, url: str) -> StoredSitemap | None:
         """What the last complete read of ``url`` left, or None."""
-        row = self._db.execute(
+        row = self._guard(
+            self._db.execute,
             "SELECT id, url, format, etag, last_modified, index_lastmod, hash, records, "
             "children FROM sitemaps WHERE url = ?",
             (url,),
@@ -319,6 +458,10 @@ class StateStore:
 
     def lastmods(self, keys: Sequence[int]) -> dict[int, int | None]:
         """Stored lastmod (seconds or None) of each known key; unknown keys are absent."""
+        found: dict[int, int | None] = self._guard(self._lastmods, keys)
+        return found
+
+    def _lastmods(self, keys: Sequence[int]) -> dict[int, int | None]:
         found: dict[int, int | None] = {}
         execute = self._db.execute
         for start in range(0, len(keys), LOOKUP_CHUNK):
@@ -330,7 +473,8 @@ class StateStore:
     def counts(self) -> dict[str, int]:
         """Rows per table (for tests and the benchmark)."""
         names = ("sitemaps", "urls", "pending", "gone")
-        return {n: self._db.execute(f"SELECT count(*) FROM {n}").fetchone()[0] for n in names}
+        count = self._db.execute
+        return {n: self._guard(count, f"SELECT count(*) FROM {n}").fetchone()[0] for n in names}
 
     # -- writing -----------------------------------------------------------------------
 
@@ -414,7 +558,8 @@ class StateStore:
 
     def urls_blob(self, url: str) -> bytes | None:
         """The stored URL text of a sitemap (compressed), or None."""
-        row = self._db.execute("SELECT urls FROM sitemaps WHERE url = ?", (url,)).fetchone()
+        query = "SELECT urls FROM sitemaps WHERE url = ?"
+        row = self._guard(self._db.execute, query, (url,)).fetchone()
         return None if row is None else row[0]
 
     # -- the end of a run --------------------------------------------------------------

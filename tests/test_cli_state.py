@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -97,3 +98,45 @@ async def test_bad_state_file_is_a_usage_error(
     junk.write_bytes(b"not a database" * 200)
     result = await run_cli("dump", base + "/", "--state", str(junk))
     assert result.code == 2 and "not a sitemap-reader state file" in result.err
+
+
+async def test_foreign_sqlite_state_is_refused_untouched(
+    served: tuple[str, dict[str, Doc | str]], tmp_path: Path
+) -> None:
+    """--state naming another program's SQLite file (tables sitemaps and urls of other
+    columns): exit 2, one line on stderr, no record, and the file's bytes and mtime as
+    they were."""
+    base, _ = served
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE sitemaps (loc TEXT, fetched TEXT)")
+    db.execute("CREATE TABLE urls (href TEXT PRIMARY KEY, title TEXT)")
+    db.execute("INSERT INTO urls VALUES ('https://example.com/', 'home')")
+    db.commit()
+    db.close()
+    before = path.read_bytes(), path.stat().st_mtime_ns
+    result = await run_cli("dump", base + "/", "--state", str(path))
+    assert result.code == 2 and result.out == ""
+    assert result.err.count("\n") == 1 and "not a sitemap-reader state file" in result.err
+    assert "Traceback" not in result.err
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+async def test_newer_state_is_refused_untouched(
+    served: tuple[str, dict[str, Doc | str]], tmp_path: Path
+) -> None:
+    """A state file written by a newer sitemap-reader: exit 2, one line naming both
+    versions, file unchanged; the same file works again once it is of this version."""
+    base, _ = served
+    path = tmp_path / "state.db"
+    assert (await run_cli("dump", base + "/", "--state", str(path))).code == 0
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 9")
+    db.commit()
+    db.close()
+    before = path.read_bytes(), path.stat().st_mtime_ns
+    result = await run_cli("dump", base + "/", "--state", str(path))
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "schema 9 is newer" in result.err
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before

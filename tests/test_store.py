@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 from sitemap_reader.errors import StateError
 from sitemap_reader.store import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
     SitemapRead,
     StateStore,
     pack_children,
@@ -211,3 +214,140 @@ def test_bytes_per_url(tmp_path: Path) -> None:
     for extra in ("-wal", "-shm"):
         assert not Path(str(path) + extra).exists()  # checkpointed on close
     assert os.path.getsize(path) / count < 64
+
+
+# --------------------------------------------------------------------------- foreign files
+
+
+def snapshot(path: Path) -> tuple[bytes, int, list[str]]:
+    """A file's bytes, its mtime in ns, and the names beside it (no -wal/-shm appears)."""
+    return path.read_bytes(), path.stat().st_mtime_ns, sorted(os.listdir(path.parent))
+
+
+def sqlite_file(path: Path, *statements: str) -> Path:
+    """A SQLite database made by another program (rollback journal, as most are)."""
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
+FOREIGN = {
+    "same table names, other columns": (
+        "CREATE TABLE sitemaps (loc TEXT, seen TEXT)",
+        "CREATE TABLE urls (href TEXT PRIMARY KEY, title TEXT)",
+        "INSERT INTO urls VALUES ('https://example.com/', 'home')",
+    ),
+    "another program's application_id": ("PRAGMA application_id = 1234", "CREATE TABLE t (x)"),
+    "another program's WAL database": ("PRAGMA journal_mode=WAL", "CREATE TABLE t (x)"),
+    "another program's user_version": ("PRAGMA user_version = 7",),
+    "a newer state": (f"PRAGMA application_id = {APPLICATION_ID}", "PRAGMA user_version = 2"),
+    "an older state": (f"PRAGMA application_id = {APPLICATION_ID}", "PRAGMA user_version = 0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOREIGN))
+def test_foreign_file_is_refused_untouched(tmp_path: Path, case: str) -> None:
+    """A SQLite file that is not a state of this schema is refused; its bytes, mtime and
+    directory are exactly as before (nothing was written, not even the WAL switch, and no
+    -wal or -shm file was left beside it)."""
+    path = sqlite_file(tmp_path / "other.db", *FOREIGN[case])
+    before = snapshot(path)
+    with pytest.raises(StateError, match="not a sitemap-reader state file"):
+        StateStore(path)
+    assert snapshot(path) == before
+
+
+def test_newer_state_names_both_versions(tmp_path: Path) -> None:
+    """A state file of a newer version says so, with both schema numbers."""
+    path = sqlite_file(tmp_path / "newer.db", *FOREIGN["a newer state"])
+    with pytest.raises(StateError, match="state schema 2 is newer; this version reads 1"):
+        StateStore(path)
+
+
+def test_junk_file_is_refused_untouched(tmp_path: Path) -> None:
+    """Bytes that are no SQLite database are refused and left as they were."""
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 5000)
+    before = snapshot(path)
+    with pytest.raises(StateError, match="not a sitemap-reader state file"):
+        StateStore(path)
+    assert snapshot(path) == before
+
+
+def test_new_state_file_is_marked(tmp_path: Path) -> None:
+    """A created state file carries our application_id and the schema as user_version."""
+    path = tmp_path / "state.db"
+    with StateStore(path) as store:
+        store.begin_run()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+
+
+def test_unmarked_state_of_this_schema_is_adopted(tmp_path: Path) -> None:
+    """A state written before the mark existed (same tables, no mark) is used and marked;
+    its data is kept."""
+    path = tmp_path / "old.db"
+    with StateStore(path) as store:
+        store.begin_run()
+        store.save_read(read("/s.xml", ["/a"]))
+        store.commit()
+    sqlite_file(path, "PRAGMA application_id = 0", "PRAGMA user_version = 0")
+    with StateStore(path) as store:
+        assert store.begin_run() == 2 and store.sitemap(ORIGIN + "/s.xml") is not None
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    db.close()
+
+
+def test_empty_file_becomes_a_state(tmp_path: Path) -> None:
+    """An empty file (as mktemp makes) is a new state, not a foreign one."""
+    path = tmp_path / "empty.db"
+    path.touch()
+    with StateStore(path) as store:
+        assert store.begin_run() == 1
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    """--state naming a directory is refused with a clear reason."""
+    with pytest.raises(StateError, match="is a directory"):
+        StateStore(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("table", "call"),
+    [
+        ("sitemaps", lambda s: s.sitemap(ORIGIN + "/s.xml")),
+        ("urls", lambda s: s.lastmods([url_key(ORIGIN + "/a")])),
+        ("sitemaps", lambda s: s.urls_blob(ORIGIN + "/s.xml")),
+        ("urls", lambda s: s.save_read(read("/s.xml", ["/a"]))),
+        ("sitemaps", lambda s: s.counts()),
+    ],
+)
+def test_sqlite_errors_on_reads_become_state_errors(
+    tmp_path: Path, table: str, call: Callable[[StateStore], object]
+) -> None:
+    """A table dropped under a running store (another process): every read or write
+    raises StateError naming the file, never a bare sqlite3 error."""
+    path = tmp_path / "state.db"
+    with StateStore(path) as store:
+        store.begin_run()
+        sqlite_file(path, f"DROP TABLE {table}")
+        with pytest.raises(StateError, match=r"state file .*state\.db"):
+            call(store)
+
+
+def test_sqlite_errors_on_rollback_and_begin_become_state_errors(tmp_path: Path) -> None:
+    """rollback() and begin_run() on a connection that is gone raise StateError too."""
+    store = StateStore(tmp_path / "state.db")
+    store._db.close()  # the connection lost under the store
+    with pytest.raises(StateError):
+        store.rollback()
+    with pytest.raises(StateError):
+        store.begin_run()
+    with pytest.raises(StateError):
+        store.close()

@@ -62,15 +62,16 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 
 def _silence_closed_stdout() -> None:
-    """After ``| head`` closed stdout: point it at devnull so the exit flush cannot fail.
+    """After ``| head`` closed stdout (or it failed: a full disk): point it at devnull so
+    the exit flush cannot fail again with a traceback-like message.
 
     This is the recipe of the Python documentation (signal module, "Note on SIGPIPE").
     """
     try:
         sys.stdout.flush()
-    except BrokenPipeError:
+    except OSError:
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except ValueError:
         pass

@@ -82,26 +82,54 @@ async def _demo(args: argparse.Namespace) -> int:
 class Pump:
     """Moves records from the reader through the filter into the writer, and counts."""
 
-    def __init__(self, args: argparse.Namespace, stream: IO[str]) -> None:
+    def __init__(
+        self, args: argparse.Namespace, stream: IO[str], *, flush_batches: bool = False
+    ) -> None:
         self.stream = stream
         self.writer: RecordWriter = make_writer(args.format, stream)
         self.filter = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
         self.max_urls: int | None = args.max_urls
         self.ranked: bool = args.ranked
         self.top: int | None = args.top
+        self.flush_batches = flush_batches
         self.written = 0
         self.outcome = Outcome()
+        self.write_error: OSError | None = None  # the output failed (a full disk...)
 
     async def read(self, reader: SitemapReader, targets: list[str]) -> None:
-        """Write every record of the targets that passes the filter, up to ``--max-urls``."""
+        """Write every record of the targets that passes the filter, up to ``--max-urls``.
+
+        With ``flush_batches`` (an ``-o`` file) each batch is handed to the OS before the
+        next is asked for, so a full disk shows before the reader saves its state.
+        """
+        batches_of = reader.batches(targets, ranked=self.ranked, top=self.top)
+        async with contextlib.aclosing(batches_of) as batches:
+            async for batch in batches:
+                if not self._write(batch):
+                    break
+
+    def _write(self, batch: list[UrlRecord]) -> bool:
+        """Write one batch; False once no more records are wanted or can be written.
+
+        Only our own writes are caught here: an OSError from the reader is not ours.
+        """
         try:
-            records_of = reader.urls(targets, ranked=self.ranked, top=self.top)
-            async with contextlib.aclosing(records_of) as records:
-                async for record in records:
-                    if not self._take(record):
-                        break
+            more = all(self._take(record) for record in batch)
+            if self.flush_batches:
+                self.stream.flush()
         except BrokenPipeError:
             self.outcome.stopped = "output closed"
+            return False
+        except OSError as exc:
+            self.failed(exc)
+            return False
+        return more
+
+    def failed(self, exc: OSError) -> None:
+        """The output cannot be written: stop, and say so once the crawl ends."""
+        if self.write_error is None:
+            self.write_error = exc
+            self.outcome.stopped = "output failed"
 
     def _take(self, record: UrlRecord) -> bool:
         """Write one record if it passes; False once no more records are wanted."""
@@ -116,11 +144,17 @@ class Pump:
         return True
 
     def flush(self) -> bool:
-        """Push buffered lines downstream; False when the reader of stdout went away."""
+        """Push buffered lines downstream; False when the reader of stdout went away or
+        the output cannot be written."""
+        if self.write_error is not None:
+            return False
         try:
             self.stream.flush()
         except BrokenPipeError:
             self.outcome.stopped = "output closed"
+            return False
+        except OSError as exc:
+            self.failed(exc)
             return False
         return True
 
@@ -129,7 +163,7 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     options = reader_options(args) | state_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
-    pump = Pump(args, stream)
+    pump = Pump(args, stream, flush_batches=sink is not None)
     code, error = EXIT_OK, None
     try:
         async with SitemapReader(**options) as reader:
@@ -140,11 +174,13 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
             run = reader.last_run
         code, pump.outcome.stopped = _exit_status(signum, error, pump.outcome.stopped)
         if pump.flush() and sink is not None and code == EXIT_OK:
-            _commit(sink, pump.outcome)
+            _commit(sink, pump)
     finally:
         if sink is not None:
-            sink.abort()  # a no-op once committed
+            sink.abort()  # a no-op once committed; removes the temporary file otherwise
     pump.outcome.written = pump.written
+    if pump.write_error is not None:
+        code = _write_failed(args, pump)
     _report(args, run, pump.outcome, error)
     return code
 
@@ -158,9 +194,28 @@ def _open_output(path: str | None) -> AtomicFile | None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def _commit(sink: AtomicFile, outcome: Outcome) -> None:
-    sink.commit()
-    outcome.output = sink.path
+def _commit(sink: AtomicFile, pump: Pump) -> None:
+    try:
+        sink.commit()
+    except OSError as exc:
+        pump.failed(exc)
+    else:
+        pump.outcome.output = sink.path
+
+
+def _write_failed(args: argparse.Namespace, pump: Pump) -> int:
+    """The one line for an output that could not be written; the exit status (1).
+
+    With ``-o`` the temporary file is gone, so nothing was written; on stdout, whatever
+    reached it before the failure stays there.
+    """
+    exc = pump.write_error
+    assert exc is not None
+    name = args.output or "standard output"
+    print(f"{PROG}: cannot write {name}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+    if args.output:
+        pump.outcome.written = 0
+    return EXIT_NOTHING
 
 
 # --------------------------------------------------------------------------- tree
@@ -179,9 +234,17 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
     code, stopped = _exit_status(signum, error, None)
     if run is not None:
         if args.json:
-            print(json.dumps(run.to_dict(), indent=2, ensure_ascii=False), flush=True)
+            text = json.dumps(run.to_dict(), indent=2, ensure_ascii=False)
         else:
-            print("\n".join(tree_lines(run.tree)), flush=True)
+            text = "\n".join(tree_lines(run.tree))
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            raise  # a closed stdout (| head): main() ends quietly
+        except OSError as exc:
+            stopped = "output failed"
+            print(f"{PROG}: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+            code = EXIT_NOTHING
     _report(args, run, Outcome(written=None, stopped=stopped), error)
     return code
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
@@ -140,28 +141,44 @@ class AtomicFile:
     The data goes to a hidden temporary file in the same directory (same filesystem, so
     ``os.replace`` is atomic); :meth:`commit` flushes, fsyncs and renames it over the
     target; :meth:`abort` deletes it. A process killed in between leaves the target as
-    it was (at worst a stray ``.NAME.*.tmp`` file beside it).
+    it was (at worst a stray ``.NAME.*.tmp`` file beside it). A target that is a
+    directory is refused here, before any work is done (``os.replace`` would only fail
+    at the end).
     """
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
+        if os.path.isdir(self.path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         directory, name = os.path.split(self.path)
         fd, self._tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
         self.stream: IO[str] = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self._done = False
 
     def commit(self) -> None:
-        """Make the written data the content of the target file."""
+        """Make the written data the content of the target file (OSError: not done; call
+        :meth:`abort`)."""
         self.stream.flush()
         os.fsync(self.stream.fileno())
         self.stream.close()
         os.chmod(self._tmp, _file_mode(self.path))
         os.replace(self._tmp, self.path)
+        self._done = True
 
     def abort(self) -> None:
-        """Throw the written data away; the target file is untouched."""
-        self.stream.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._tmp)
+        """Throw the written data away; the target file is untouched. A no-op after
+        :meth:`commit`. The temporary file is removed even when closing fails (a full
+        disk fails the final flush again), so a failed run never leaves it filling it."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            # The data is being thrown away; the descriptor is closed even when this fails.
+            with contextlib.suppress(OSError):
+                self.stream.close()
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._tmp)
 
 
 def _file_mode(path: str) -> int:

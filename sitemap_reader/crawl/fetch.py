@@ -45,7 +45,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress
+from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.errors import FetchError
 from sitemap_reader.limits import Limits
 
@@ -418,14 +418,16 @@ class Fetcher:
         await asyncio.sleep(delay)
 
     def _check_address(self, url: str) -> None:
-        """In a guarded session, refuse IP literals that are not public (every hop).
+        """Refuse odd numeric hosts always, and in a guarded session IP literals that are
+        not public (every hop).
 
         Host names are checked by the guarded session's resolver when they are resolved.
         """
-        if self._policy is None:
-            return
         try:
-            self._policy.check_url(url)
+            if self._policy is None:
+                check_numeric_host(url)
+            else:
+                self._policy.check_url(url)
         except BlockedAddress as exc:
             raise FetchFailed("blocked", str(exc)) from exc
 

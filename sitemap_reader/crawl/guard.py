@@ -14,6 +14,15 @@ is made:
 * IP literals never reach a resolver (aiohttp connects to them directly), so the fetcher
   asks :meth:`AddressPolicy.check_url` before every request, redirect hops included.
 
+A host that is a number but not a canonical dotted quad (``2130706433``, ``0177.0.0.1``,
+``127.1``, ``0x7f.1``, ``127.0.0.01``) is refused in every session, guarded or not
+(:func:`numeric_host_problem`). The WHATWG URL standard and ``inet_aton`` read such hosts
+as IPv4 addresses (all of those mean 127.0.0.1), strict :mod:`ipaddress` parsing calls
+them names, and aiohttp versions disagree on whether to resolve them or connect to them:
+a guard that reads them one way while the client reads them another can be walked
+around. No real sitemap uses them, so they are refused outright, with their meaning
+in the message; canonical dotted quads go through the literal check above.
+
 Which sites are guarded (:func:`private_allowed`): with ``allow_private=True`` none, with
 ``False`` all (a service fetching user-submitted targets wants this: the target itself is
 then untrusted too). The default, ``None``, trusts what the *user* typed: a local file, a
@@ -85,6 +94,82 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
+def parse_numeric_host(host: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a host means when it "ends in a number" (WHATWG URL standard).
+
+    Each dot-separated part is decimal, octal (a leading ``0``) or hex (``0x``); the
+    last part fills the remaining bytes, as ``inet_aton`` reads it. Returns None for a
+    host whose last label is not a number (a name); raises ValueError for a numeric host
+    that is no address at all (``1.2.3.4.5``, ``08.1``, ``256.0.0.1``).
+
+    >>> [str(parse_numeric_host(h)) for h in ("2130706433", "0177.0.0.1", "127.1", "0x7f.1")]
+    ['127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.1']
+    >>> parse_numeric_host("example.com") is None
+    True
+    """
+    labels = host.split(".")
+    if labels[-1] == "" and len(labels) > 1:
+        labels.pop()  # one trailing dot (a fully qualified name) is allowed
+    if not _is_number_label(labels[-1]):
+        return None
+    if len(labels) > 4:
+        raise ValueError(f"{host}: more than 4 numeric parts")
+    numbers = [_parse_number(label, host) for label in labels]
+    last = numbers.pop()
+    if any(n > 255 for n in numbers) or last >= 256 ** (4 - len(numbers)):
+        raise ValueError(f"{host}: a part is out of range")
+    value = last
+    for place, number in enumerate(numbers):
+        value += number << (8 * (3 - place))
+    return ipaddress.IPv4Address(value)
+
+
+def _is_number_label(label: str) -> bool:
+    """The WHATWG "ends in a number" test for the last label of a host."""
+    if label.isascii() and label.isdigit():
+        return True
+    lower = label.lower()
+    return lower.startswith("0x") and all(c in "0123456789abcdef" for c in lower[2:])
+
+
+def _parse_number(label: str, host: str) -> int:
+    lower = label.lower()
+    try:
+        if lower.startswith("0x"):
+            return int(lower[2:] or "0", 16)
+        if len(lower) > 1 and lower.startswith("0"):
+            return int(lower[1:], 8)
+        if lower.isascii() and lower.isdigit():
+            return int(lower, 10)
+    except ValueError:
+        pass
+    raise ValueError(f"{host}: {label!r} is not a number")
+
+
+def numeric_host_problem(host: str) -> str | None:
+    """Why ``host`` is refused as a numeric host that is not a canonical dotted quad.
+
+    None for names, canonical dotted quads and IPv6 literals (their meaning is not in
+    doubt). The reason names the address the host means, when it means one.
+
+    >>> numeric_host_problem("0177.0.0.1")
+    'refused non-canonical numeric host 0177.0.0.1 (it means 127.0.0.1)'
+    >>> numeric_host_problem("1.2.3.4.5")
+    'refused numeric host 1.2.3.4.5: more than 4 numeric parts'
+    >>> numeric_host_problem("127.0.0.1"), numeric_host_problem("example.com")
+    (None, None)
+    """
+    if not host or host.startswith("["):
+        return None
+    try:
+        address = parse_numeric_host(host)
+    except ValueError as exc:
+        return f"refused numeric host {exc}"
+    if address is None or str(address) == host:
+        return None
+    return f"refused non-canonical numeric host {host} (it means {address})"
+
+
 def _is_local_name(host: str) -> bool:
     host = host.rstrip(".").lower()
     return host in _LOCAL_NAMES or host.endswith(".localhost")
@@ -133,13 +218,24 @@ class AddressPolicy:
         return host.rstrip(".").lower() in self._trusted
 
     def check_url(self, url: str) -> None:
-        """Raise :class:`BlockedAddress` when ``url`` names a non-public IP literal.
+        """Raise :class:`BlockedAddress` when ``url`` names a non-public IP literal (or a
+        numeric host of another spelling, see :func:`check_numeric_host`).
 
         Names are left to :class:`PublicOnlyResolver` (checked when resolved).
         """
-        host = URL(url).raw_host or ""
+        host = check_numeric_host(url)
         if is_ip_literal(host) and not is_public_address(host):
             raise BlockedAddress(f"refused non-public address {host} (see --allow-private)")
+
+
+def check_numeric_host(url: str) -> str:
+    """The raw host of ``url``; :class:`BlockedAddress` when it is a numeric host that is
+    not a canonical dotted quad (refused whatever the policy, see the module doc)."""
+    host = URL(url).raw_host or ""
+    problem = numeric_host_problem(host)
+    if problem is not None:
+        raise BlockedAddress(problem)
+    return host
 
 
 class PublicOnlyResolver(AbstractResolver):

@@ -13,6 +13,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
+from sitemap_reader.scrapy import guard
 from sitemap_reader.scrapy.discovery import SITEMAP_META_KEY, Discovery, Options
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ DEFAULT_SETTINGS: Final[dict[str, Any]] = {
     "SITEMAP_READER_MAX_DEPTH": _LIMITS.max_depth,
     "SITEMAP_READER_MAX_SITEMAPS": _LIMITS.max_sitemaps,
     "SITEMAP_READER_MAX_DECOMPRESSED_BYTES": _LIMITS.max_decompressed_bytes,
+    guard.SETTING: None,  # None: trust the typed targets; every other host must be public
 }
 
 
@@ -57,6 +59,7 @@ class SitemapStartMiddleware:
         self.options = Options.from_settings(crawler.settings)
         if not self.options.targets:
             raise NotConfigured("SITEMAP_READER_TARGETS is empty")
+        guard.warn_if_disabled(crawler)
         self.callback_name = crawler.settings.get("SITEMAP_READER_CALLBACK") or "parse"
 
     @classmethod
@@ -113,8 +116,9 @@ class SitemapStartMiddleware:
 class Addon:
     """Scrapy add-on: ``ADDONS = {"sitemap_reader.scrapy.Addon": 0}``.
 
-    Enables :class:`SitemapStartMiddleware` (order 950) and sets the ``SITEMAP_READER_*``
-    defaults at add-on priority, so project and spider settings still override them.
+    Enables :class:`SitemapStartMiddleware` (order 950) and the private-address guard
+    (:mod:`~sitemap_reader.scrapy.guard`), and sets the ``SITEMAP_READER_*`` defaults at
+    add-on priority, so project and spider settings still override them.
     ``SITEMAP_READER_TARGETS`` must be set; without it the middleware stays disabled.
     """
 
@@ -123,5 +127,6 @@ class Addon:
         settings.setdefault_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", SitemapStartMiddleware, MIDDLEWARE_ORDER
         )
+        guard.enable(settings)
         for name, value in DEFAULT_SETTINGS.items():
             settings.set(name, value, priority="addon")

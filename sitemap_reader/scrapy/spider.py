@@ -13,6 +13,7 @@ from scrapy.http import Response
 from sitemap_reader.limits import Limits
 from sitemap_reader.rank import ScoreFunc
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scrapy import guard
 from sitemap_reader.scrapy.discovery import (
     Discovery,
     Options,
@@ -22,6 +23,7 @@ from sitemap_reader.scrapy.discovery import (
 )
 
 if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
 
@@ -60,6 +62,12 @@ class SitemapReaderMixin(Spider):
     sitemap_limits: Limits | None = None
     #: Replaces the default score (and so the page priority): ``(record, now) -> float``.
     sitemap_score: ScoreFunc | None = None
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """Scrapy's hook: the spider's settings, plus the private-address guard."""
+        super().update_settings(settings)
+        guard.enable(settings)
 
     def sitemap_filter(self, records: Iterable[UrlRecord]) -> Iterable[UrlRecord]:
         """Hook: the records of one sitemap, in scope; return those to crawl."""

@@ -11,10 +11,14 @@ import socket
 from typing import Any
 
 import pytest
-from aiohttp import ThreadedResolver
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from sitemap_reader.crawl.guard import is_public_address, private_allowed
+from sitemap_reader.crawl.guard import (
+    is_public_address,
+    numeric_host_problem,
+    parse_numeric_host,
+    private_allowed,
+)
 from sitemap_reader.crawl.targets import classify
 from tests.crawl.crawl_kit import Reply, Site, collect, index, node_by_url, tree, urlset
 
@@ -187,14 +191,131 @@ def test_local_file_target_allows_private(tmp_path: Any) -> None:
     assert private_allowed(classify(str(path)), None) is True
 
 
-@pytest.mark.parametrize(
-    ("host", "code"), [("0x7f.0.0.1", "blocked"), ("2130706433", "url"), ("127.1", "url")]
+#: Spellings of 127.0.0.1 that inet_aton / WHATWG read as an address and strict
+#: ``ipaddress`` parsing calls names (only loopback meanings: if the guard let one
+#: through, the connection would still stay on this machine).
+LOOPBACK_SPELLINGS = (
+    "2130706433",
+    "0177.0.0.1",
+    "127.1",
+    "017700000001",
+    "127.0.0.01",
+    "0x7f.1",
+    "0x7f000001",
+    "0x7F.0.0.1",
+    "127.000.0.1",
+    "127.0.0.1.",
+    "0177.1",
 )
-async def test_numeric_host_spellings_never_connect(site: Site, host: str, code: str) -> None:
-    """Odd spellings of 127.0.0.1: yarl refuses the non-canonical IPv4 ones as bad URLs;
-    the others are names to aiohttp, which the system resolver turns into 127.0.0.1 and
-    the guard refuses at connect time. No request either way."""
+
+
+def _numeric_site(site: Site) -> tuple[str, dict[str, str]]:
+    """A public-named site whose robots.txt, index and redirect name odd numeric hosts."""
+    pub = "public.example"
+    port = site.host.rsplit(":", 1)[1]
+    odd = {h: f"http://{h}:{port}" for h in LOOPBACK_SPELLINGS}
+    spelling = iter(LOOPBACK_SPELLINGS)
+    robots_child, index_child = next(spelling), next(spelling)
+    listed = {
+        "robots": f"{odd[robots_child]}/secret-robots.xml",
+        "index": f"{odd[index_child]}/secret-index.xml",
+    }
+    redirects = {}
+    for host in spelling:
+        path = f"/hop-{host}.xml"
+        site.add(path, Reply(status=302, headers={"Location": f"{odd[host]}/secret-hop.xml"}))
+        redirects[host] = _on(site, pub, path)
+    for path in ("/secret-robots.xml", "/secret-index.xml", "/secret-hop.xml"):
+        site.add(path, urlset([_on(site, pub, path + "-page")]))
+    site.add("/good.xml", urlset([_on(site, pub, "/page")]))
+    site.add(
+        "/index.xml", index([_on(site, pub, "/good.xml"), listed["index"], *redirects.values()])
+    )
+    robots = f"Sitemap: {_on(site, pub, '/index.xml')}\nSitemap: {listed['robots']}\n"
+    site.add("/robots.txt", robots, content_type="text/plain")
+    return _on(site, pub, "/"), listed | redirects
+
+
+async def test_numeric_hosts_refused_on_every_hop(site: Site) -> None:
+    """Public target: a robots.txt Sitemap: line, an index child and redirect Locations
+    naming 127.0.0.1 in non-canonical numeric spellings are refused before any request,
+    with the address they mean; the good sibling is still read."""
+    target, bad = _numeric_site(site)
+    resolver = FakeResolver("public.example")
+    records, run = await collect(target, resolver=resolver, scope="any")
+    assert [r.url for r in records] == [_on(site, "public.example", "/page")]
+    for url in bad.values():
+        node = node_by_url(run, url)
+        problem = node.problems[0]
+        assert node.failed and problem.code == "blocked", (url, node.problems)
+        assert "numeric host" in problem.message and "127.0.0.1" in problem.message
+    assert set(resolver.asked) == {"public.example"}  # no odd host was ever resolved
+    assert not [k for k in site.hits if k.startswith("/secret")]
+    assert run.stats.sitemaps_failed == len(bad)
+
+
+async def test_numeric_hosts_refused_even_when_private_is_allowed(site: Site) -> None:
+    """allow_private=True: canonical literals are fetched, odd numeric spellings are still
+    refused (their meaning depends on who reads them), siblings unharmed."""
+    target, bad = _numeric_site(site)
+    canonical = site.url("/secret-index.xml")  # 127.0.0.1 written the one normal way
+    site.add("/index.xml", index([_on(site, "public.example", "/good.xml"), canonical]))
+    records, run = await collect(
+        target, resolver=FakeResolver("public.example"), scope="any", allow_private=True
+    )
+    urls = {r.url for r in records}
+    assert _on(site, "public.example", "/secret-index.xml-page") in urls
+    node = node_by_url(run, bad["robots"])
+    assert node.problems[0].code == "blocked" and "it means 127.0.0.1" in node.problems[0].message
+    assert site.hits["/secret-robots.xml"] == 0
+
+
+@pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
+async def test_numeric_target_never_connects(site: Site, host: str) -> None:
+    """An odd numeric spelling typed as the target is refused too: no request, no lookup."""
     site.add("/s.xml", urlset([site.url("/a")]))
-    run = await tree(_on(site, host, "/s.xml"), resolver=ThreadedResolver(), allow_private=False)
-    assert run.tree[0].problems[0].code == code, run.tree[0].problems
-    assert site.hits["/s.xml"] == 0
+    resolver = FakeResolver()
+    run = await tree(_on(site, host, "/s.xml"), resolver=resolver)
+    assert run.tree[0].problems[0].code == "blocked", run.tree[0].problems
+    assert site.hits["/s.xml"] == 0 and resolver.asked == []
+
+
+@pytest.mark.parametrize(
+    ("host", "meaning"),
+    [
+        ("2130706433", "127.0.0.1"),
+        ("0177.0.0.1", "127.0.0.1"),
+        ("127.1", "127.0.0.1"),
+        ("017700000001", "127.0.0.1"),
+        ("127.0.0.01", "127.0.0.1"),
+        ("0x7f.1", "127.0.0.1"),
+        ("0xA9.0xfe.0xa9.0xfe", "169.254.169.254"),
+        ("0xa.1", "10.0.0.1"),
+        ("192.168.257", "192.168.1.1"),
+        ("0x", "0.0.0.0"),
+        ("1.2.3.4.", "1.2.3.4"),
+        ("4294967295", "255.255.255.255"),
+    ],
+)
+def test_parse_numeric_host(host: str, meaning: str) -> None:
+    """Numeric hosts mean what inet_aton and the WHATWG URL parser say they mean."""
+    assert str(parse_numeric_host(host)) == meaning
+    assert numeric_host_problem(host) is not None
+
+
+@pytest.mark.parametrize(
+    "host", ["1.2.3.4.5", "08.0.0.1", "0x1g.1", "256.0.0.1", "4294967296", "1.16777216", "1e2.1"]
+)
+def test_numeric_hosts_that_are_no_address(host: str) -> None:
+    """A host ending in a number that is no IPv4 address is refused as such."""
+    with pytest.raises(ValueError):
+        parse_numeric_host(host)
+    assert (numeric_host_problem(host) or "").startswith("refused numeric host")
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "93.184.216.34", "example.com", "1.example", "[::1]", ""]
+)
+def test_canonical_hosts_are_not_numeric_problems(host: str) -> None:
+    """Names, canonical dotted quads and IPv6 literals are left to the other checks."""
+    assert numeric_host_problem(host) is None

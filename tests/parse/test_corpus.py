@@ -1,10 +1,13 @@
 """Corpus tests: real sitemaps, feeds and robots.txt files from other projects' test data.
 
-Every file in ``tests/data/corpus`` (see its README for provenance and licences) must parse
-without any exception, and no emitted URL may be corrupted. The specific tests check what
-the source projects assert about the same files (protocol-notes §3, tags CC, TF, AT, SC).
-Every parse is run twice more through ``SitemapParser``: the whole body in one ``feed`` and
-one byte at a time; both must give identical results.
+Every file in ``../shared/corpus`` (see its README for provenance and licences) and every
+file of ``../shared/realdata`` (its MANIFEST.tsv gives each file's format and count) must
+parse without any exception, and no emitted URL may be corrupted. The files are read in
+place, never copied into the repository; without ``../shared`` the module is skipped.
+The specific tests check what the source projects assert about the same files
+(protocol-notes §3, tags CC, TF, AT, SC). Every parse is run twice more through
+``SitemapParser``: the whole body in one ``feed`` and one byte at a time (realdata files
+over 32 KiB in odd-sized chunks); all must give identical results.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.records import Problem, SitemapRef, UrlRecord
+from tests.shared_data import CORPUS, REALDATA, manifest, missing_reason
 
-CORPUS = Path(__file__).resolve().parent.parent / "data" / "corpus"
+if not CORPUS.is_dir():
+    pytest.skip(missing_reason(CORPUS), allow_module_level=True)
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 FORMATS = {"urlset", "sitemapindex", "text", "rss", "atom", "unknown"}
 
@@ -617,3 +622,38 @@ def test_sc_merchant_rss_feed() -> None:
     assert "http://www.example.com/" not in found
     assert len(set(found)) == 7
     assert all(u.startswith("http://www.example.com/product.asp?P_ID=") for u in found)
+
+
+# --------------------------------------------------------------------------- real sites
+
+REAL_ROWS = manifest()
+#: Files up to this size are also fed one byte at a time; larger ones in odd-sized chunks.
+BYTEWISE_MAX = 32 * 1024
+
+
+@pytest.mark.skipif(not REAL_ROWS, reason=missing_reason(REALDATA / "MANIFEST.tsv"))
+def test_realdata_manifest_lists_every_file() -> None:
+    """MANIFEST.tsv names exactly the files in realdata/files (no stale or unlisted file)."""
+    listed = {row["local_name"] for row in REAL_ROWS}
+    assert listed == {p.name for p in (REALDATA / "files").iterdir()}
+
+
+@pytest.mark.parametrize("row", REAL_ROWS, ids=[r["local_name"] for r in REAL_ROWS])
+def test_realdata_file_matches_manifest(row: dict[str, str]) -> None:
+    """A real site's file gives the format and entry count its MANIFEST row states, the
+    same whole, in odd-sized chunks and (small files) byte by byte, with clean URLs."""
+    name = row["local_name"]
+    body = (REALDATA / "files" / name).read_bytes()
+    url = f"https://realdata.example/{name}"
+    if row["format"] == "robots":
+        found = sitemaps_from_robots(body, url)
+        for sitemap in found:
+            assert_clean_url(sitemap)
+        assert len(found) == int(row["url_count"])
+        return
+    result = parse(body, url=url)
+    assert_invariants(result, url)
+    whole = feed_in_chunks(body, url, max(1, len(body)))
+    assert feed_in_chunks(body, url, 1 if len(body) <= BYTEWISE_MAX else 4093) == whole
+    assert result.format == whole.format == row["format"]
+    assert len(result.urls) + len(result.sitemaps) == int(row["url_count"])

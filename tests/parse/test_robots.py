@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.parse.robots import RobotsTxt, parse_robots, sitemaps_from_robots
+from tests.shared_data import CORPUS, require
 
-DATA = Path(__file__).parent.parent / "data" / "robots"
+#: crawler-commons' robots.txt test files, read in place (never copied into the repo).
+DATA = CORPUS / "crawler-commons" / "robots"
 ROBOTS = "https://www.example.com/robots.txt"
 
 
 def read(name: str) -> bytes:
-    """A robots.txt test file's bytes."""
-    return (DATA / name).read_bytes()
+    """A robots.txt test file's bytes (the test skips when ../shared is absent)."""
+    return (require(DATA) / name).read_bytes()
 
 
 def test_case_75_scrapy_mixed_file() -> None:
@@ -222,8 +222,8 @@ def test_garbage_never_raises(body: bytes) -> None:
 
 def test_every_corpus_file_parses() -> None:
     """Every robots.txt in the corpus parses without an exception to absolute http(s) URLs."""
-    files = sorted(DATA.iterdir())
-    assert len(files) >= 20
+    files = [*sorted(require(DATA).iterdir()), CORPUS / "advertools" / "robots.txt"]
+    assert len(files) >= 25
     for path in files:
         for url in parse_robots(path.read_bytes(), ROBOTS).sitemaps:
             assert url.startswith(("http://", "https://")), (path.name, url)

@@ -1,0 +1,266 @@
+"""The private-address guard (SSRF) of the Scrapy integration: a downloader middleware.
+
+The same policy as the aiohttp reader (:mod:`sitemap_reader.crawl.guard`), applied to the
+requests sitemap discovery makes Scrapy send: robots.txt and sitemap requests (their meta
+holds ``SITEMAP_META_KEY``, and keeps it across redirects) and the page requests built from
+sitemap entries (``META_KEY``). The spider's own requests are left alone.
+
+Theory of operation
+-------------------
+``SITEMAP_READER_ALLOW_PRIVATE`` is ``allow_private``: ``True`` lets everything through,
+``False`` guards every request of ours (a service crawling targets users submit), and unset
+(the default) trusts what was typed: a target that is a loopback or private IP literal, or
+``localhost``, means a private network on purpose, so its site is not guarded; for any other
+target, its own host name may resolve anywhere, and every other host it names (an index
+child, a robots.txt ``Sitemap:`` line, a redirect, a page) must be public.
+
+:class:`PrivateAddressMiddleware` checks each such request before it is downloaded:
+
+* a host written as a number that is not a canonical dotted quad (``http://2130706433/``,
+  ``http://0177.0.0.1/``) is refused whatever the policy (see the aiohttp guard: its meaning
+  depends on who reads it);
+* an IP literal must be public;
+* a host name is resolved through the reactor's resolver, the one the download uses, and
+  every address it gives must be public. With Scrapy's default caching resolver the download
+  then connects to the very address that was checked (the answer is cached); with
+  ``DNSCACHE_ENABLED = False``, or a download handler that resolves on its own (the aiohttp
+  or httpx handlers), a name whose DNS answer changes between the two lookups could still
+  slip through, so keep the cache on where targets are untrusted.
+
+A refused request raises ``IgnoreRequest`` with the reason: the sitemap's errback (or the
+start middleware) logs it as that sitemap's failure, the crawl goes on, and the
+``sitemap_reader/problems/blocked`` stat counts it. The :class:`~sitemap_reader.scrapy.Addon`
+and :class:`~sitemap_reader.scrapy.SitemapReaderMixin` enable the middleware themselves;
+with :class:`~sitemap_reader.scrapy.SitemapStartMiddleware` enabled by hand, add it to
+``DOWNLOADER_MIDDLEWARES`` too (a warning says so when it is missing).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final, Self
+from urllib.parse import urlsplit
+
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+
+from sitemap_reader.crawl.guard import (
+    is_ip_literal,
+    is_public_address,
+    numeric_host_problem,
+    private_allowed,
+)
+from sitemap_reader.crawl.targets import Target, classify
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger("sitemap_reader.scrapy")
+
+#: The setting: True, False, or unset (None) for "trust what was typed".
+SETTING: Final = "SITEMAP_READER_ALLOW_PRIVATE"
+#: Place in DOWNLOADER_MIDDLEWARES: before RobotsTxtMiddleware (100), so a refused host's
+#: robots.txt is not fetched either, and after OffsiteMiddleware (50).
+GUARD_ORDER: Final = 80
+# The meta keys of discovery's requests (sitemap_reader.scrapy.discovery.SITEMAP_META_KEY
+# and META_KEY), spelled here so the guard does not depend on the traversal's module.
+_SITEMAP_META: Final = "sitemap_reader_sitemap"
+_PAGE_META: Final = "sitemap_reader"
+_HINT: Final = f"(see {SETTING})"
+
+
+def allow_private_setting(settings: BaseSettings) -> bool | None:
+    """``SITEMAP_READER_ALLOW_PRIVATE`` as ``allow_private``: None when unset."""
+    if settings.get(SETTING) is None:
+        return None
+    return settings.getbool(SETTING)
+
+
+def enable(settings: BaseSettings) -> None:
+    """Add the guard to ``DOWNLOADER_MIDDLEWARES`` (an order already given is kept)."""
+    settings.setdefault_in_component_priority_dict(
+        "DOWNLOADER_MIDDLEWARES", PrivateAddressMiddleware, GUARD_ORDER
+    )
+
+
+def warn_if_disabled(crawler: Crawler) -> None:
+    """Log a warning when discovery runs without the guard in the downloader."""
+    enabled = crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES")
+    names = {k if isinstance(k, str) else f"{k.__module__}.{k.__qualname__}" for k in enabled}
+    if f"{__name__}.PrivateAddressMiddleware" not in names:
+        logger.warning(
+            "sitemap-reader: the private-address guard is off; add %s.PrivateAddressMiddleware "
+            "to DOWNLOADER_MIDDLEWARES (the Addon does it for you)",
+            __name__,
+        )
+
+
+def split_targets(value: str | Iterable[str]) -> tuple[str, ...]:
+    """A target list; a string (a spider argument) splits on commas and blank space."""
+    if isinstance(value, str):
+        return tuple(t for t in re.split(r"[\s,]+", value) if t)
+    return tuple(value)
+
+
+class Policy:
+    """Which requests of ours may reach which addresses, for one crawl.
+
+    ``targets`` are the typed targets, in the order discovery numbers them.
+
+    >>> policy = Policy(None, ["http://127.0.0.1:8080/", "example.com"])
+    >>> policy.private_allowed(0), policy.private_allowed(1), policy.trusted("example.com")
+    (True, False, True)
+    """
+
+    def __init__(self, allow_private: bool | None, targets: Iterable[str]) -> None:
+        self.allow_private = allow_private
+        self.targets: list[Target | None] = [_classify(t) for t in targets]
+        self._trusted = {
+            t.host.rstrip(".").lower()
+            for t in self.targets
+            if t is not None and t.host and not is_ip_literal(t.host)
+        }
+
+    def private_allowed(self, target: int | None) -> bool:
+        """Whether the site of target number ``target`` is unguarded.
+
+        None (a page request, which does not say its target): unguarded when any
+        target is, as the aiohttp reader leaves a private target's whole site alone.
+        """
+        if self.allow_private is not None:
+            return self.allow_private
+        if target is not None and 0 <= target < len(self.targets):
+            chosen = [self.targets[target]]
+        else:
+            chosen = self.targets
+        return any(t is not None and private_allowed(t, None) for t in chosen)
+
+    def trusted(self, host: str) -> bool:
+        """True when ``host`` is a name typed as a target (it may resolve anywhere)."""
+        return self.allow_private is None and host.rstrip(".").lower() in self._trusted
+
+    def refusal(self, url: str, target: int | None) -> tuple[str | None, str | None]:
+        """(why ``url`` is refused, or None; the host name still to resolve, or None)."""
+        host = _host_of(url)
+        problem = numeric_host_problem(host)
+        if problem is not None:
+            return problem, None
+        if not host or self.private_allowed(target):
+            return None, None
+        if is_ip_literal(host):
+            if is_public_address(host):
+                return None, None
+            return f"refused non-public address {host} {_HINT}", None
+        if self.trusted(host):
+            return None, None
+        return None, host  # a name: its addresses decide
+
+
+class PrivateAddressMiddleware:
+    """Downloader middleware: refuse discovery's requests to non-public addresses.
+
+    ``DOWNLOADER_MIDDLEWARES = {"sitemap_reader.scrapy.guard.PrivateAddressMiddleware": 80}``
+    (the Addon and the mixin add it themselves). See the module docstring for the policy.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self._policy: Policy | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        """Scrapy's constructor hook."""
+        return cls(crawler)
+
+    @property
+    def policy(self) -> Policy:
+        """The policy, built on first use (the spider's targets are known by then)."""
+        if self._policy is None:
+            settings = self.crawler.settings
+            typed = split_targets(getattr(self.crawler.spider, "sitemap_targets", None) or ())
+            targets = typed or split_targets(settings.get("SITEMAP_READER_TARGETS") or ())
+            self._policy = Policy(allow_private_setting(settings), targets)
+        return self._policy
+
+    async def process_request(self, request: Request, spider: Any = None) -> None:
+        """Raise IgnoreRequest for a request of ours that may not reach its address."""
+        meta = request.meta
+        state = meta.get(_SITEMAP_META)
+        if state is None and _PAGE_META not in meta:
+            return  # the spider's own request: not ours to judge
+        target = state.get("target") if isinstance(state, dict) else None
+        reason, name = self.policy.refusal(request.url, target if isinstance(target, int) else None)
+        if reason is None and name is not None:
+            reason = _check_resolved(name, await _resolve(name))
+        if reason is not None:
+            self._refuse(request, reason, page=state is None)
+
+    def _refuse(self, request: Request, reason: str, *, page: bool) -> None:
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value("sitemap_reader/problems/blocked")
+        # A sitemap's failure is logged as a warning by discovery (the reason is in the
+        # IgnoreRequest); a page request has nobody else to report it.
+        level = logging.WARNING if page else logging.INFO
+        logger.log(level, "sitemap-reader: %s: blocked: %s", request.url, reason)
+        raise IgnoreRequest(reason)
+
+
+def _classify(text: str) -> Target | None:
+    try:
+        return classify(text)
+    except ValueError:  # a bad target: discovery reports it; it trusts nothing here
+        return None
+
+
+def _host_of(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
+def _check_resolved(name: str, addresses: list[str]) -> str | None:
+    """Why the answers for ``name`` are refused (any non-public one), or None."""
+    private = sorted({a for a in addresses if not is_public_address(a)})
+    if not private:
+        return None
+    return f"refused non-public address: {name} resolves to {', '.join(private)} {_HINT}"
+
+
+class _Addresses:
+    """An ``IResolutionReceiver`` that collects the host of every address resolved."""
+
+    def __init__(self) -> None:
+        self.hosts: list[str] = []
+        self.done: Deferred[list[str]] = Deferred()
+
+    def resolutionBegan(self, resolution: object) -> None:
+        """Twisted's hook: nothing to do."""
+
+    def addressResolved(self, address: object) -> None:
+        """Twisted's hook: one more address."""
+        host = getattr(address, "host", None)
+        if isinstance(host, str):
+            self.hosts.append(host)
+
+    def resolutionComplete(self) -> None:
+        """Twisted's hook: the answer is complete (empty when the name did not resolve)."""
+        self.done.callback(self.hosts)
+
+
+async def _resolve(name: str) -> list[str]:
+    """Every address the reactor's resolver gives for ``name`` (the download's own).
+
+    Empty when it does not resolve: the download then fails with its own DNS error.
+    """
+    from twisted.internet import reactor  # the installed one, asyncio or not
+
+    receiver = _Addresses()
+    reactor.nameResolver.resolveHostName(receiver, name, 0)
+    return await maybe_deferred_to_future(receiver.done)
