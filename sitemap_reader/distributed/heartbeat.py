@@ -41,7 +41,14 @@ class Heartbeat:
         self.consumer = consumer
         self.limits = limits
         self.beats = 0
-        self._client = redis.Redis.from_url(url, decode_responses=False)
+        # A beat that hangs (Redis stalled) gives up after one interval: the next beat
+        # tries again, and the lease (three intervals) is still alive by then.
+        self._client = redis.Redis.from_url(
+            url,
+            decode_responses=False,
+            socket_timeout=limits.heartbeat,
+            socket_connect_timeout=limits.heartbeat,
+        )
         self._script = self._client.register_script(scripts.HEARTBEAT)
         self._held: dict[str, Lease] = {}
         self._lock = threading.Lock()
