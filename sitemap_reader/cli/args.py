@@ -90,6 +90,10 @@ def build_parser(dump: Handler, tree: Handler, demo: Handler) -> argparse.Argume
     _add_output_options(sub)
     _add_crawl_options(sub)
     sub.set_defaults(run=demo, targets=[])
+
+    from sitemap_reader.cli.distributed import add_commands  # enqueue, worker, status
+
+    add_commands(commands)
     return parser
 
 

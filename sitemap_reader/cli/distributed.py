@@ -1,0 +1,375 @@
+"""The commands of distributed discovery: ``enqueue``, ``worker`` and ``status``.
+
+They need the ``distributed`` extra (the ``redis`` package); without it each command
+says which extra to install and exits 2, while the rest of the command line works. The
+arguments are defined here too, so the core parser (:mod:`.args`) only calls
+:func:`add_commands`. See :mod:`sitemap_reader.distributed` for the queue's guarantees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from types import ModuleType
+from typing import Any, Final
+
+from sitemap_reader.cli.args import (
+    PROG,
+    _add_crawl_options,
+    _command,
+    positive_float,
+    positive_int,
+    regex,
+    since_date,
+)
+from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, interruptible
+from sitemap_reader.cli.commands import reader_options as crawl_reader_options
+from sitemap_reader.cli.output import RecordFilter, make_writer
+from sitemap_reader.crawl.targets import classify
+from sitemap_reader.errors import UsageError
+
+EXTRA_MESSAGE: Final = (
+    "this command needs the 'distributed' extra: pip install 'sitemap-reader[distributed]'"
+)
+
+_ENQUEUE_EXAMPLES = """\
+examples:
+  sitemap-reader enqueue --redis redis://queue.internal:6379/0 example.com example.org
+  sitemap-reader enqueue --redis redis://queue.internal:6379/0 -i domains.txt
+  zcat domains.txt.gz | sitemap-reader enqueue --redis redis://queue.internal:6379/0 -i -
+
+A target already enqueued once is not queued again (--again queues the targets that
+are done or failed once more, for a new incremental round).
+"""
+
+_WORKER_EXAMPLES = """\
+examples:
+  sitemap-reader worker --redis redis://queue.internal:6379/0 -o out/
+  sitemap-reader worker --redis redis://queue.internal:6379/0 -o out/ --drain --state
+
+Each target's records go to one file in DIR (named after the target), written to a
+temporary file and renamed into place; the target is acknowledged only then. Start
+any number of workers, on any number of machines, against the same Redis.
+"""
+
+_STATUS_EXAMPLES = """\
+examples:
+  sitemap-reader status --redis redis://queue.internal:6379/0
+  sitemap-reader status --redis redis://queue.internal:6379/0 --json | jq .queued
+"""
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``enqueue``, ``worker`` and ``status`` to the subcommands of the parser."""
+    sub = _command(commands, "enqueue", "add targets to a Redis queue", _ENQUEUE_EXAMPLES)
+    _add_redis_options(sub)
+    sub.add_argument("targets", nargs="*", metavar="TARGET", help="targets (as for dump)")
+    sub.add_argument(
+        "-i",
+        "--input",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="read targets from FILE, one a line (- for stdin; # starts a comment)",
+    )
+    sub.add_argument(
+        "--again", action="store_true", help="queue targets that are done or failed once more"
+    )
+    sub.set_defaults(run=run_enqueue, action="enqueue")
+
+    sub = _command(commands, "worker", "discover queued targets, one file each", _WORKER_EXAMPLES)
+    _add_redis_options(sub)
+    _add_worker_options(sub)
+    _add_record_options(sub)
+    _add_crawl_options(sub)
+    sub.set_defaults(run=run_worker, action="worker")
+
+    sub = _command(commands, "status", "show what a Redis queue holds", _STATUS_EXAMPLES)
+    _add_redis_options(sub)
+    sub.add_argument("--json", action="store_true", help="print the status as JSON")
+    sub.set_defaults(run=run_status, action="status")
+
+
+def _add_redis_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("queue")
+    group.add_argument(
+        "--redis", required=True, metavar="URL", help="the Redis server (redis://host:port/db)"
+    )
+    group.add_argument(
+        "--namespace",
+        default="sitemap-reader",
+        metavar="NAME",
+        help="prefix of the queue's keys (sitemap-reader): several queues on one Redis",
+    )
+
+
+def _add_worker_options(parser: argparse.ArgumentParser) -> None:
+    from sitemap_reader.distributed.config import WorkerLimits  # no redis needed
+
+    defaults = WorkerLimits()
+    group = parser.add_argument_group("worker")
+    group.add_argument(
+        "-o", "--output-dir", required=True, metavar="DIR", help="one output file per target here"
+    )
+    group.add_argument(
+        "--drain",
+        action="store_true",
+        help="exit 0 once nothing is queued and nothing is in flight on any worker",
+    )
+    group.add_argument(
+        "--parallel", type=positive_int, default=4, metavar="N", help="targets at once (4)"
+    )
+    group.add_argument(
+        "--lease",
+        type=positive_float,
+        default=defaults.lease,
+        metavar="S",
+        help=f"seconds without a heartbeat before another worker takes a target over "
+        f"({defaults.lease:g})",
+    )
+    group.add_argument(
+        "--max-deliveries",
+        type=positive_int,
+        default=defaults.max_deliveries,
+        metavar="N",
+        help=f"tries of a target before the dead-letter stream ({defaults.max_deliveries})",
+    )
+    group.add_argument(
+        "--retry-delay",
+        type=float,
+        default=defaults.retry_delay,
+        metavar="S",
+        help=f"seconds before a failed target is tried again ({defaults.retry_delay:g})",
+    )
+    group.add_argument(
+        "--target-timeout",
+        type=positive_float,
+        default=defaults.target_timeout,
+        metavar="S",
+        help=f"seconds one target may run ({defaults.target_timeout:g})",
+    )
+    group.add_argument(
+        "--records-stream",
+        action="store_true",
+        help="also append every record to the Redis stream {NAMESPACE}:records "
+        "(once per URL and target; an 'end' entry marks each target complete)",
+    )
+
+
+def _add_record_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("output (per target, as for dump)")
+    group.add_argument("--format", choices=("jsonl", "csv", "txt"), default="jsonl")
+    group.add_argument("--ranked", action="store_true", help="best first within each target")
+    group.add_argument("--top", type=positive_int, metavar="N", help="only the N best per target")
+    group.add_argument("--since", type=since_date, metavar="DATE", help="drop older lastmods")
+    for name, text in (("--include", "keep only URLs matching"), ("--exclude", "drop URLs")):
+        group.add_argument(
+            name, type=regex, action="append", default=[], metavar="REGEX", help=text
+        )
+    group.add_argument("--max-urls", type=positive_int, metavar="N", help="records per target")
+    group = parser.add_argument_group("incremental runs (state kept in Redis, per target)")
+    group.add_argument("--state", action="store_true", help="remember each target's run in Redis")
+    group.add_argument("--changed-only", action="store_true", help="with --state: new or moved")
+    group.add_argument("--removed", action="store_true", help="with --state: also removed URLs")
+    group.add_argument(
+        "--ignore-index-lastmod", action="store_true", help="with --state: fetch every child"
+    )
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def run_enqueue(args: argparse.Namespace) -> int:
+    """``sitemap-reader enqueue --redis URL TARGET... [-i FILE]``."""
+    return _with_extra(args, _enqueue)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """``sitemap-reader worker --redis URL -o DIR [--drain]``."""
+    return _with_extra(args, _worker)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """``sitemap-reader status --redis URL [--json]``."""
+    return _with_extra(args, _status)
+
+
+def _with_extra(
+    args: argparse.Namespace,
+    command: Callable[[argparse.Namespace, ModuleType], Coroutine[Any, Any, int]],
+) -> int:
+    """Run a command that needs redis: usage errors exit 2, an unreachable Redis 1."""
+    try:
+        import redis.exceptions
+
+        from sitemap_reader import distributed
+    except ImportError:
+        return _error(args, EXTRA_MESSAGE, EXIT_USAGE)
+    try:
+        return asyncio.run(command(args, distributed))
+    except UsageError as exc:
+        return _error(args, str(exc), EXIT_USAGE)
+    except redis.exceptions.ConnectionError as exc:
+        return _error(args, f"cannot reach Redis at {args.redis}: {exc}", EXIT_NOTHING)
+    except redis.exceptions.RedisError as exc:
+        return _error(args, f"Redis at {args.redis}: {exc}", EXIT_NOTHING)
+
+
+async def _enqueue(args: argparse.Namespace, dist: ModuleType) -> int:
+    targets = [*args.targets, *(t for name in args.input for t in _read_lines(name))]
+    if not targets:
+        raise UsageError("no target given (TARGET... or -i FILE)")
+    for target in targets:
+        if target == "-":
+            raise UsageError("'-' (standard input) cannot be a queued target; use -i - for a list")
+        classify(target)  # a bad target is a usage error before anything is queued
+    queue = dist.TargetQueue.from_url(args.redis, args.namespace)
+    try:
+        new, again = await queue.enqueue(targets, again=args.again)
+    finally:
+        await queue.close()
+    known = len(targets) - new - again
+    line = f"{new} new target{'s' if new != 1 else ''} queued"
+    if args.again:
+        line += f", {again} queued again"
+    print(f"{line}, {known} already known", flush=True)
+    return EXIT_OK
+
+
+def _read_lines(name: str) -> Iterator[str]:
+    try:
+        stream = sys.stdin if name == "-" else open(name, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    with stream:
+        for line in stream:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                yield line
+
+
+async def _worker(args: argparse.Namespace, dist: ModuleType) -> int:
+    if not args.state and (args.changed_only or args.removed or args.ignore_index_lastmod):
+        raise UsageError("--changed-only, --removed and --ignore-index-lastmod need --state")
+    limits = dist.WorkerLimits(
+        lease=args.lease,
+        max_deliveries=args.max_deliveries,
+        retry_delay=min(max(args.retry_delay, 0.0), args.lease),
+        target_timeout=args.target_timeout,
+        poll=min(1.0, args.lease / 3),
+    )
+    keep = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
+    output = dist.Output(
+        args.output_dir,
+        fmt=args.format,
+        writer=lambda stream: make_writer(args.format, stream),
+        keep=keep.keep if (args.since or args.include or args.exclude) else None,
+        max_urls=args.max_urls,
+        ranked=args.ranked or args.top is not None,
+        top=args.top,
+    )
+    state = (
+        dist.StateOptions(
+            changed_only=args.changed_only,
+            removed=args.removed,
+            trust_index_lastmod=not args.ignore_index_lastmod,
+        )
+        if args.state
+        else None
+    )
+    worker = dist.Worker(
+        args.redis,
+        output,
+        namespace=args.namespace,
+        limits=limits,
+        reader_options=crawl_reader_options(args),
+        parallel=args.parallel,
+        state=state,
+        records_stream=args.records_stream,
+    )
+    _say(
+        args,
+        f"worker {worker.consumer} on {args.redis} ({args.namespace}), output in {args.output_dir}",
+    )
+    task = asyncio.ensure_future(worker.run(drain=args.drain))
+    signum = await interruptible(task)
+    report = worker.report
+    _say(
+        args,
+        f"worker {worker.consumer}: {report.done} targets done, {report.urls:,} URLs, "
+        f"{report.failed_tries} failed tries, {report.dead} dead-lettered, "
+        f"{report.duplicates} duplicates dropped, {report.lost} taken over",
+    )
+    for line in report.errors[:20]:
+        _say(args, f"  dead-lettered: {line}")
+    if signum is not None:
+        return 128 + signum
+    task.result()  # a Redis error ends the worker: raise it here
+    return EXIT_OK
+
+
+async def _status(args: argparse.Namespace, dist: ModuleType) -> int:
+    queue = dist.TargetQueue.from_url(args.redis, args.namespace)
+    try:
+        status = await queue.status()
+        dead = await queue.dead_letters()
+    finally:
+        await queue.close()
+    data = status.to_dict()
+    if args.json:
+        data["dead_letters"] = dead
+        print(json.dumps(data, indent=2, ensure_ascii=False), flush=True)
+        return EXIT_OK
+    for line in status_lines(data, dead):
+        print(line)
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def status_lines(data: dict[str, Any], dead: list[dict[str, str]]) -> list[str]:
+    """The human form of ``status``."""
+    lines = [
+        f"queued     {data['queued']:>10,}",
+        f"in flight  {data['in_flight']:>10,}",
+    ]
+    workers = data["workers"]
+    live = {name for name, info in workers.items() if _alive(info)}
+    for name, count in sorted(data["in_flight_by_worker"].items()):
+        note = "" if name in live else "  (no heartbeat: stopped or killed; taken over soon)"
+        lines.append(f"  {name:<40} {count:>6,}{note}")
+    lines += [
+        f"done       {data['done']:>10,}",
+        f"failed     {data['failed']:>10,}",
+        f"retrying   {data['retrying']:>10,}",
+        f"known      {data['known']:>10,}",
+        f"workers    {len(live):>10,}"
+        + (f"  ({len(workers) - len(live)} gone)" if len(workers) > len(live) else ""),
+    ]
+    for entry in dead[-10:]:
+        lines.append(f"  dead: {entry.get('t')}: {entry.get('error')}")
+    return lines
+
+
+def _alive(info: dict[str, Any]) -> bool:
+    """A worker is alive while its last heartbeat is younger than its lease."""
+    seen, lease = info.get("seen"), info.get("lease")
+    if not isinstance(seen, int | float) or not isinstance(lease, int | float):
+        return False
+    return time.time() - seen <= lease
+
+
+def _say(args: argparse.Namespace, message: str) -> None:
+    if not args.quiet:
+        print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+def _error(args: argparse.Namespace, message: str, code: int) -> int:
+    print(f"{PROG} {args.action}: error: {message}", file=sys.stderr, flush=True)
+    return code

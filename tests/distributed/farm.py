@@ -1,0 +1,166 @@
+"""A farm of loopback sites for the distributed tests and the benchmark.
+
+Every site has its own port on 127.0.0.1 (so its own host:port, as distinct domains
+would), served by one aiohttp application in a daemon thread. A site publishes
+``/robots.txt`` -> ``/sitemap_index.xml`` -> ``children`` urlsets of ``per_child`` URLs
+each. Kinds: ``ok``; ``broken`` (every path 404: nothing to discover, every time);
+``gated`` (its last child sends half its body and then waits until the test opens the
+gate, so a worker can be caught holding it). Hits are counted per (port, path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+from aiohttp import web
+
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSpec:
+    """One site of the farm."""
+
+    port: int
+    kind: str = "ok"
+
+    @property
+    def target(self) -> str:
+        """The target string that names the site."""
+        return f"http://127.0.0.1:{self.port}/"
+
+
+class Farm:
+    """``count`` sites (a context manager); ``kinds`` gives the kind of some of them."""
+
+    def __init__(
+        self,
+        count: int,
+        *,
+        children: int = 2,
+        per_child: int = 50,
+        kinds: dict[int, str] | None = None,
+    ) -> None:
+        self.children = children
+        self.per_child = per_child
+        self.hits: Counter[tuple[int, str]] = Counter()
+        self._bodies: dict[tuple[str, int], str] = {}
+        self.gate_reached = threading.Event()
+        self._sockets = [_listen() for _ in range(count)]
+        self.sites = [
+            SiteSpec(s.getsockname()[1], (kinds or {}).get(i, "ok"))
+            for i, s in enumerate(self._sockets)
+        ]
+        self._kind = {site.port: site.kind for site in self.sites}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._gate: asyncio.Event | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
+
+    def expected_urls(self, site: SiteSpec) -> set[str]:
+        """Every page URL the site lists."""
+        base = site.target.rstrip("/")
+        return {f"{base}/page/{c}/{i}" for c in range(self.children) for i in range(self.per_child)}
+
+    def fetches_per_site(self) -> int:
+        """Requests one complete read of an ``ok`` site makes: robots, index, children."""
+        return 2 + self.children
+
+    def open_gate(self) -> None:
+        """Let the gated sites finish their last child."""
+        assert self._loop is not None and self._gate is not None
+        self._loop.call_soon_threadsafe(self._gate.set)
+
+    def __enter__(self) -> Farm:
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("the farm did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._gate, self._stop = asyncio.Event(), asyncio.Event()
+        app = web.Application()
+        app.router.add_route("GET", "/{tail:.*}", self._handle)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        for sock in self._sockets:
+            await web.SockSite(runner, sock).start()
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        port = request.url.port or 0
+        path = request.path
+        self.hits[port, path] += 1
+        kind = self._kind.get(port, "broken")
+        if kind == "broken":
+            return web.Response(status=404)
+        base = f"http://127.0.0.1:{port}"
+        if path == "/robots.txt":
+            return web.Response(text=f"User-agent: *\nSitemap: {base}/sitemap_index.xml\n")
+        if path == "/sitemap_index.xml":
+            locs = "".join(
+                f"<sitemap><loc>{base}/s{c}.xml</loc></sitemap>" for c in range(self.children)
+            )
+            return _xml(f'<sitemapindex xmlns="{NS}">{locs}</sitemapindex>')
+        for c in range(self.children):
+            if path == f"/s{c}.xml":
+                body = self._urlset(base, c)
+                if kind == "gated" and c == self.children - 1:
+                    return await self._gated(request, body)
+                return _xml(body)
+        return web.Response(status=404)
+
+    def _urlset(self, base: str, child: int) -> str:
+        key = (base, child)
+        if key not in self._bodies:
+            self._bodies[key] = self._make_urlset(base, child)
+        return self._bodies[key]
+
+    def _make_urlset(self, base: str, child: int) -> str:
+        entries = "".join(
+            f"<url><loc>{base}/page/{child}/{i}</loc><lastmod>2024-01-02</lastmod></url>"
+            for i in range(self.per_child)
+        )
+        return f'<?xml version="1.0"?>\n<urlset xmlns="{NS}">{entries}</urlset>\n'
+
+    async def _gated(self, request: web.Request, body: str) -> web.StreamResponse:
+        data = body.encode()
+        response = web.StreamResponse(headers={"Content-Type": "application/xml"})
+        await response.prepare(request)
+        await response.write(data[: len(data) // 2])
+        self.gate_reached.set()
+        assert self._gate is not None
+        await self._gate.wait()
+        try:
+            await response.write(data[len(data) // 2 :])
+            await response.write_eof()
+        except ConnectionError:  # the reader was killed while it waited
+            pass
+        return response
+
+
+def _xml(text: str) -> web.Response:
+    return web.Response(text=text, content_type="application/xml")
+
+
+def _listen() -> socket.socket:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
