@@ -12,6 +12,7 @@ site; :func:`parse` and :class:`SitemapParser` read bytes you already have.
 
 from __future__ import annotations
 
+from sitemap_reader._version import __version__
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader, Stats, iter_urls
 from sitemap_reader.errors import (
     DiscoveryError,
@@ -53,6 +54,7 @@ __all__ = [
     "UrlRecord",
     "UsageError",
     "Video",
+    "__version__",
     "iter_urls",
     "parse",
     "sitemaps_from_robots",

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final, TypeVar
 
+from sitemap_reader.cli.usage import UsageParser
 from sitemap_reader.limits import Limits
 
 PROG: Final = "sitemap-reader"
@@ -60,7 +61,7 @@ The demo site runs on 127.0.0.1, on a free port, for as long as the command runs
 
 def build_parser(dump: Handler, tree: Handler, demo: Handler) -> argparse.ArgumentParser:
     """The parser of ``sitemap-reader``; each subcommand stores its handler as ``run``."""
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog=PROG,
         description="Discover what a website wants crawled: robots.txt, sitemaps, indexes "
         "and feeds, streamed as normalized URL records.",

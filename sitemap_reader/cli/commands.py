@@ -20,6 +20,7 @@ from typing import IO, Any, Final
 
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, make_writer
+from sitemap_reader.cli.usage import check_targets, plain_reason
 from sitemap_reader.cli.report import (
     Outcome,
     Progress,
@@ -42,12 +43,12 @@ TICK: Final = 0.2
 
 def run_dump(args: argparse.Namespace) -> int:
     """``sitemap-reader dump TARGET...``."""
-    return _guarded(args, lambda: _dump(args, list(args.targets)))
+    return _guarded(args, lambda: _dump(args, _checked(args.targets)))
 
 
 def run_tree(args: argparse.Namespace) -> int:
     """``sitemap-reader tree TARGET``."""
-    return _guarded(args, lambda: _tree(args, args.targets[0]))
+    return _guarded(args, lambda: _tree(args, _checked(args.targets)[0]))
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -63,6 +64,12 @@ def _guarded(args: argparse.Namespace, command: Callable[[], Coroutine[Any, Any,
         return asyncio.run(command())
     except UsageError as exc:
         return _usage(args, str(exc))
+
+
+def _checked(targets: list[str]) -> list[str]:
+    """The targets, once every path-like one was found to be a file (else UsageError)."""
+    check_targets(targets)
+    return list(targets)
 
 
 async def _demo(args: argparse.Namespace) -> int:
@@ -323,7 +330,7 @@ def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: 
     """The summary on stderr; when nothing was discovered, the one-line reason instead
     (followed by the summary with -v)."""
     if error is not None:
-        print(f"{PROG}: nothing discovered: {error}", file=sys.stderr, flush=True)
+        print(f"{PROG}: nothing discovered: {plain_reason(error)}", file=sys.stderr, flush=True)
         if not args.verbose:
             return
     if args.quiet or run is None:

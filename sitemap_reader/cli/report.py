@@ -14,6 +14,8 @@ from typing import IO, TYPE_CHECKING
 
 from tqdm import tqdm
 
+from sitemap_reader.cli.usage import plain_reason
+
 if TYPE_CHECKING:
     from sitemap_reader.crawl.model import SitemapNode, Stats
 
@@ -133,7 +135,7 @@ def failures(nodes: list[SitemapNode]) -> Iterator[tuple[str, str]]:
     for root in nodes:
         for node in root.walk():
             if node.failed:
-                yield node.final_url or node.url, node.reason or "failed"
+                yield node.final_url or node.url, plain_reason(node.reason or "failed")
 
 
 def limit_hits(nodes: list[SitemapNode]) -> str | None:
@@ -169,7 +171,8 @@ def _node_lines(node: SitemapNode, lead: str, child_lead: str) -> Iterator[str]:
     yield f"{lead}{_node_label(node)}"
     for p in node.problems:
         times = f" (x{p.count})" if p.count > 1 else ""
-        yield f"{child_lead}{'│' if node.children else ' '}   ! {p.code}{times}: {p.message}"
+        message = plain_reason(p.message)
+        yield f"{child_lead}{'│' if node.children else ' '}   ! {p.code}{times}: {message}"
     for i, child in enumerate(node.children):
         last = i == len(node.children) - 1
         yield from _node_lines(
@@ -193,7 +196,7 @@ def _node_label(node: SitemapNode) -> str:
         parts.append(f"{node.urls:,} URLs")
     if node.bytes:
         parts.append(_size(node.bytes))
-    verdict = "" if not node.failed else f"  FAILED: {node.reason}"
+    verdict = "" if not node.failed else f"  FAILED: {plain_reason(node.reason or '')}"
     return f"{url}  [{', '.join(parts)}]{verdict}"
 
 
