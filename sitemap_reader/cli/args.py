@@ -59,7 +59,13 @@ The demo site runs on 127.0.0.1, on a free port, for as long as the command runs
 """
 
 
-def build_parser(dump: Handler, tree: Handler, demo: Handler) -> argparse.ArgumentParser:
+def build_parser(
+    dump: Handler,
+    tree: Handler,
+    demo: Handler,
+    check: Handler | None = None,
+    report: Handler | None = None,
+) -> argparse.ArgumentParser:
     """The parser of ``sitemap-reader``; each subcommand stores its handler as ``run``."""
     parser = UsageParser(
         prog=PROG,
@@ -91,7 +97,54 @@ def build_parser(dump: Handler, tree: Handler, demo: Handler) -> argparse.Argume
     _add_output_options(sub)
     _add_crawl_options(sub)
     sub.set_defaults(run=demo, targets=[])
+    if check is not None:
+        _add_check_command(commands, check)
+    if report is not None:
+        _add_report_command(commands, report)
     return parser
+
+
+_CHECK_EXAMPLES = """\
+examples:
+  sitemap-reader check example.com
+  sitemap-reader check https://example.com/sitemap.xml --json | jq '.files[].findings[].code'
+
+Checks the sitemaps.org protocol to the letter: the sitemap namespace, at most 50,000 URLs
+and 50 MB uncompressed per file, the location rule, URLs of at most 2,048 characters,
+absolute and entity-escaped, W3C dates, lastmods not in the future, UTF-8, no nested
+indexes, absolute robots.txt Sitemap: lines, and URLs listed once across the sitemaps.
+Each finding names its file, the line of its first occurrence and how often it occurs.
+
+exit status: 0 when nothing was found, 1 with findings (or when no sitemap was found),
+2 for usage errors.
+"""
+
+_REPORT_EXAMPLES = """\
+examples:
+  sitemap-reader report example.com -o report.html
+
+One self-contained HTML file (no network, no scripts): the sitemap tree with status,
+format, URL count, bytes and findings; lastmod by month; changefreq and priority
+distributions; duplicates; the slowest and the largest sitemaps.
+"""
+
+
+def _add_check_command(commands: Any, handler: Handler) -> None:
+    sub = _command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
+    sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
+    sub.add_argument("--json", action="store_true", help="print the findings as JSON")
+    _add_crawl_options(sub)
+    sub.set_defaults(run=handler, action="check")
+
+
+def _add_report_command(commands: Any, handler: Handler) -> None:
+    sub = _command(commands, "report", "write an HTML report of a target", _REPORT_EXAMPLES)
+    sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
+    sub.add_argument(
+        "-o", "--output", metavar="FILE", required=True, help="the HTML file to write"
+    )
+    _add_crawl_options(sub)
+    sub.set_defaults(run=handler, action="report")
 
 
 def package_version() -> str:
