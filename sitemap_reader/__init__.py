@@ -21,6 +21,7 @@ from sitemap_reader.errors import (
     StateError,
     UsageError,
 )
+from sitemap_reader.frame import to_dataframe, tree_dataframe
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots
@@ -58,4 +59,6 @@ __all__ = [
     "iter_urls",
     "parse",
     "sitemaps_from_robots",
+    "to_dataframe",
+    "tree_dataframe",
 ]

@@ -180,10 +180,10 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--format",
-        choices=("jsonl", "csv", "txt"),
+        choices=("jsonl", "csv", "txt", "parquet"),
         default="jsonl",
         help="jsonl (default): one JSON record a line; csv: a header row, extension fields "
-        "as JSON text; txt: URLs only",
+        "as JSON text; txt: URLs only; parquet: a Parquet file (-o FILE; needs pyarrow)",
     )
     group.add_argument(
         "--ranked",

@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import IO, Any, Final
 
 from sitemap_reader.cli.args import PROG
-from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, make_writer
+from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter
+from sitemap_reader.cli.parquet import check_parquet, record_writer
 from sitemap_reader.cli.usage import check_targets, plain_reason
 from sitemap_reader.cli.report import (
     Outcome,
@@ -91,7 +92,7 @@ class Pump:
 
     def __init__(self, args: argparse.Namespace, stream: IO[str]) -> None:
         self.stream = stream
-        self.writer: RecordWriter = make_writer(args.format, stream)
+        self.writer: RecordWriter = record_writer(args.format, stream)
         self.filter = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
         self.max_urls: int | None = args.max_urls
         self.ranked: bool = args.ranked
@@ -133,6 +134,7 @@ class Pump:
 
 
 async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
+    check_parquet(args.format, args.output)
     options = reader_options(args) | state_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
@@ -147,6 +149,9 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
             run = reader.last_run
         code, pump.outcome.stopped = _exit_status(signum, error, pump.outcome.stopped)
         if pump.flush() and sink is not None and code == EXIT_OK:
+            close = getattr(pump.writer, "close", None)
+            if close is not None:  # a writer with a footer (parquet)
+                close()
             _commit(sink, pump.outcome)
     finally:
         if sink is not None:
