@@ -280,7 +280,7 @@ class BodyChecker:
         if self.format is None and not self.findings:
             self.findings.add("not-a-sitemap", None, "the body is empty")
         elif self.format in ("urlset", "sitemapindex", "text") and self.entries == 0:
-            if not any(f.code in ("xml-syntax", "gzip") for f in self.findings.items()):
+            if not self.findings:  # else what is wrong with its entries says more
                 self.findings.add("no-entries", None, f"the {self.format} lists nothing")
         return self.findings.items()
 
@@ -302,7 +302,7 @@ class BodyChecker:
                 self._utf8.decode(data)
             except UnicodeDecodeError as exc:
                 line = self._lines + data.count(b"\n", 0, exc.start)
-                self.findings.add("not-utf8", line, f"byte {data[exc.start]:#04x} is not UTF-8")
+                self.findings.add("not-utf8", line, "bytes that are not UTF-8")
                 self._utf8_ok = False
             self._lines += data.count(b"\n")
         self._pending.append(data)
@@ -421,6 +421,7 @@ class _XmlPass:
         self.parser = parser
         self.depth = 0
         self.root: str | None = None
+        self.ns = SITEMAP_NS
         self.entry_line = 0
         self.loc: str | None = None
         self.loc_raw: bytes | None = None
@@ -482,7 +483,7 @@ class _XmlPass:
         if self.root is None:
             return
         if depth == 2:
-            if local in ("url", "sitemap") and namespace == SITEMAP_NS:
+            if local in ("url", "sitemap") and namespace == self.ns:
                 if local != _ENTRY_OF[self.root]:
                     what = f"<{local}> inside <{self.root}>"
                     self.owner.findings.add("wrong-entry", line, what + " is ignored")
@@ -493,7 +494,7 @@ class _XmlPass:
                 self.loc_raw = None
                 self.locs = 0
             return
-        if depth == 3 and self.entry_line > 0 and namespace == SITEMAP_NS and local in _FIELDS:
+        if depth == 3 and self.entry_line > 0 and namespace == self.ns and local in _FIELDS:
             self.field = local
             self.field_line = line
             self.parts = []
@@ -505,6 +506,7 @@ class _XmlPass:
         owner = self.owner
         if local in _ENTRY_OF:
             self.root = local
+            self.ns = namespace  # a wrong namespace is one finding; entries are read in it
             owner.format = local
             if namespace != SITEMAP_NS:
                 owner.findings.add("namespace", line, f"namespace {namespace or '(none)'!r}")

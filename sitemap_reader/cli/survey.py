@@ -107,7 +107,7 @@ async def survey(target: str, options: dict[str, Any]) -> Survey:
             user_agent = reader.user_agent
         result = Survey(run, stdin_path=actual if actual != target else None)
         if run.error is not None:
-            result.findings.append(Finding("no-sitemap", target, None, run.error))
+            result.findings.append(Finding("no-sitemap", target, None, plain_reason(run.error)))
         limits = options.get("limits") or Limits()
         timeout = aiohttp.ClientTimeout(
             total=options.get("timeout") or limits.sitemap_timeout,
