@@ -126,7 +126,7 @@ def screenshot(html: Path, png: Path) -> None:
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
+    out = (Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())).resolve()
     out.mkdir(parents=True, exist_ok=True)
     html, png = out / "report.html", out / "report.png"
     asyncio.run(write_report(html))

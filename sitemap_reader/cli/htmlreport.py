@@ -66,7 +66,7 @@ def _summary(found: Survey) -> str:
     cards = [
         ("sitemaps ok", stats.sitemaps_ok),
         ("sitemaps failed", stats.sitemaps_failed),
-        ("URLs", found.urls),
+        ("URLs listed", found.urls),
         ("duplicates", found.duplicates),
         ("findings", sum(f.count for f in findings)),
         ("MB read", f"{stats.bytes / 1e6:.2f}"),

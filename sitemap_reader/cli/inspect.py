@@ -52,10 +52,10 @@ def run_report(args: argparse.Namespace) -> int:
     finally:
         sink.abort()
     if not args.quiet:
-        total = len(found.all_findings())
+        total = sum(f.count for f in found.all_findings())
         print(
             f"{PROG}: report of {len(found.files)} files, {found.urls:,} URLs, "
-            f"{total} findings written to {sink.path}",
+            f"{total:,} findings written to {sink.path}",
             file=sys.stderr,
         )
     return EXIT_OK
