@@ -45,7 +45,7 @@ records written so far stay whole; with -o the file is left untouched).
 _TREE_EXAMPLES = """\
 examples:
   sitemap-reader tree example.com
-  sitemap-reader tree https://example.com/robots.txt --json | jq '.children[].url'
+  sitemap-reader tree https://example.com/robots.txt --json | jq -r '.tree[].children[].url'
 """
 
 _DEMO_EXAMPLES = """\
@@ -69,7 +69,7 @@ def build_parser(
     """The parser of ``sitemap-reader``; each subcommand stores its handler as ``run``."""
     parser = UsageParser(
         prog=PROG,
-        description="Discover what a website wants crawled: robots.txt, sitemaps, indexes "
+        description="Discover what a website wants crawled: robots.txt, sitemaps, indexes\n"
         "and feeds, streamed as normalized URL records.",
         epilog=_DUMP_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -107,7 +107,8 @@ def build_parser(
 _CHECK_EXAMPLES = """\
 examples:
   sitemap-reader check example.com
-  sitemap-reader check https://example.com/sitemap.xml --json | jq '.files[].findings[].code'
+  sitemap-reader check https://example.com/sitemap.xml --json | jq -r '.clean'
+  sitemap-reader check example.com --json | jq -r '.files[] | "\\(.url): \\(.findings | length)"'
 
 Checks the sitemaps.org protocol to the letter: the sitemap namespace, at most 50,000 URLs
 and 50 MB uncompressed per file, the location rule, URLs of at most 2,048 characters,

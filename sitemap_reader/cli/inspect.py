@@ -91,13 +91,20 @@ def check_lines(found: Survey) -> list[str]:
     checked = len(found.files)
     if by_file:
         total = sum(f.count for items in by_file.values() for f in items)
+        rules = sum(len(v) for v in by_file.values())
         lines.append(
-            f"{total:,} findings ({sum(len(v) for v in by_file.values())} rules broken) "
-            f"in {len(by_file)} of {checked} files"
+            f"{_plural(total, 'finding')} ({_plural(rules, 'rule')} broken) "
+            f"in {len(by_file)} of {_plural(checked, 'file')}"
         )
     else:
-        lines.append(f"clean: {checked} files, {found.urls:,} URLs follow the protocol")
+        lines.append(
+            f"clean: {_plural(checked, 'file')}, {_plural(found.urls, 'URL')} follow the protocol"
+        )
     return lines
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def check_json(found: Survey) -> dict[str, Any]:
