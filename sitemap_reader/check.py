@@ -91,7 +91,9 @@ MAX_TRACKED_URLS: Final = 2_000_000
 #: A lastmod counts as in the future only past this slack (clock skew, time zones).
 FUTURE_SLACK: Final = timedelta(days=1)
 
-CHANGEFREQS: Final = frozenset(("always", "hourly", "daily", "weekly", "monthly", "yearly", "never"))
+CHANGEFREQS: Final = frozenset(
+    ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+)
 # W3C Datetime (https://www.w3.org/TR/NOTE-datetime): YYYY, YYYY-MM, YYYY-MM-DD, or a
 # date with hh:mm[:ss[.s+]] and a time zone designator (Z or +hh:mm / -hh:mm).
 _W3C: Final = re.compile(
@@ -271,7 +273,9 @@ class BodyChecker:
                     try:
                         self._utf8.decode(b"", True)
                     except UnicodeDecodeError:
-                        self.findings.add("not-utf8", self._lines, "the body ends inside a character")
+                        self.findings.add(
+                            "not-utf8", self._lines, "the body ends inside a character"
+                        )
             except GunzipError as exc:
                 self.findings.add("gzip", None, str(exc))
             except _Stop:
@@ -279,10 +283,14 @@ class BodyChecker:
         self._stopped = True
         if self.format is None and not self.findings:
             self.findings.add("not-a-sitemap", None, "the body is empty")
-        elif self.format in ("urlset", "sitemapindex", "text") and self.entries == 0:
-            if not self.findings:  # else what is wrong with its entries says more
-                self.findings.add("no-entries", None, f"the {self.format} lists nothing")
+        elif self.format in ("urlset", "sitemapindex", "text") and not self.entries:
+            self._no_entries()
         return self.findings.items()
+
+    def _no_entries(self) -> None:
+        # With other findings, what is wrong with its entries says more.
+        if not self.findings:
+            self.findings.add("no-entries", None, f"the {self.format} lists nothing")
 
     # -- stages --------------------------------------------------------------------------
 
@@ -601,7 +609,9 @@ class SiteCheck:
                 self._seen[key] = file
             elif not self._full:
                 self._full = True
-                dupes.add("check-limit", line, f"over {MAX_TRACKED_URLS:,} URLs: no more duplicate checks")
+                dupes.add(
+                    "check-limit", line, f"over {MAX_TRACKED_URLS:,} URLs: no more duplicate checks"
+                )
 
         checker = BodyChecker(file, base=base, now=self.now, on_url=on_url)
         self._files.append(checker)

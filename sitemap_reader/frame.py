@@ -135,9 +135,7 @@ def tree_dataframe(tree: Run | Iterable[SitemapNode], extra: Any = None) -> Any:
     frame = pd.DataFrame(rows)
     if rows:
         frame["status"] = frame["status"].astype("Int64")
-        frame["lastmod"] = pd.to_datetime(frame["lastmod"], utc=True).astype(
-            "datetime64[ns, UTC]"
-        )
+        frame["lastmod"] = pd.to_datetime(frame["lastmod"], utc=True).astype("datetime64[ns, UTC]")
     return frame
 
 

@@ -33,14 +33,14 @@ def decode_png(data: bytes) -> tuple[int, int, int, bytes]:
     pos, idat, width, height, channels = 8, b"", 0, 0, 0
     while pos < len(data):
         (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind = data[pos + 4 : pos + 8]
+        chunk = data[pos + 4 : pos + 8]
         body = data[pos + 8 : pos + 8 + length]
-        if kind == b"IHDR":
+        if chunk == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", body[:10])
             if depth != 8 or colour not in (2, 6):
                 raise ValueError(f"unsupported PNG: depth {depth}, colour type {colour}")
             channels = 3 if colour == 2 else 4
-        elif kind == b"IDAT":
+        elif chunk == b"IDAT":
             idat += body
         pos += 12 + length
     raw = zlib.decompress(idat)
@@ -49,18 +49,19 @@ def decode_png(data: bytes) -> tuple[int, int, int, bytes]:
     previous = bytearray(stride)
     for row in range(height):
         start = row * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        filter_type = raw[start]
+        line = bytearray(raw[start + 1 : start + 1 + stride])
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
             up = previous[i]
             corner = previous[i - channels] if i >= channels else 0
-            if kind == 1:
+            if filter_type == 1:
                 line[i] = (line[i] + left) & 0xFF
-            elif kind == 2:
+            elif filter_type == 2:
                 line[i] = (line[i] + up) & 0xFF
-            elif kind == 3:
+            elif filter_type == 3:
                 line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif kind == 4:
+            elif filter_type == 4:
                 p = left + up - corner
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
                 pred = left if pa <= pb and pa <= pc else (up if pb <= pc else corner)

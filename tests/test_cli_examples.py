@@ -150,7 +150,7 @@ async def test_readme_real_site_block_runs(
     """The README's "on a real site" lines run against the loopback stand-in, exit 0."""
     _needs_jq(block)
     host = await _site(aiohttp_server)
-    code, out, err = await _bash(_localize(block, host), tmp_path)
+    code, _, err = await _bash(_localize(block, host), tmp_path)
     assert code == 0, (block, err)
     assert "Traceback" not in err
 

@@ -45,14 +45,24 @@ def test_to_dataframe_empty_and_from_a_generator() -> None:
     """No records give an empty frame with the same typed columns; any iterable works."""
     empty = sr.to_dataframe(iter(()))
     assert len(empty) == 0 and str(empty["lastmod"].dtype) == "datetime64[ns, UTC]"
-    records = (UrlRecord(f"https://example.com/{i}", alternates=(Alternate("x", "u"),)) for i in range(3))
+    records = (
+        UrlRecord(f"https://example.com/{i}", alternates=(Alternate("x", "u"),)) for i in range(3)
+    )
     assert len(sr.to_dataframe(records)) == 3
 
 
 def test_tree_dataframe_one_row_per_node() -> None:
     """A tree becomes one row per node, depth first, with its parent and index lastmod."""
-    child = SitemapNode("https://example.com/a.xml", depth=1, format="urlset", status=200,
-                        bytes=120, urls=2, complete=True, lastmod=datetime(2024, 1, 1, tzinfo=UTC))
+    child = SitemapNode(
+        "https://example.com/a.xml",
+        depth=1,
+        format="urlset",
+        status=200,
+        bytes=120,
+        urls=2,
+        complete=True,
+        lastmod=datetime(2024, 1, 1, tzinfo=UTC),
+    )
     root = SitemapNode("https://example.com/sitemap.xml", format="sitemapindex", status=200,
                        complete=True, children=[child])  # fmt: skip
     frame = sr.tree_dataframe([root], extra={child.url: {"seconds": 0.25}})

@@ -141,9 +141,7 @@ def _add_check_command(commands: Any, handler: Handler) -> None:
 def _add_report_command(commands: Any, handler: Handler) -> None:
     sub = _command(commands, "report", "write an HTML report of a target", _REPORT_EXAMPLES)
     sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
-    sub.add_argument(
-        "-o", "--output", metavar="FILE", required=True, help="the HTML file to write"
-    )
+    sub.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
     _add_crawl_options(sub)
     sub.set_defaults(run=handler, action="report")
 

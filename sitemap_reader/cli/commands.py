@@ -21,7 +21,6 @@ from typing import IO, Any, Final
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter
 from sitemap_reader.cli.parquet import check_parquet, record_writer
-from sitemap_reader.cli.usage import check_targets, plain_reason
 from sitemap_reader.cli.report import (
     Outcome,
     Progress,
@@ -30,6 +29,7 @@ from sitemap_reader.cli.report import (
     tree_lines,
     wants_colour,
 )
+from sitemap_reader.cli.usage import check_targets, plain_reason
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits

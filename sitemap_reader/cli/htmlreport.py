@@ -138,17 +138,15 @@ def _bars(items: Iterable[tuple[str, int]]) -> str:
 
 def _duplicates(found: Survey) -> str:
     per_file = [
-        (r.url, sum(f.count for f in r.findings if f.code == "duplicate-url"))
-        for r in found.files
+        (r.url, sum(f.count for f in r.findings if f.code == "duplicate-url")) for r in found.files
     ]
     rows = "".join(
         f'<tr><td>{escape(url)}</td><td class="n">{count:,}</td></tr>'
         for url, count in per_file
         if count
     )
-    body = (
-        f"<p>{found.duplicates:,} URLs listed again after their first listing.</p>"
-        + (f"<table><tr><th>file</th><th>duplicates</th></tr>{rows}</table>" if rows else "")
+    body = f"<p>{found.duplicates:,} URLs listed again after their first listing.</p>" + (
+        f"<table><tr><th>file</th><th>duplicates</th></tr>{rows}</table>" if rows else ""
     )
     return _section("duplicates", "Duplicates", body)
 
@@ -160,7 +158,7 @@ def _top(ident: str, title: str, files: list[FileReport], key: str) -> str:
     else:
         ranked = sorted(sitemaps, key=lambda r: r.node.bytes, reverse=True)
     rows = "".join(
-        f"<tr><td>{escape(r.url)}</td><td class=\"n\">{(r.seconds or 0.0):.3f}</td>"
+        f'<tr><td>{escape(r.url)}</td><td class="n">{(r.seconds or 0.0):.3f}</td>'
         f'<td class="n">{r.node.bytes:,}</td><td class="n">{(r.uncompressed or 0):,}</td>'
         f"<td>{escape(r.last_modified or '-')}</td></tr>"
         for r in ranked[:TOP_FILES]
@@ -177,7 +175,7 @@ def _findings(found: Survey) -> str:
     if not items:
         return _section("findings", "Findings", '<p class="ok">none: the protocol is followed</p>')
     rows = "".join(
-        f"<tr><td>{escape(f.file)}</td><td class=\"n\">{f.line or ''}</td>"
+        f'<tr><td>{escape(f.file)}</td><td class="n">{f.line or ""}</td>'
         f'<td class="bad">{escape(f.code)}</td><td class="n">{f.count:,}</td>'
         f"<td>{escape(f.message)}</td></tr>"
         for f in items

@@ -25,8 +25,8 @@ from typing import Any
 
 import aiohttp
 
-from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.check import BodyChecker, Finding, SiteCheck, check_robots
+from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import SitemapParser
@@ -141,13 +141,16 @@ async def survey(target: str, options: dict[str, Any]) -> Survey:
 def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None]]:
     """Every node worth reading again, with the URL of the sitemap that listed it."""
 
-    def walk(node: SitemapNode, parent: SitemapNode | None) -> Iterator[tuple[SitemapNode, str | None]]:
+    def walk(
+        node: SitemapNode, parent: SitemapNode | None
+    ) -> Iterator[tuple[SitemapNode, str | None]]:
         parent_url = None
         if parent is not None and parent.kind != "robots":
             parent_url = parent.final_url or parent.url
-        if node.skipped is None and (node.fetched or node.status is not None or node.problems):
-            if not (node.kind == "guess" and node.format in (None, "unknown")):
-                yield node, parent_url
+        attempted = node.fetched or node.status is not None or bool(node.problems)
+        empty_probe = node.kind == "guess" and node.format in (None, "unknown")
+        if node.skipped is None and attempted and not empty_probe:
+            yield node, parent_url
         for child in node.children:
             yield from walk(child, node)
 
@@ -225,7 +228,7 @@ async def _chunks(context: _Context, report: FileReport) -> AsyncIterator[bytes]
             yield chunk
 
 
-class _local_copy:  # noqa: N801 - used like a function
+class _local_copy:
     """``-`` (standard input) becomes a temporary file, so it can be read twice."""
 
     def __init__(self, target: str) -> None:
