@@ -202,7 +202,7 @@ async def test_max_urls_stops_after_n_records(basic: tuple[str, Site]) -> None:
     result = await run_cli("dump", base + "/", "--max-urls", "2")
     assert result.code == 0
     assert len(result.jsonl()) == 2
-    assert "--max-urls 2 reached" in result.err
+    assert "stopped after 2 URLs (--max-urls)" in result.err
 
 
 # --------------------------------------------------------------------------- inputs

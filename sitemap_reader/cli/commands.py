@@ -119,7 +119,7 @@ class Pump:
         self.writer.write(record)
         self.written += 1
         if self.max_urls is not None and self.written >= self.max_urls:
-            self.outcome.stopped = f"--max-urls {self.max_urls} reached"
+            self.outcome.stopped = f"after {self.written:,} URLs (--max-urls)"
             return False
         return True
 
@@ -157,6 +157,7 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
         if sink is not None:
             sink.abort()  # a no-op once committed
     pump.outcome.written = pump.written
+    pump.outcome.requested = args.output
     _report(args, run, pump.outcome, error)
     return code
 

@@ -77,8 +77,9 @@ class Outcome:
 
     written: int | None = 0  # None: the command writes no records (tree)
     filtered: int = 0
-    stopped: str | None = None  # "interrupted", "--max-urls reached", "output closed"
+    stopped: str | None = None  # "interrupted (Ctrl-C)", "after N URLs (--max-urls)", ...
     output: str | None = None  # the -o file, once it is complete
+    requested: str | None = None  # the -o file asked for (left as it was unless complete)
 
 
 def summary_lines(
@@ -97,10 +98,15 @@ def summary_lines(
     lines: list[str] = []
     stopped = outcome.stopped or (f"budget: {stats.stopped}" if stats.stopped else None)
     if stopped:
-        lines.append(paint("yellow", f"stopped: {stopped}"))
+        lines.append(paint("yellow", _stop_line(stopped)))
+    # A stop the user asked for (--max-urls, Ctrl-C, a closed pipe) cuts the sitemaps in
+    # flight: they are not finished, not failed.
+    unfinished = list(unfinished_nodes(nodes)) if outcome.stopped else []
+    failed = max(0, stats.sitemaps_failed - len(unfinished))
+    cut = f", {len(unfinished)} not finished" if unfinished else ""
     unchanged = f", {stats.sitemaps_unchanged} unchanged" if stats.sitemaps_unchanged else ""
     lines.append(
-        f"sitemaps: {stats.sitemaps_ok} ok, {stats.sitemaps_failed} failed, "
+        f"sitemaps: {stats.sitemaps_ok} ok, {failed} failed{cut}, "
         f"{stats.sitemaps_skipped} skipped{unchanged}"
     )
     removed = f", {stats.urls_removed:,} removed" if stats.urls_removed else ""
@@ -112,15 +118,45 @@ def summary_lines(
     limits = limit_hits(nodes)
     if limits:
         lines.append(paint("yellow", f"limits hit: {limits}"))
-    lines.extend(paint("red", f"failed: {url} ({reason})") for url, reason in failures(nodes))
+    cut_urls = {node.final_url or node.url for node in unfinished}
+    lines.extend(
+        paint("red", f"failed: {url} ({reason})")
+        for url, reason in failures(nodes)
+        if url not in cut_urls
+    )
+    lines.extend(f"not finished: {url}" for url in sorted(cut_urls))
     if verbose:
         lines.extend(problem_lines(nodes))
     return lines
 
 
+def _stop_line(stopped: str) -> str:
+    """``stopped after 2 URLs (--max-urls)``, ``interrupted (Ctrl-C)``, ``stopped: ...``."""
+    if stopped.startswith("after "):
+        return f"stopped {stopped}"
+    if stopped.startswith("interrupted"):
+        return stopped
+    return f"stopped: {stopped}"
+
+
+def unfinished_nodes(nodes: list[SitemapNode]) -> Iterator[SitemapNode]:
+    """Failed nodes that were only cut short: incomplete, without any fatal problem (a
+    body that really broke, or a fetch that failed, always records one)."""
+    for root in nodes:
+        yield from filter(_cut_short, root.walk())
+
+
+def _cut_short(node: SitemapNode) -> bool:
+    if not node.failed or node.skipped is not None or node.kind == "robots":
+        return False
+    return node.format != "unknown" and not any(p.fatal for p in node.problems)
+
+
 def _written(outcome: Outcome) -> str:
     if outcome.written is None:
         return ""
+    if outcome.requested and not outcome.output:
+        return f"; {outcome.written:,} records not kept: {outcome.requested} left as it was"
     text = f"; {outcome.written:,} written"
     if outcome.output:
         text += f" to {outcome.output}"
