@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -80,3 +81,15 @@ async def test_ctrl_c_with_output_file_says_it_was_left(
     assert f"records not kept: {out} left as it was" in text
     assert f"not finished: {base}/slow.xml" in text and "failed:" not in text
     assert out.read_text() == "old\n"
+
+
+def test_progress_text_rates_and_the_writing_phase() -> None:
+    """The progress line gives URL and byte rates; after discovery, the writing phase."""
+    from sitemap_reader.cli.report import progress_text
+    from sitemap_reader.crawl.model import Stats
+
+    stats = Stats(urls_emitted=3000, bytes=4_000_000, started=100.0, finished=None)
+    text = progress_text(Stats(urls_emitted=3000, bytes=4_000_000, started=0.0, finished=2.0))
+    assert text == "discovery done: 3,000 URLs; writing the records"
+    live = progress_text(stats)
+    assert re.fullmatch(r"3,000 URLs \([\d,]+/s\), 4\.0 MB \(\d+\.\d MB/s\)", live), live

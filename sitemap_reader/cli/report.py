@@ -56,19 +56,27 @@ class Progress:
 
     def update(self, stats: Stats) -> None:
         """Redraw from the reader's live counters."""
+        self._bar.set_description_str(progress_text(stats), refresh=False)
         done = stats.sitemaps_ok + stats.sitemaps_failed
         self._bar.total = done + stats.sitemaps_queued
         self._bar.n = done
-        rate = stats.urls_emitted / max(stats.seconds, 1e-3)
-        self._bar.set_description_str(
-            f"{stats.urls_emitted:,} URLs, {stats.bytes / MB:.1f} MB, {rate:,.0f} URLs/s",
-            refresh=False,
-        )
         self._bar.refresh()
 
     def close(self) -> None:
         """Erase the line (the summary follows)."""
         self._bar.close()
+
+
+def progress_text(stats: Stats) -> str:
+    """``1,234 URLs (500/s), 3.2 MB (1.1 MB/s)``; once discovery ended and records are
+    still being written (``--ranked`` writes them all at the end), a phase line instead."""
+    if stats.finished is not None:
+        return f"discovery done: {stats.urls_emitted:,} URLs; writing the records"
+    seconds = max(stats.seconds, 1e-3)
+    return (
+        f"{stats.urls_emitted:,} URLs ({stats.urls_emitted / seconds:,.0f}/s), "
+        f"{stats.bytes / MB:.1f} MB ({stats.bytes / MB / seconds:.1f} MB/s)"
+    )
 
 
 @dataclass(slots=True)
