@@ -28,7 +28,8 @@ COMMANDS = ["dump", "tree", "check", "report", "demo"]
 @pytest.mark.parametrize("target", ["./nope.xml", "../nope/sitemap.xml", "/no/such/file", "."])
 async def test_path_like_target_that_is_no_file(target: str, tmp_path: Path) -> None:
     """A path that does not exist (or a directory) is 'no such file', exit 2, one line."""
-    for command in ("dump", "tree", "check"):
+    # Every command shares the check: the others are tried with the first target only.
+    for command in ("dump", "tree", "check") if target == "./nope.xml" else ("dump",):
         result = await run_cli(command, target, cwd=str(tmp_path))
         assert result.code == 2, (command, result.err)
         assert result.err.splitlines() == [

@@ -199,7 +199,8 @@ def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
         for node in root.walk():
             for p in node.problems:
                 times = f" x{p.count}" if p.count > 1 else ""
-                yield f"problem: {node.final_url or node.url} {p.code}{times}: {p.message}"
+                message = plain_reason(p.message)
+                yield f"problem: {node.final_url or node.url} {p.code}{times}: {message}"
 
 
 def tree_lines(roots: list[SitemapNode]) -> Iterator[str]:
