@@ -330,6 +330,10 @@ class BodyChecker:
                 return
             if start[:1] == b"<" or start[:2] in (b"\xff\xfe", b"\xfe\xff"):
                 self._xml = _XmlPass(self)
+            elif b"\x00" in start[:512]:
+                self.format = "unknown"
+                self._stop_with("not-a-sitemap", "binary content", 1)
+                raise _Stop
             elif start:
                 self._text = _TextLines(self)
                 self.format = "text"

@@ -327,3 +327,50 @@ async def test_check_nothing_found_exits_1(unused_tcp_port: int) -> None:
     result = await run_cli("check", f"http://127.0.0.1:{unused_tcp_port}/")
     assert result.code == 1 and "Traceback" not in result.err
     assert "no-sitemap" in result.out and "connection refused" in result.out
+
+
+def test_gzip_bombs_are_bounded() -> None:
+    """Zeros stop at once as binary; a urlset of 80 MiB of blanks stops at the 64 MiB cap."""
+    import zlib
+
+    for head, expected in ((b"", ["not-a-sitemap"]), (doc()[:-10], ["check-limit", "too-large"])):
+        packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+        filler = (b"\0" if not head else b" ") * (1 << 20)
+        bomb = packer.compress(head) + b"".join(packer.compress(filler) for _ in range(80))
+        bomb += packer.flush()
+        assert len(bomb) < 1_000_000
+        started = time.monotonic()
+        checker = BodyChecker(BASE, now=NOW)
+        for start in range(0, len(bomb), 65536):
+            checker.feed(bomb[start : start + 65536])
+        found = checker.close()
+        assert time.monotonic() - started < 10.0
+        assert [f.code for f in found] == expected
+        assert checker.bytes_out <= 64 * 1024 * 1024 + 256 * 1024
+
+
+async def test_check_command_on_a_bomb_is_bounded(aiohttp_server: ServerFactory) -> None:
+    """check on an index with an 80 MiB gzip bomb: bounded time and peak RSS, the bomb's
+    findings reported, the sibling checked with every URL."""
+    import zlib
+
+    from tests.hostile.cli_kit import measured
+
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+    head = doc()[:-10]
+    bomb = packer.compress(head) + b"".join(packer.compress(b" " * (1 << 20)) for _ in range(80))
+    bomb += packer.flush()
+
+    async def serve_bomb(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=bomb, content_type="application/gzip")
+
+    docs = {"/sitemap.xml": Doc(index("/bomb.xml.gz", "/good.xml")), "/good.xml": urlset("/a")}
+    site = Site(docs, handlers={"/bomb.xml.gz": serve_bomb})
+    base = await serve(aiohttp_server, site)
+    run = await measured(["check", base + "/sitemap.xml", "--json"], limit=60)
+    assert run.code == 1, run.err
+    assert run.peak_mib < 100, f"peak RSS {run.peak_mib:.0f} MiB"
+    print(f"check on a bomb: {run.seconds:.1f} s, {run.peak_mib:.0f} MiB")
+    files = {f["url"].removeprefix(base): f for f in json.loads(run.out)["files"]}
+    assert [x["code"] for x in files["/bomb.xml.gz"]["findings"]] == ["check-limit", "too-large"]
+    assert files["/good.xml"]["findings"] == [] and files["/good.xml"]["urls"] == 1
