@@ -93,6 +93,15 @@ async def test_report_is_one_self_contained_page(
     assert "<script>" not in html and "&lt;script&gt;" in html  # site text is escaped
 
 
+async def test_report_of_nothing_says_why_and_exits_1(unused_tcp_port: int, tmp_path: Path) -> None:
+    """Nothing discovered: the page is still written, with the plain reason; exit 1."""
+    out = tmp_path / "r.html"
+    result = await run_cli("report", f"http://127.0.0.1:{unused_tcp_port}/", "-o", str(out))
+    assert result.code == 1
+    page = out.read_text()
+    assert "connection refused" in page and "ClientConnectorError" not in page
+
+
 async def test_report_needs_an_output_file() -> None:
     """report without -o is a usage error naming -o."""
     result = await run_cli("report", "example.com")

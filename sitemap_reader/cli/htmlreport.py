@@ -14,6 +14,7 @@ from html import escape
 from typing import Final
 
 from sitemap_reader.cli.survey import FileReport, Survey, utc_now
+from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.frame import CHANGEFREQ_ORDER
 
 #: Rows of the slowest / largest tables.
@@ -76,7 +77,8 @@ def _summary(found: Survey) -> str:
         f"{escape(label)}</div>"
         for label, value in cards
     )
-    error = f'<p class="bad">{escape(found.run.error)}</p>' if found.run.error else ""
+    error = found.run.error
+    error = f'<p class="bad">{escape(plain_reason(error))}</p>' if error else ""
     return _section("summary", "Summary", f'<div class="cards">{html}</div>{error}')
 
 

@@ -2,7 +2,8 @@
 
 ``check`` prints the protocol findings file by file (``FILE`` then ``  line N: code:
 message (xCOUNT)``), or JSON with ``--json``, and exits 0 when there is none, 1 otherwise.
-``report`` writes one self-contained HTML page (:mod:`.htmlreport`) with ``-o FILE``.
+``report`` writes one self-contained HTML page (:mod:`.htmlreport`) with ``-o FILE``; it
+exits 0, or 1 when nothing could be discovered (the page then says why).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def run_report(args: argparse.Namespace) -> int:
             f"{total:,} findings written to {sink.path}",
             file=sys.stderr,
         )
-    return EXIT_OK
+    return EXIT_NOTHING if found.run.error is not None else EXIT_OK
 
 
 def _survey(args: argparse.Namespace) -> Survey | int:
