@@ -364,7 +364,7 @@ async def test_check_command_on_a_bomb_is_bounded(aiohttp_server: ServerFactory)
     async def serve_bomb(request: web.Request) -> web.StreamResponse:
         return web.Response(body=bomb, content_type="application/gzip")
 
-    docs = {"/sitemap.xml": Doc(index("/bomb.xml.gz", "/good.xml")), "/good.xml": urlset("/a")}
+    docs = {"/sitemap.xml": Doc(index("/bomb.xml.gz", "/good.xml")), "/good.xml": Doc(urlset("/a"))}
     site = Site(docs, handlers={"/bomb.xml.gz": serve_bomb})
     base = await serve(aiohttp_server, site)
     run = await measured(["check", base + "/sitemap.xml", "--json"], limit=60)
