@@ -523,8 +523,9 @@ class _XmlPass:
             if namespace != SITEMAP_NS:
                 owner.findings.add("namespace", line, f"namespace {namespace or '(none)'!r}")
         elif local in _FEEDS:
+            # A feed: the protocol accepts it, and its rules are RSS's or Atom's; only its
+            # well-formedness is checked (self.root stays None).
             owner.format = "atom" if local == "feed" else "rss"
-            raise _Stop  # a feed: the protocol accepts it; its rules are RSS's or Atom's
         else:
             owner.format = "unknown"
             owner.findings.add("not-a-sitemap", line, f"root element <{local}>")
