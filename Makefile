@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_TEST := $(VENV)/.installed-test
 STAMP_BASE := $(VENV)/.installed
 
-.PHONY: test lint demo fuzz bench clean
+.PHONY: test lint demo fuzz bench clean check-report
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,12 @@ fuzz: $(STAMP_TEST)
 bench: $(STAMP_TEST)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python benchmarks/parse.py
+
+# Renders `sitemap-reader report` in Debian's headless chromium and checks the screenshot
+# (size, share of non-background pixels). Installs chromium when it is missing (as root).
+check-report: $(STAMP_TEST)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python tests/report_render.py build/report
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

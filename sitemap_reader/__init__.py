@@ -12,6 +12,7 @@ site; :func:`parse` and :class:`SitemapParser` read bytes you already have.
 
 from __future__ import annotations
 
+from sitemap_reader._version import __version__
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader, Stats, iter_urls
 from sitemap_reader.errors import (
     DiscoveryError,
@@ -20,6 +21,7 @@ from sitemap_reader.errors import (
     StateError,
     UsageError,
 )
+from sitemap_reader.frame import to_dataframe, tree_dataframe
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots
@@ -61,7 +63,10 @@ __all__ = [
     "Video",
     "VideoId",
     "VideoPrice",
+    "__version__",
     "iter_urls",
     "parse",
     "sitemaps_from_robots",
+    "to_dataframe",
+    "tree_dataframe",
 ]

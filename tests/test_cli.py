@@ -202,7 +202,7 @@ async def test_max_urls_stops_after_n_records(basic: tuple[str, Site]) -> None:
     result = await run_cli("dump", base + "/", "--max-urls", "2")
     assert result.code == 0
     assert len(result.jsonl()) == 2
-    assert "--max-urls 2 reached" in result.err
+    assert "stopped after 2 URLs (--max-urls)" in result.err
 
 
 # --------------------------------------------------------------------------- inputs
@@ -579,7 +579,9 @@ async def test_tty_shows_progress_then_summary(hanging: tuple[str, asyncio.Event
     assert code == 0 and len(out.splitlines()) == 3000
     tty = tty.replace("\r\n", "\n")  # the terminal's own newline translation
     # Redrawn with live counts while the sitemap stalls.
-    assert re.search(r"0/1 sitemaps \|.*\| [1-9][\d,]* URLs, \d+\.\d MB, [\d,]+ URLs/s", tty)
+    assert re.search(
+        r"0/1 sitemaps \|.*\| [1-9][\d,]* URLs \([\d,]+/s\), \d+\.\d MB \(\d+\.\d MB/s\)", tty
+    )
     tail = tty.rpartition("\r")[2]
     assert "sitemaps: 0 ok, 1 failed" in tail and "\x1b[31mfailed: " in tail
 

@@ -1,4 +1,4 @@
-"""The ``sitemap-reader`` command line: ``dump``, ``tree`` and ``demo``.
+"""The ``sitemap-reader`` command line: ``dump``, ``tree``, ``check``, ``report``, ``demo``.
 
 Theory of operation. :func:`main` parses the arguments (``args``: a usage error exits 2
 with a message naming the problem), then runs one command (``commands``) in a fresh event
@@ -37,7 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--json"])  # a usage error: the message goes to stderr
     2
     """
-    args = build_parser(run_dump, run_tree, run_demo).parse_args(argv)
+    from sitemap_reader.cli.inspect import run_check, run_report
+
+    args = build_parser(run_dump, run_tree, run_demo, run_check, run_report).parse_args(argv)
     _configure_logging(args.verbose, args.quiet)
     try:
         code: int = args.run(args)

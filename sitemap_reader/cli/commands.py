@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import IO, Any, Final
 
 from sitemap_reader.cli.args import PROG
-from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, make_writer
+from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter
+from sitemap_reader.cli.parquet import check_parquet, record_writer
 from sitemap_reader.cli.report import (
     Outcome,
     Progress,
@@ -28,6 +29,7 @@ from sitemap_reader.cli.report import (
     tree_lines,
     wants_colour,
 )
+from sitemap_reader.cli.usage import check_targets, plain_reason
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
@@ -42,12 +44,12 @@ TICK: Final = 0.2
 
 def run_dump(args: argparse.Namespace) -> int:
     """``sitemap-reader dump TARGET...``."""
-    return _guarded(args, lambda: _dump(args, list(args.targets)))
+    return _guarded(args, lambda: _dump(args, _checked(args.targets)))
 
 
 def run_tree(args: argparse.Namespace) -> int:
     """``sitemap-reader tree TARGET``."""
-    return _guarded(args, lambda: _tree(args, args.targets[0]))
+    return _guarded(args, lambda: _tree(args, _checked(args.targets)[0]))
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -63,6 +65,12 @@ def _guarded(args: argparse.Namespace, command: Callable[[], Coroutine[Any, Any,
         return asyncio.run(command())
     except UsageError as exc:
         return _usage(args, str(exc))
+
+
+def _checked(targets: list[str]) -> list[str]:
+    """The targets, once every path-like one was found to be a file (else UsageError)."""
+    check_targets(targets)
+    return list(targets)
 
 
 async def _demo(args: argparse.Namespace) -> int:
@@ -86,7 +94,7 @@ class Pump:
         self, args: argparse.Namespace, stream: IO[str], *, flush_batches: bool = False
     ) -> None:
         self.stream = stream
-        self.writer: RecordWriter = make_writer(args.format, stream)
+        self.writer: RecordWriter = record_writer(args.format, stream)
         self.filter = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
         self.max_urls: int | None = args.max_urls
         self.ranked: bool = args.ranked
@@ -139,7 +147,7 @@ class Pump:
         self.writer.write(record)
         self.written += 1
         if self.max_urls is not None and self.written >= self.max_urls:
-            self.outcome.stopped = f"--max-urls {self.max_urls} reached"
+            self.outcome.stopped = f"after {self.written:,} URLs (--max-urls)"
             return False
         return True
 
@@ -160,6 +168,7 @@ class Pump:
 
 
 async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
+    check_parquet(args.format, args.output)
     options = reader_options(args) | state_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
@@ -179,6 +188,7 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
         if sink is not None:
             sink.abort()  # a no-op once committed; removes the temporary file otherwise
     pump.outcome.written = pump.written
+    pump.outcome.requested = args.output
     if pump.write_error is not None:
         code = _write_failed(args, pump)
     _report(args, run, pump.outcome, error)
@@ -195,7 +205,10 @@ def _open_output(path: str | None) -> AtomicFile | None:
 
 
 def _commit(sink: AtomicFile, pump: Pump) -> None:
+    close = getattr(pump.writer, "close", None)
     try:
+        if close is not None:  # a writer with a footer (parquet)
+            close()
         sink.commit()
     except OSError as exc:
         pump.failed(exc)
@@ -386,7 +399,7 @@ def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: 
     """The summary on stderr; when nothing was discovered, the one-line reason instead
     (followed by the summary with -v)."""
     if error is not None:
-        print(f"{PROG}: nothing discovered: {error}", file=sys.stderr, flush=True)
+        print(f"{PROG}: nothing discovered: {plain_reason(error)}", file=sys.stderr, flush=True)
         if not args.verbose:
             return
     if args.quiet or run is None:

@@ -14,6 +14,8 @@ from typing import IO, TYPE_CHECKING
 
 from tqdm import tqdm
 
+from sitemap_reader.cli.usage import plain_reason
+
 if TYPE_CHECKING:
     from sitemap_reader.crawl.model import SitemapNode, Stats
 
@@ -54,19 +56,27 @@ class Progress:
 
     def update(self, stats: Stats) -> None:
         """Redraw from the reader's live counters."""
+        self._bar.set_description_str(progress_text(stats), refresh=False)
         done = stats.sitemaps_ok + stats.sitemaps_failed
         self._bar.total = done + stats.sitemaps_queued
         self._bar.n = done
-        rate = stats.urls_emitted / max(stats.seconds, 1e-3)
-        self._bar.set_description_str(
-            f"{stats.urls_emitted:,} URLs, {stats.bytes / MB:.1f} MB, {rate:,.0f} URLs/s",
-            refresh=False,
-        )
         self._bar.refresh()
 
     def close(self) -> None:
         """Erase the line (the summary follows)."""
         self._bar.close()
+
+
+def progress_text(stats: Stats) -> str:
+    """``1,234 URLs (500/s), 3.2 MB (1.1 MB/s)``; once discovery ended and records are
+    still being written (``--ranked`` writes them all at the end), a phase line instead."""
+    if stats.finished is not None:
+        return f"discovery done: {stats.urls_emitted:,} URLs; writing the records"
+    seconds = max(stats.seconds, 1e-3)
+    return (
+        f"{stats.urls_emitted:,} URLs ({stats.urls_emitted / seconds:,.0f}/s), "
+        f"{stats.bytes / MB:.1f} MB ({stats.bytes / MB / seconds:.1f} MB/s)"
+    )
 
 
 @dataclass(slots=True)
@@ -75,8 +85,9 @@ class Outcome:
 
     written: int | None = 0  # None: the command writes no records (tree)
     filtered: int = 0
-    stopped: str | None = None  # "interrupted", "--max-urls reached", "output closed"
+    stopped: str | None = None  # "interrupted (Ctrl-C)", "after N URLs (--max-urls)", ...
     output: str | None = None  # the -o file, once it is complete
+    requested: str | None = None  # the -o file asked for (left as it was unless complete)
 
 
 def summary_lines(
@@ -95,10 +106,15 @@ def summary_lines(
     lines: list[str] = []
     stopped = outcome.stopped or (f"budget: {stats.stopped}" if stats.stopped else None)
     if stopped:
-        lines.append(paint("yellow", f"stopped: {stopped}"))
+        lines.append(paint("yellow", _stop_line(stopped)))
+    # A stop the user asked for (--max-urls, Ctrl-C, a closed pipe) cuts the sitemaps in
+    # flight: they are not finished, not failed.
+    unfinished = list(unfinished_nodes(nodes)) if outcome.stopped else []
+    failed = max(0, stats.sitemaps_failed - len(unfinished))
+    cut = f", {len(unfinished)} not finished" if unfinished else ""
     unchanged = f", {stats.sitemaps_unchanged} unchanged" if stats.sitemaps_unchanged else ""
     lines.append(
-        f"sitemaps: {stats.sitemaps_ok} ok, {stats.sitemaps_failed} failed, "
+        f"sitemaps: {stats.sitemaps_ok} ok, {failed} failed{cut}, "
         f"{stats.sitemaps_skipped} skipped{unchanged}"
     )
     removed = f", {stats.urls_removed:,} removed" if stats.urls_removed else ""
@@ -110,15 +126,45 @@ def summary_lines(
     limits = limit_hits(nodes)
     if limits:
         lines.append(paint("yellow", f"limits hit: {limits}"))
-    lines.extend(paint("red", f"failed: {url} ({reason})") for url, reason in failures(nodes))
+    cut_urls = {node.final_url or node.url for node in unfinished}
+    lines.extend(
+        paint("red", f"failed: {url} ({reason})")
+        for url, reason in failures(nodes)
+        if url not in cut_urls
+    )
+    lines.extend(f"not finished: {url}" for url in sorted(cut_urls))
     if verbose:
         lines.extend(problem_lines(nodes))
     return lines
 
 
+def _stop_line(stopped: str) -> str:
+    """``stopped after 2 URLs (--max-urls)``, ``interrupted (Ctrl-C)``, ``stopped: ...``."""
+    if stopped.startswith("after "):
+        return f"stopped {stopped}"
+    if stopped.startswith("interrupted"):
+        return stopped
+    return f"stopped: {stopped}"
+
+
+def unfinished_nodes(nodes: list[SitemapNode]) -> Iterator[SitemapNode]:
+    """Failed nodes that were only cut short: incomplete, without any fatal problem (a
+    body that really broke, or a fetch that failed, always records one)."""
+    for root in nodes:
+        yield from filter(_cut_short, root.walk())
+
+
+def _cut_short(node: SitemapNode) -> bool:
+    if not node.failed or node.skipped is not None or node.kind == "robots":
+        return False
+    return node.format != "unknown" and not any(p.fatal for p in node.problems)
+
+
 def _written(outcome: Outcome) -> str:
     if outcome.written is None:
         return ""
+    if outcome.requested and not outcome.output:
+        return f"; {outcome.written:,} records not kept: {outcome.requested} left as it was"
     text = f"; {outcome.written:,} written"
     if outcome.output:
         text += f" to {outcome.output}"
@@ -133,7 +179,7 @@ def failures(nodes: list[SitemapNode]) -> Iterator[tuple[str, str]]:
     for root in nodes:
         for node in root.walk():
             if node.failed:
-                yield node.final_url or node.url, node.reason or "failed"
+                yield node.final_url or node.url, plain_reason(node.reason or "failed")
 
 
 def limit_hits(nodes: list[SitemapNode]) -> str | None:
@@ -153,7 +199,8 @@ def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
         for node in root.walk():
             for p in node.problems:
                 times = f" x{p.count}" if p.count > 1 else ""
-                yield f"problem: {node.final_url or node.url} {p.code}{times}: {p.message}"
+                message = plain_reason(p.message)
+                yield f"problem: {node.final_url or node.url} {p.code}{times}: {message}"
 
 
 def tree_lines(roots: list[SitemapNode]) -> Iterator[str]:
@@ -169,7 +216,8 @@ def _node_lines(node: SitemapNode, lead: str, child_lead: str) -> Iterator[str]:
     yield f"{lead}{_node_label(node)}"
     for p in node.problems:
         times = f" (x{p.count})" if p.count > 1 else ""
-        yield f"{child_lead}{'│' if node.children else ' '}   ! {p.code}{times}: {p.message}"
+        message = plain_reason(p.message)
+        yield f"{child_lead}{'│' if node.children else ' '}   ! {p.code}{times}: {message}"
     for i, child in enumerate(node.children):
         last = i == len(node.children) - 1
         yield from _node_lines(
@@ -193,7 +241,7 @@ def _node_label(node: SitemapNode) -> str:
         parts.append(f"{node.urls:,} URLs")
     if node.bytes:
         parts.append(_size(node.bytes))
-    verdict = "" if not node.failed else f"  FAILED: {node.reason}"
+    verdict = "" if not node.failed else f"  FAILED: {plain_reason(node.reason or '')}"
     return f"{url}  [{', '.join(parts)}]{verdict}"
 
 

@@ -21,9 +21,10 @@ import contextlib
 import queue
 import threading
 from collections.abc import Generator, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from sitemap_reader.crawl.discover import SitemapReader
+from sitemap_reader.options import ReaderOptions
 from sitemap_reader.records import UrlRecord
 
 #: Batches in flight between the worker thread and the caller.
@@ -110,7 +111,7 @@ def iter_urls(
     *,
     ranked: bool = False,
     top: int | None = None,
-    **options: Any,
+    **options: Unpack[ReaderOptions],
 ) -> Generator[UrlRecord, None, None]:
     """Yield the URL records of ``target`` synchronously (see the module docstring).
 

@@ -1,0 +1,637 @@
+"""Protocol validation: the sitemaps.org rules to the letter, as findings with file and line.
+
+This module is sans-I/O. :class:`BodyChecker` is fed one sitemap body (raw bytes, gzipped
+or not) and reports :class:`Finding` values; :func:`check_robots` does the same for a
+robots.txt; :class:`SiteCheck` ties the files of one site together (duplicate URLs across
+sitemaps, index nesting). The crawler's :class:`~sitemap_reader.SitemapParser` is lenient
+by design and aggregates problems without positions, so validation is a separate, light
+pass of its own over the bytes.
+
+Theory of operation
+-------------------
+A body goes through a capped :class:`~sitemap_reader.parse.gunzip.Gunzip` when it starts
+with the gzip magic, then three checks run on the decompressed bytes side by side: a byte
+count (the 50 MB rule), an incremental strict UTF-8 decoder (the encoding rule, with the
+line of the first bad byte), and a pyexpat parser with defusedxml's protections (entity
+declarations and external references refused, nesting bounded). Its handlers collect the
+text of ``loc``, ``lastmod``, ``changefreq`` and ``priority`` per entry, with the line
+where each starts, and check every value when the entry closes. For the escaping rule the
+raw bytes of each ``<loc>`` are kept (a small window, only while a ``<loc>`` is open) and
+looked at for the characters the protocol wants entity-escaped. Input is handed to expat in
+pieces of at least :data:`EXPAT_PIECE` bytes: expat 2.5 rescans an unfinished token on every
+call, so tiny pieces would make one huge token quadratic.
+
+Findings aggregate per (file, code): the first line, the first example, and a count, so a
+file with a million bad dates costs one finding.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import pyexpat
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, NoReturn
+
+from sitemap_reader.limits import (
+    PROTOCOL_MAX_BYTES,
+    PROTOCOL_MAX_URL_LENGTH,
+    PROTOCOL_MAX_URLS,
+    Limits,
+)
+from sitemap_reader.parse.gunzip import Gunzip, GunzipError
+from sitemap_reader.parse.scope import host_of, in_location
+from sitemap_reader.parse.xml import SITEMAP_NS
+
+#: What each finding code means (the report and the README list them).
+RULES: Final = {
+    "namespace": "the root element is not in the sitemap namespace " + SITEMAP_NS,
+    "not-a-sitemap": "the body is not a <urlset>, <sitemapindex> or text sitemap",
+    "too-many-urls": f"more than {PROTOCOL_MAX_URLS:,} entries in one file",
+    "too-large": f"more than {PROTOCOL_MAX_BYTES:,} bytes uncompressed",
+    "out-of-location": "a URL outside the directory of its sitemap (the location rule)",
+    "other-host": "an index lists a sitemap on another host",
+    "url-too-long": f"a URL longer than {PROTOCOL_MAX_URL_LENGTH:,} characters",
+    "url-not-absolute": "a location that is not an absolute http(s) URL",
+    "url-not-encoded": "a URL with characters that must be percent-encoded (space, non-ASCII)",
+    "not-escaped": "a location with ' \" or > not written as an entity",
+    "bad-date": "a lastmod that is not a W3C Datetime",
+    "future-lastmod": "a lastmod in the future",
+    "bad-changefreq": "a changefreq that is not one of the protocol's values",
+    "bad-priority": "a priority that is not a number from 0.0 to 1.0",
+    "missing-loc": "an entry without a <loc>",
+    "wrong-entry": "a <sitemap> in a urlset or a <url> in an index",
+    "no-entries": "a sitemap with no entries",
+    "not-utf8": "the body is not UTF-8",
+    "xml-syntax": "the XML is not well-formed",
+    "xml-forbidden": "entity declarations or external references (refused)",
+    "gzip": "the gzip stream is corrupt or truncated",
+    "nested-index": "a sitemap index listed by another sitemap index",
+    "duplicate-url": "a URL listed more than once (in this file or an earlier one)",
+    "robots-relative-sitemap": "a robots.txt Sitemap: line that is not an absolute URL",
+    "fetch-failed": "the file could not be fetched or read",
+    "no-sitemap": "no sitemap was found for the target",
+    "check-limit": "a bound of the checker was reached; the rest was not checked",
+}
+
+#: Bytes handed to expat at a time (see the module docstring: one huge token fed in tiny
+#: pieces is quadratic in expat 2.5; 1 MiB pieces keep a 32 MiB token to seconds).
+EXPAT_PIECE: Final = 1024 * 1024
+#: Element nesting the checker follows (a sitemap needs 4, extensions a few more);
+#: deeper is a nesting attack on expat's own element stack.
+MAX_NESTING: Final = 64
+#: Characters of one field value kept (the protocol's longest value is a 2,048 URL).
+MAX_FIELD: Final = 16 * 1024
+#: URLs remembered for duplicate detection across a site (8-byte hashes, about 100 bytes
+#: each in a dict: 2,000,000 is about 200 MB); past it, duplicates are no longer counted.
+MAX_TRACKED_URLS: Final = 2_000_000
+#: A lastmod counts as in the future only past this slack (clock skew, time zones).
+FUTURE_SLACK: Final = timedelta(days=1)
+
+CHANGEFREQS: Final = frozenset(
+    ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+)
+# W3C Datetime (https://www.w3.org/TR/NOTE-datetime): YYYY, YYYY-MM, YYYY-MM-DD, or a
+# date with hh:mm[:ss[.s+]] and a time zone designator (Z or +hh:mm / -hh:mm).
+_W3C: Final = re.compile(
+    r"(\d{4})(?:-(\d{2})(?:-(\d{2})"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?)?)?"
+)
+_PRIORITY: Final = re.compile(r"(?:0(?:\.\d+)?|1(?:\.0+)?|\.\d+)")
+_UNENCODED: Final = re.compile(r"[^\x21-\x7e]|[\"<>\\^`{|}]")
+_FIELDS: Final = frozenset(("loc", "lastmod", "changefreq", "priority"))
+_ENTRY_OF: Final = {"urlset": "url", "sitemapindex": "sitemap"}
+_FEEDS: Final = frozenset(("rss", "RDF", "feed"))
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One broken rule in one file: where it first happens, an example, how often."""
+
+    code: str
+    file: str
+    line: int | None
+    message: str
+    count: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``sitemap-reader check --json``."""
+        return {
+            "code": self.code,
+            "file": self.file,
+            "line": self.line,
+            "count": self.count,
+            "message": self.message,
+        }
+
+
+class Findings:
+    """Findings of one file, aggregated per code (first line and example, a count)."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self._by_code: dict[str, list[Any]] = {}
+
+    def add(self, code: str, line: int | None, message: str) -> None:
+        """Count one occurrence of ``code``."""
+        entry = self._by_code.get(code)
+        if entry is None:
+            self._by_code[code] = [line, message, 1]
+        else:
+            entry[2] += 1
+
+    def __bool__(self) -> bool:
+        return bool(self._by_code)
+
+    def items(self) -> list[Finding]:
+        """The findings, by first line (file-level ones first), then code."""
+        found = [
+            Finding(code, self.file, line, message, count)
+            for code, (line, message, count) in self._by_code.items()
+        ]
+        return sorted(found, key=lambda f: (f.line or 0, f.code))
+
+
+def w3c_datetime(text: str) -> datetime | None:
+    """A W3C Datetime as an aware UTC datetime; None when the text is not one.
+
+    >>> w3c_datetime("2024-03-05T14:30:00+02:00").isoformat()
+    '2024-03-05T12:30:00+00:00'
+    >>> w3c_datetime("2024-03-05 14:30") is None
+    True
+    """
+    match = _W3C.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, zone = match.groups()
+    try:
+        moment = datetime(
+            int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
+            int(second or 0), tzinfo=UTC,
+        )  # fmt: skip
+    except ValueError:
+        return None
+    if zone and zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        hours, minutes = int(zone[1:3]), int(zone[4:6])
+        if hours > 23 or minutes > 59:
+            return None
+        moment -= sign * timedelta(hours=hours, minutes=minutes)
+    return moment
+
+
+class _Stop(Exception):
+    """Internal: the body cannot be checked further."""
+
+
+def _forbidden(*args: Any) -> NoReturn:
+    raise _Stop("xml-forbidden")
+
+
+class BodyChecker:
+    """Checks one sitemap body against the protocol; feed raw chunks, then :meth:`close`.
+
+    >>> c = BodyChecker("https://example.com/sitemap.xml")
+    >>> c.feed(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    ...        b'<url><loc>https://example.com/a</loc><priority>2</priority></url></urlset>')
+    >>> [(f.code, f.line) for f in c.close()]
+    [('bad-priority', 1)]
+
+    ``on_url(url, line)`` is called for every page or child location (for the site-wide
+    duplicate check); ``now`` is the reference for lastmods in the future.
+    """
+
+    def __init__(
+        self,
+        file: str,
+        *,
+        base: str | None = None,
+        now: datetime | None = None,
+        on_url: Any = None,
+        max_bytes: int | None = None,
+    ) -> None:
+        self.file = file
+        self.base = base if base is not None else (file if "://" in file else None)
+        self.now = now or datetime.now(UTC)
+        self.findings = Findings(file)
+        self.format: str | None = None
+        self.entries = 0
+        self.bytes_in = 0
+        self.bytes_out = 0
+        self.children: list[str] = []
+        self._on_url = on_url
+        self._cap = max_bytes or Limits().max_decompressed_bytes
+        self._head = b""
+        self._gunzip: Gunzip | None = None
+        self._decided = False
+        self._utf8: Any = codecs.getincrementaldecoder("utf-8")("strict")
+        self._utf8_ok = True
+        self._lines = 1  # newlines seen so far + 1 (for the line of a UTF-8 error)
+        self._text: _TextLines | None = None
+        self._xml: _XmlPass | None = None
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._stopped = False
+
+    def feed(self, data: bytes) -> None:
+        """Check the next chunk of the raw body."""
+        if self._stopped or not data:
+            return
+        self.bytes_in += len(data)
+        try:
+            if not self._decided:
+                self._head += data
+                if len(self._head) < 2:
+                    return
+                data, self._head, self._decided = self._head, b"", True
+                if data[:2] == b"\x1f\x8b":
+                    self._gunzip = Gunzip(self._cap)
+            if self._gunzip is not None:
+                for piece in self._gunzip.feed(data):
+                    self._body(piece)
+            else:
+                self._body(data)
+        except GunzipError as exc:
+            self._stop_with("gzip" if not exc.code.startswith("limit") else "check-limit", str(exc))
+        except _Stop:
+            self._stopped = True
+
+    def close(self) -> list[Finding]:
+        """End of the body: the last checks; every finding of this file."""
+        if not self._stopped:
+            try:
+                if not self._decided and self._head:
+                    self._decided = True
+                    self._body(self._head)
+                if self._gunzip is not None:
+                    self._gunzip.close()
+                self._flush(final=True)
+                if self._utf8_ok:
+                    try:
+                        self._utf8.decode(b"", True)
+                    except UnicodeDecodeError:
+                        self.findings.add(
+                            "not-utf8", self._lines, "the body ends inside a character"
+                        )
+            except GunzipError as exc:
+                self.findings.add("gzip", None, str(exc))
+            except _Stop:
+                pass
+        self._stopped = True
+        if self.format is None and not self.findings:
+            self.findings.add("not-a-sitemap", None, "the body is empty")
+        elif self.format in ("urlset", "sitemapindex", "text") and not self.entries:
+            self._no_entries()
+        return self.findings.items()
+
+    def _no_entries(self) -> None:
+        # With other findings, what is wrong with its entries says more.
+        if not self.findings:
+            self.findings.add("no-entries", None, f"the {self.format} lists nothing")
+
+    # -- stages --------------------------------------------------------------------------
+
+    def _stop_with(self, code: str, message: str, line: int | None = None) -> None:
+        self.findings.add(code, line, message)
+        self._stopped = True
+
+    def _body(self, data: bytes) -> None:
+        self.bytes_out += len(data)
+        if self.bytes_out > PROTOCOL_MAX_BYTES and self.bytes_out - len(data) <= PROTOCOL_MAX_BYTES:
+            self.findings.add("too-large", None, f"over {PROTOCOL_MAX_BYTES:,} bytes uncompressed")
+        if self.bytes_out > self._cap:
+            self._stop_with("check-limit", f"stopped after {self._cap:,} bytes uncompressed")
+            raise _Stop
+        if self._utf8_ok:
+            try:
+                self._utf8.decode(data)
+            except UnicodeDecodeError as exc:
+                line = self._lines + data.count(b"\n", 0, exc.start)
+                self.findings.add("not-utf8", line, "bytes that are not UTF-8")
+                self._utf8_ok = False
+            self._lines += data.count(b"\n")
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= EXPAT_PIECE:
+            self._flush(final=False)
+
+    def _flush(self, *, final: bool) -> None:
+        data = b"".join(self._pending)
+        self._pending.clear()
+        self._pending_size = 0
+        if self._xml is None and self._text is None:
+            start = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+            if not start and not final:
+                self._pending.append(data)
+                self._pending_size = len(data)
+                return
+            if start[:1] == b"<" or start[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                self._xml = _XmlPass(self)
+            elif b"\x00" in start[:512]:
+                self.format = "unknown"
+                self._stop_with("not-a-sitemap", "binary content", 1)
+                raise _Stop
+            elif start:
+                self._text = _TextLines(self)
+                self.format = "text"
+            else:
+                return
+        if self._xml is not None:
+            self._xml.feed(data, final)
+        elif self._text is not None:
+            self._text.feed(data, final)
+
+    # -- entries (called by the passes) ----------------------------------------------------
+
+    def page(self, loc: str | None, raw: bytes | None, line: int, child: bool) -> None:
+        """Check one location (a page of a urlset or text file, or a child of an index)."""
+        if loc is None:
+            self.findings.add("missing-loc", line, "an entry without <loc>")
+            return
+        self.entries += 1
+        if self.entries == PROTOCOL_MAX_URLS + 1:
+            self.findings.add("too-many-urls", line, f"entry {self.entries:,} of one file")
+        loc = loc.strip()
+        if raw is not None and any(c in raw for c in (b"'", b'"', b">")):
+            self.findings.add("not-escaped", line, f"raw {raw[:80]!r} needs &apos; &quot; &gt;")
+        if not re.match(r"https?://[^/?#\s]", loc, re.IGNORECASE):
+            self.findings.add("url-not-absolute", line, f"{loc[:200]!r}")
+            return
+        if len(loc) > PROTOCOL_MAX_URL_LENGTH:
+            self.findings.add("url-too-long", line, f"{len(loc):,} characters: {loc[:80]}...")
+        if _UNENCODED.search(loc):
+            self.findings.add("url-not-encoded", line, f"{loc[:200]!r}")
+        if self.base is not None:
+            if child:
+                if host_of(loc) != host_of(self.base):
+                    self.findings.add("other-host", line, f"{loc[:200]} is not on this host")
+            elif not in_location(loc, self.base):
+                self.findings.add("out-of-location", line, f"{loc[:200]} is outside the location")
+        if child:
+            self.children.append(loc)
+        if self._on_url is not None:
+            self._on_url(loc, line)
+
+    def field(self, name: str, value: str, line: int) -> None:
+        """Check one lastmod, changefreq or priority value."""
+        value = value.strip()
+        if name == "lastmod":
+            moment = w3c_datetime(value)
+            if moment is None:
+                self.findings.add("bad-date", line, f"{value[:60]!r} is not a W3C Datetime")
+            elif moment > self.now + FUTURE_SLACK:
+                self.findings.add("future-lastmod", line, f"{value} is in the future")
+        elif name == "changefreq":
+            if value not in CHANGEFREQS:
+                self.findings.add("bad-changefreq", line, f"{value[:40]!r}")
+        elif name == "priority" and (
+            _PRIORITY.fullmatch(value) is None or not 0.0 <= float(value) <= 1.0
+        ):
+            self.findings.add("bad-priority", line, f"{value[:40]!r}")
+
+
+class _TextLines:
+    """A text sitemap: one URL a line (blank lines allowed)."""
+
+    def __init__(self, owner: BodyChecker) -> None:
+        self.owner = owner
+        self.rest = b""
+        self.line = 0
+
+    def feed(self, data: bytes, final: bool) -> None:
+        data = self.rest + data
+        lines = data.split(b"\n")
+        self.rest = b"" if final else lines.pop()
+        if len(self.rest) > MAX_FIELD:
+            self.owner.findings.add("url-too-long", self.line + 1, "a line of over 16 KiB")
+            self.rest = b""
+        for raw in lines:
+            self.line += 1
+            text = raw.decode("utf-8", "replace").strip().lstrip("\ufeff")
+            if text:
+                self.owner.page(text, None, self.line, child=False)
+
+
+class _XmlPass:
+    """The expat side of :class:`BodyChecker`: elements, fields, lines, raw locations."""
+
+    def __init__(self, owner: BodyChecker) -> None:
+        self.owner = owner
+        parser = pyexpat.ParserCreate(namespace_separator=" ")
+        parser.buffer_text = True
+        parser.SetParamEntityParsing(pyexpat.XML_PARAM_ENTITY_PARSING_NEVER)
+        parser.EntityDeclHandler = _forbidden
+        parser.UnparsedEntityDeclHandler = _forbidden
+        parser.ExternalEntityRefHandler = _forbidden
+        parser.XmlDeclHandler = self._declaration
+        parser.StartElementHandler = self._start
+        parser.EndElementHandler = self._end
+        parser.CharacterDataHandler = self._text
+        self.parser = parser
+        self.depth = 0
+        self.root: str | None = None
+        self.ns = SITEMAP_NS
+        self.entry_line = 0
+        self.loc: str | None = None
+        self.loc_raw: bytes | None = None
+        self.locs = 0
+        self.field: str | None = None
+        self.field_line = 0
+        self.parts: list[str] = []
+        self.size = 0
+        # The raw bytes of an open <loc>: a window of the input from its start tag on.
+        self.window = bytearray()
+        self.window_start = 0
+        self.loc_start: int | None = None
+
+    def feed(self, data: bytes, final: bool) -> None:
+        owner = self.owner
+        self.window += data
+        try:
+            self.parser.Parse(data, final)
+        except pyexpat.ExpatError as exc:
+            text = pyexpat.ErrorString(exc.code) if exc.code else str(exc)
+            owner.findings.add("xml-syntax", exc.lineno, f"{text} (column {exc.offset})")
+            raise _Stop from None
+        except _Stop as stop:
+            if str(stop) == "xml-forbidden":
+                line = self.parser.CurrentLineNumber
+                owner.findings.add("xml-forbidden", line, "a DTD entity or external reference")
+            raise
+        self._trim()
+
+    def _trim(self) -> None:
+        """Drop the window's bytes that no open <loc> needs."""
+        consumed = self.window_start + len(self.window)
+        keep_from = self.loc_start if self.loc_start is not None else consumed
+        if keep_from - self.window_start > 0:
+            del self.window[: keep_from - self.window_start]
+            self.window_start = keep_from
+        if len(self.window) > MAX_FIELD * 8:  # a giant <loc>: forget its raw bytes
+            self.loc_start = None
+            self.window.clear()
+            self.window_start = consumed
+
+    def _declaration(self, version: str, encoding: str | None, standalone: int) -> None:
+        if encoding and encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
+            line = self.parser.CurrentLineNumber
+            self.owner.findings.add("not-utf8", line, f"declared encoding {encoding!r}")
+
+    def _start(self, name: str, attrs: dict[str, str]) -> None:
+        self.depth += 1
+        depth = self.depth
+        if depth > MAX_NESTING:
+            line = self.parser.CurrentLineNumber
+            self.owner.findings.add("check-limit", line, f"elements nested over {MAX_NESTING} deep")
+            raise _Stop
+        namespace, _, local = name.rpartition(" ")
+        line = self.parser.CurrentLineNumber
+        if depth == 1:
+            self._root(namespace, local, line)
+            return
+        if self.root is None:
+            return
+        if depth == 2:
+            if local in ("url", "sitemap") and namespace == self.ns:
+                if local != _ENTRY_OF[self.root]:
+                    what = f"<{local}> inside <{self.root}>"
+                    self.owner.findings.add("wrong-entry", line, what + " is ignored")
+                    self.entry_line = -1
+                    return
+                self.entry_line = line
+                self.loc = None
+                self.loc_raw = None
+                self.locs = 0
+            return
+        if depth == 3 and self.entry_line > 0 and namespace == self.ns and local in _FIELDS:
+            self.field = local
+            self.field_line = line
+            self.parts = []
+            self.size = 0
+            if local == "loc":
+                self.loc_start = self.parser.CurrentByteIndex
+
+    def _root(self, namespace: str, local: str, line: int) -> None:
+        owner = self.owner
+        if local in _ENTRY_OF:
+            self.root = local
+            self.ns = namespace  # a wrong namespace is one finding; entries are read in it
+            owner.format = local
+            if namespace != SITEMAP_NS:
+                owner.findings.add("namespace", line, f"namespace {namespace or '(none)'!r}")
+        elif local in _FEEDS:
+            # A feed: the protocol accepts it, and its rules are RSS's or Atom's; only its
+            # well-formedness is checked (self.root stays None).
+            owner.format = "atom" if local == "feed" else "rss"
+        else:
+            owner.format = "unknown"
+            owner.findings.add("not-a-sitemap", line, f"root element <{local}>")
+            raise _Stop
+
+    def _text(self, data: str) -> None:
+        if self.field is not None and self.size < MAX_FIELD:
+            self.parts.append(data)
+            self.size += len(data)
+
+    def _end(self, name: str) -> None:
+        depth = self.depth
+        self.depth -= 1
+        if self.root is None or self.entry_line <= 0:
+            if depth == 2:
+                self.entry_line = 0
+            return
+        if depth == 3 and self.field is not None:
+            value = "".join(self.parts)
+            if self.field == "loc":
+                self.locs += 1
+                if self.loc is None:
+                    self.loc = value
+                    self.loc_raw = self._raw_loc()
+                self.loc_start = None
+            else:
+                self.owner.field(self.field, value, self.field_line)
+            self.field = None
+        elif depth == 2:
+            child = self.root == "sitemapindex"
+            self.owner.page(self.loc, self.loc_raw, self.entry_line, child)
+            self.entry_line = 0
+
+    def _raw_loc(self) -> bytes | None:
+        """The raw bytes between ``<loc ...>`` and ``</loc>``, when still in the window."""
+        if self.loc_start is None or self.loc_start < self.window_start:
+            return None
+        end = self.parser.CurrentByteIndex - self.window_start
+        raw = bytes(self.window[self.loc_start - self.window_start : end])
+        close = raw.find(b">")
+        return raw[close + 1 :] if close >= 0 else None
+
+
+def check_robots(body: bytes, file: str) -> list[Finding]:
+    """Findings of a robots.txt: every ``Sitemap:`` line must hold an absolute URL.
+
+    >>> [f.line for f in check_robots(b"User-agent: *\\nSitemap: /s.xml\\n", "r")]
+    [2]
+    """
+    findings = Findings(file)
+    text = body.decode("utf-8", "replace")
+    for number, line in enumerate(text.splitlines(), start=1):
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "sitemap":
+            url = value.split("#", 1)[0].strip()
+            if not re.match(r"https?://[^/?#\s]", url, re.IGNORECASE):
+                findings.add("robots-relative-sitemap", number, f"Sitemap: {url[:200]}")
+    return findings.items()
+
+
+@dataclass(slots=True)
+class SiteCheck:
+    """The site-wide rules over the files of one run: duplicates and index nesting.
+
+    Make one :meth:`checker` per sitemap, in discovery order; :meth:`findings` adds the
+    duplicate and nesting findings to every file's own.
+    """
+
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    _seen: dict[bytes, str] = field(default_factory=dict)
+    _duplicates: dict[str, Findings] = field(default_factory=dict)
+    _files: list[BodyChecker] = field(default_factory=list)
+    _full: bool = False
+
+    def checker(self, file: str, *, base: str | None = None) -> BodyChecker:
+        """A :class:`BodyChecker` for one file whose URLs join the duplicate check."""
+        dupes = self._duplicates.setdefault(file, Findings(file))
+
+        def on_url(url: str, line: int) -> None:
+            key = hashlib.blake2b(url.encode("utf-8", "replace"), digest_size=8).digest()
+            first = self._seen.get(key)
+            if first is not None:
+                where = "earlier in this file" if first == file else f"first in {first}"
+                dupes.add("duplicate-url", line, f"{url[:200]} ({where})")
+            elif len(self._seen) < MAX_TRACKED_URLS:
+                self._seen[key] = file
+            elif not self._full:
+                self._full = True
+                dupes.add(
+                    "check-limit", line, f"over {MAX_TRACKED_URLS:,} URLs: no more duplicate checks"
+                )
+
+        checker = BodyChecker(file, base=base, now=self.now, on_url=on_url)
+        self._files.append(checker)
+        return checker
+
+    def nesting(self, parents: Iterable[tuple[str, str]]) -> list[Finding]:
+        """``nested-index`` for each (parent index, child) pair whose child is an index."""
+        indexes = {c.file for c in self._files if c.format == "sitemapindex"}
+        return [
+            Finding("nested-index", child, None, f"listed by the index {parent}")
+            for parent, child in parents
+            if parent in indexes and child in indexes
+        ]
+
+    def duplicates(self, file: str) -> list[Finding]:
+        """The duplicate findings of one file."""
+        dupes = self._duplicates.get(file)
+        return dupes.items() if dupes is not None else []

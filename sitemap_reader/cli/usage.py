@@ -1,0 +1,166 @@
+"""The honest edges of the command line: usage errors, target paths, plain failure reasons.
+
+- :class:`UsageParser` prints the one useful line of a usage error first (with "did you
+  mean" for a misspelt flag or command), then a one-line pointer to ``--help``, instead
+  of argparse's usage block followed by the message.
+- :func:`check_targets` turns a path-like target that is not a file into "no such file"
+  before anything is fetched (a path would otherwise be read as a domain name).
+- :func:`plain_reason` maps the raw text of aiohttp, SSL and OS exceptions, as it reaches
+  the tree and the summary, to a plain reason a user can act on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from sitemap_reader.errors import UsageError
+
+_UNRECOGNIZED = "unrecognized arguments: "
+_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+class UsageParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors lead with the message, then "did you mean"."""
+
+    #: The subcommand parser that handled the arguments last (for suggestions made by the
+    #: top-level parser, which is where argparse reports unrecognized arguments).
+    active: UsageParser | None = None
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        UsageParser.active = self
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        """One line naming the problem, maybe a suggestion, then where help is; exit 2."""
+        prog = self.prog
+        if message.startswith(_UNRECOGNIZED) and UsageParser.active is not None:
+            prog = UsageParser.active.prog  # argparse reports them on the top-level parser
+        lines = [f"{prog}: error: {message}"]
+        hint = self._suggestion(message)
+        if hint:
+            lines.append(hint)
+        lines.append(f"(see '{prog} --help')")
+        sys.stderr.write("\n".join(lines) + "\n")
+        raise SystemExit(2)
+
+    def _suggestion(self, message: str) -> str | None:
+        if message.startswith(_UNRECOGNIZED):
+            parser = UsageParser.active or self
+            options = parser.option_strings()
+            for word in message[len(_UNRECOGNIZED) :].split():
+                if word.startswith("-"):
+                    name = word.split("=", 1)[0]
+                    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+                    if close:
+                        return f"did you mean {close[0]}?"
+            return None
+        match = _CHOICE.search(message)
+        if match:
+            choices = re.findall(r"'([^']*)'", match.group(2))
+            close = difflib.get_close_matches(match.group(1), choices, n=1, cutoff=0.5)
+            if close:
+                return f"did you mean {close[0]!r}?"
+        return None
+
+    def option_strings(self) -> list[str]:
+        """Every long option this parser knows."""
+        return [
+            option
+            for action in self._actions
+            for option in action.option_strings
+            if option.startswith("--")
+        ]
+
+
+# --------------------------------------------------------------------------- targets
+
+_PATH_PREFIXES = ("/", "./", "../", "~", ".\\", "..\\")
+
+
+def check_targets(targets: Sequence[str]) -> None:
+    """UsageError ("no such file") for a target that looks like a path but is no file.
+
+    A target that starts like a path (``/``, ``./``, ``../``, ``~``) or names an existing
+    directory is meant as a file; reading it as a domain would only give a confusing
+    "invalid URL". URLs, bare domains and ``-`` pass untouched.
+
+    >>> check_targets(["example.com", "-", "https://example.com/"])
+    """
+    for text in targets:
+        target = text.strip()
+        if target == "-" or "://" in target:
+            continue
+        path = os.path.expanduser(target)
+        if os.path.isdir(path):
+            raise UsageError(f"no such file: {text} (it is a directory)")
+        if target.startswith(_PATH_PREFIXES) and not os.path.isfile(path):
+            raise UsageError(f"no such file: {text}")
+
+
+# --------------------------------------------------------------------------- reasons
+
+#: (pattern in the raw text, plain reason), first match wins. The raw text comes from
+#: aiohttp's exception messages, which carry the OS or SSL error inside them.
+_REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), reason)
+    for pattern, reason in (
+        (r"CERTIFICATE_VERIFY_FAILED|certificate verify failed", "certificate invalid"),
+        (r"hostname mismatch|doesn't match|not valid for", "certificate invalid (wrong host)"),
+        (r"WRONG_VERSION_NUMBER|wrong version number", "TLS handshake failed (not HTTPS?)"),
+        (r"\[SSL|SSLError|ClientSSLError", "TLS handshake failed"),
+        (r"Connect call failed|Connection refused|ECONNREFUSED", "connection refused"),
+        (
+            r"Name or service not known|nodename nor servname|No address associated|"
+            r"getaddrinfo failed|Temporary failure in name resolution|DNSError",
+            "name not found",
+        ),
+        (r"Network is unreachable|No route to host", "network unreachable"),
+        (r"Connection reset|ServerDisconnected|Server disconnected", "connection reset"),
+    )
+)
+
+
+def plain_reason(text: str) -> str:
+    """A failure text with raw exception detail replaced by a plain reason.
+
+    Each ``; ``-separated part is looked at on its own; the exception part (``SomeError:
+    detail``) becomes the reason and the host it names. Text naming no known low-level
+    error is returned as it is.
+
+    >>> plain_reason("cannot connect: ClientConnectorError: Cannot connect to host "
+    ...              "127.0.0.1:9 ssl:default [Connect call failed ('127.0.0.1', 9)]")
+    'cannot connect: connection refused (127.0.0.1:9)'
+    >>> plain_reason("HTTP 404")
+    'HTTP 404'
+    """
+    return "; ".join(_plain_part(part) for part in text.split("; "))
+
+
+_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception): ")
+_HOST = re.compile(r"to host (\S+?)(?::443|:80)? ssl:")
+
+
+def _plain_part(part: str) -> str:
+    found = _EXCEPTION.search(part)
+    if found is None:
+        return part
+    start = found.start()
+    close = part.rfind("]", start)
+    end = close + 1 if close != -1 else len(part)
+    if close == -1 and part.endswith(")") and part.count("(") > part.count(")") - 1:
+        end = len(part) - 1  # keep the parenthesis the exception text sits in
+    detail = part[start:end]
+    for pattern, reason in _REASONS:
+        if pattern.search(detail):
+            host = _HOST.search(detail)
+            plain = f"{reason} ({host.group(1)})" if host else reason
+            return part[:start] + plain + part[end:]
+    return part

@@ -1,0 +1,165 @@
+"""pandas DataFrames of URL records and of sitemap trees (the ``pandas`` extra).
+
+:func:`to_dataframe` turns records into typed columns: ``lastmod`` as
+``datetime64[ns, UTC]``, ``changefreq`` as a categorical of the protocol's values (in
+their order, most frequent first), ``priority`` and ``score`` as floats (NaN when absent),
+the extension fields as lists of dicts. :func:`tree_dataframe` gives one row per robots.txt,
+sitemap or probe of a run. pandas is imported only when they are called; without it the
+error names the extra to install. :func:`write_parquet` does the same with pyarrow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
+
+from sitemap_reader.errors import SitemapReaderError
+from sitemap_reader.records import UrlRecord
+
+if TYPE_CHECKING:
+    from sitemap_reader.crawl.model import Run, SitemapNode
+
+#: The protocol's changefreq values, most frequent first (the categorical's order).
+CHANGEFREQ_ORDER: Final = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+#: The columns of :func:`to_dataframe`, in JSONL key order.
+COLUMNS: Final = (
+    "url",
+    "lastmod",
+    "changefreq",
+    "priority",
+    "score",
+    "sitemap",
+    "alternates",
+    "images",
+    "videos",
+    "news",
+    "revisit",
+    "removed",
+    "title",
+    "mobile",
+    "pagemaps",
+)
+
+
+class MissingExtraError(SitemapReaderError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise MissingExtraError(
+            "DataFrames need pandas: pip install 'sitemap-reader[pandas]'"
+        ) from None
+    return pandas
+
+
+def to_dataframe(records: Iterable[UrlRecord]) -> Any:
+    """A ``pandas.DataFrame`` of the records, one row each, typed columns.
+
+    >>> import sitemap_reader as sr
+    >>> frame = sr.to_dataframe(sr.parse(b"https://example.com/a\\n").urls)
+    >>> str(frame["lastmod"].dtype), str(frame["changefreq"].dtype)
+    ('datetime64[ns, UTC]', 'category')
+    """
+    pd = _pandas()
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    for r in records:
+        columns["url"].append(r.url)
+        columns["lastmod"].append(r.lastmod)
+        columns["changefreq"].append(r.changefreq)
+        columns["priority"].append(r.priority)
+        columns["score"].append(r.score)
+        columns["sitemap"].append(r.sitemap)
+        columns["alternates"].append([a.to_dict() for a in r.alternates])
+        columns["images"].append([i.to_dict() for i in r.images])
+        columns["videos"].append([v.to_dict() for v in r.videos])
+        columns["news"].append(r.news.to_dict() if r.news is not None else None)
+        columns["revisit"].append(r.revisit)
+        columns["removed"].append(r.removed)
+        columns["title"].append(r.title)
+        columns["mobile"].append(r.mobile)
+        columns["pagemaps"].append([d.to_dict() for d in r.pagemaps])
+    return pd.DataFrame(
+        {
+            "url": pd.Series(columns["url"], dtype="string"),
+            "lastmod": pd.to_datetime(
+                pd.Series(columns["lastmod"], dtype="object"), utc=True
+            ).astype("datetime64[ns, UTC]"),
+            "changefreq": pd.Categorical(columns["changefreq"], categories=CHANGEFREQ_ORDER),
+            "priority": pd.Series(columns["priority"], dtype="float64"),
+            "score": pd.Series(columns["score"], dtype="float64"),
+            "sitemap": pd.Series(columns["sitemap"], dtype="string"),
+            "alternates": pd.Series(columns["alternates"], dtype="object"),
+            "images": pd.Series(columns["images"], dtype="object"),
+            "videos": pd.Series(columns["videos"], dtype="object"),
+            "news": pd.Series(columns["news"], dtype="object"),
+            "revisit": pd.Series(columns["revisit"], dtype="float64"),
+            "removed": pd.Series(columns["removed"], dtype="bool"),
+            "title": pd.Series(columns["title"], dtype="string"),
+            "mobile": pd.Series(columns["mobile"], dtype="bool"),
+            "pagemaps": pd.Series(columns["pagemaps"], dtype="object"),
+        }
+    )
+
+
+def tree_dataframe(tree: Run | Iterable[SitemapNode], extra: Any = None) -> Any:
+    """One row per node of a run's tree (or of the given root nodes), depth first.
+
+    Columns: ``url``, ``final_url``, ``kind``, ``depth``, ``parent``, ``format``,
+    ``status``, ``bytes`` (as received), ``urls``, ``ok``, ``skipped``, ``problems``
+    (count), ``lastmod`` (from the index, ``datetime64[ns, UTC]``). ``extra`` maps a
+    node's URL to more columns (``sitemap-reader report`` adds ``seconds``,
+    ``last_modified`` and ``uncompressed`` from its second read).
+    """
+    pd = _pandas()
+    roots = tree.tree if hasattr(tree, "tree") else list(tree)
+    rows: list[dict[str, Any]] = []
+
+    def walk(node: SitemapNode, parent: str | None) -> None:
+        row = {
+            "url": node.url,
+            "final_url": node.final_url,
+            "kind": node.kind,
+            "depth": node.depth,
+            "parent": parent,
+            "format": node.format,
+            "status": node.status,
+            "bytes": node.bytes,
+            "urls": node.urls,
+            "ok": node.ok,
+            "skipped": node.skipped,
+            "problems": sum(p.count for p in node.problems),
+            "lastmod": node.lastmod,
+        }
+        if extra is not None:
+            row.update(extra.get(node.final_url or node.url, {}))
+        rows.append(row)
+        for child in node.children:
+            walk(child, node.final_url or node.url)
+
+    for root in roots:
+        walk(root, None)
+    frame = pd.DataFrame(rows)
+    if rows:
+        frame["status"] = frame["status"].astype("Int64")
+        frame["lastmod"] = pd.to_datetime(frame["lastmod"], utc=True).astype("datetime64[ns, UTC]")
+    return frame
+
+
+def write_parquet(frame: Any, path: str) -> None:
+    """Write a frame as Parquet (needs pyarrow: the ``parquet`` extra)."""
+    require_pyarrow()
+    frame.to_parquet(path, index=False)
+
+
+def require_pyarrow() -> Any:
+    """The pyarrow module, or a MissingExtraError naming the ``parquet`` extra."""
+    try:
+        import pyarrow
+    except ImportError:
+        raise MissingExtraError(
+            "Parquet needs pyarrow: pip install 'sitemap-reader[parquet]'"
+        ) from None
+    return pyarrow

@@ -1,0 +1,40 @@
+"""The keyword arguments of :class:`~sitemap_reader.SitemapReader`, as a TypedDict.
+
+:func:`~sitemap_reader.iter_urls` passes its keyword arguments on to the reader; typing
+them as ``**options: Unpack[ReaderOptions]`` lets a type checker and an editor see every
+one of them (a misspelt keyword is an error before anything runs). A test keeps this in
+step with ``SitemapReader.__init__``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from aiohttp.abc import AbstractResolver
+
+    from sitemap_reader.limits import Limits
+    from sitemap_reader.rank import ScoreFunc
+
+
+class ReaderOptions(TypedDict, total=False):
+    """Every keyword of :class:`~sitemap_reader.SitemapReader` (all optional)."""
+
+    concurrency: int
+    per_host: int
+    timeout: float | None
+    strict: bool
+    scope: str
+    robots: bool
+    guess: bool
+    user_agent: str | None
+    limits: Limits | None
+    score: ScoreFunc | None
+    allow_private: bool | None
+    resolver: AbstractResolver | None
+    state: str | os.PathLike[str] | None
+    changed_only: bool
+    removed: bool
+    trust_index_lastmod: bool
+    state_commit: str

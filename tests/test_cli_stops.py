@@ -1,0 +1,95 @@
+"""Stops the user asked for (--max-urls, Ctrl-C) are said as such, not as failures."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from tests.conftest_cli import SITEMAP_READER, Site, cli_env, index, urlset
+
+ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
+
+
+@pytest.fixture
+async def stalled(aiohttp_server: ServerFactory) -> AsyncIterator[tuple[str, asyncio.Event]]:
+    """An index of a sitemap that stalls mid-body and one that answers once it stalled."""
+    sent, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/xml"})
+        await response.prepare(request)
+        base = str(request.url.origin())
+        await response.write(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
+        await response.write(f"<url><loc>{base}/slow/1</loc></url>\n".encode())
+        sent.set()
+        await release.wait()
+        return response
+
+    async def fast(request: web.Request) -> web.StreamResponse:
+        await sent.wait()  # the slow one is in flight when these records arrive
+        body = urlset("/a", "/b", "/c", "/d").replace("{base}", str(request.url.origin()))
+        return web.Response(body=body.encode(), content_type="application/xml")
+
+    site = Site({"/sitemap.xml": index("/slow.xml", "/fast.xml")},
+                handlers={"/slow.xml": slow, "/fast.xml": fast})  # fmt: skip
+    server = await aiohttp_server(site.app())
+    yield str(server.make_url("")).rstrip("/"), sent
+    release.set()
+
+
+async def test_max_urls_stop_is_not_a_failure(stalled: tuple[str, asyncio.Event]) -> None:
+    """--max-urls: 'stopped after N URLs', the sitemap in flight is 'not finished'."""
+    base, _ = stalled
+    proc = await asyncio.create_subprocess_exec(
+        SITEMAP_READER, "dump", base + "/sitemap.xml", "--max-urls", "2", "--format", "txt",
+        env=cli_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    text = err.decode()
+    assert proc.returncode == 0, text
+    assert len(out.decode().splitlines()) == 2
+    assert text.splitlines()[0] == "stopped after 2 URLs (--max-urls)"
+    assert "0 failed, 1 not finished" in text
+    assert f"not finished: {base}/slow.xml" in text
+    assert "failed:" not in text and "incomplete" not in text
+
+
+async def test_ctrl_c_with_output_file_says_it_was_left(
+    stalled: tuple[str, asyncio.Event], tmp_path: Path
+) -> None:
+    """Ctrl-C with -o: the summary says the records were not kept and FILE left as it was."""
+    base, sent = stalled
+    out = tmp_path / "urls.jsonl"
+    out.write_text("old\n")
+    proc = await asyncio.create_subprocess_exec(
+        SITEMAP_READER, "dump", base + "/sitemap.xml", "-o", str(out), "--no-progress",
+        env=cli_env(), stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    await asyncio.wait_for(sent.wait(), 20)
+    proc.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(proc.communicate(), 20)
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert text.splitlines()[0] == "interrupted (Ctrl-C)"
+    assert f"records not kept: {out} left as it was" in text
+    assert f"not finished: {base}/slow.xml" in text and "failed:" not in text
+    assert out.read_text() == "old\n"
+
+
+def test_progress_text_rates_and_the_writing_phase() -> None:
+    """The progress line gives URL and byte rates; after discovery, the writing phase."""
+    from sitemap_reader.cli.report import progress_text
+    from sitemap_reader.crawl.model import Stats
+
+    stats = Stats(urls_emitted=3000, bytes=4_000_000, started=100.0, finished=None)
+    text = progress_text(Stats(urls_emitted=3000, bytes=4_000_000, started=0.0, finished=2.0))
+    assert text == "discovery done: 3,000 URLs; writing the records"
+    live = progress_text(stats)
+    assert re.fullmatch(r"3,000 URLs \([\d,]+/s\), 4\.0 MB \(\d+\.\d MB/s\)", live), live
