@@ -3,6 +3,10 @@
 Every function here takes the raw text of one field and returns the normalized value or
 None; none of them raises on content. They run once per URL record, so each has a fast
 path for the common, already-clean input and falls back to the general code otherwise.
+``normalize_url`` has three tiers, all giving exactly the same result: a regex that
+recognises URLs already in normal form (returned as is), a near path for URLs that only
+need yarl's quoters (ports, non-ASCII text, escape case, upper-case hosts, no path), and
+yarl's full parse for the rest (``_normalize_url_slow`` is that tier alone, for the tests).
 
 URL normalization (``normalize_url``), in order:
 
