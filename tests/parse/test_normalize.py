@@ -421,7 +421,7 @@ _bases = st.sampled_from([None, BASE, "https://Example.com:8443/a/b/c?d#e", "jun
 _DIFFERENTIAL = 100 if os.environ.get("SITEMAP_READER_FUZZ") == "long" else 1
 
 
-@settings(max_examples=3000 * _DIFFERENTIAL, deadline=None)
+@settings(max_examples=2000 * _DIFFERENTIAL, deadline=None)
 @given(_any_url, _bases, st.booleans(), st.sampled_from([8192, 8192, 30, 45]))
 def test_normalize_url_equals_yarl_path(
     raw: str, base: str | None, strict: bool, max_length: int
