@@ -56,7 +56,10 @@ _CHANGEFREQ_SET = frozenset(CHANGEFREQS)
 
 # One DNS-like label: lower-case letters, digits, '_' (seen in real hostnames) and '-'.
 _LABEL = r"[a-z0-9_][a-z0-9_-]{0,62}"
-_HOST_RE = re.compile(rf"(?:{_LABEL}\.)*{_LABEL}\.?")
+# Labels joined by dots, maybe one trailing dot. Written label-first with possessive
+# quantifiers ((L.)*L.? and L(.L)*.? are the same language): a label never contains a dot,
+# so giving characters back can never help, and a failing host fails at once.
+_HOST_RE = re.compile(r"[a-z0-9_][a-z0-9_-]{0,62}+(?:\.[a-z0-9_][a-z0-9_-]{0,62}+)*+\.?")
 
 # Characters yarl leaves unchanged in a path and in a query (checked by a test that tries
 # every printable ASCII character).
@@ -80,11 +83,12 @@ _FAST_LABEL = r"[a-z0-9_][a-z0-9_-]{0,62}+"
 # whitespace, only characters and escapes yarl keeps. Dot segments are excluded separately
 # (no "/." anywhere), which is cheaper than a lookahead per segment. Such a string is
 # returned as is. The loops are unrolled (chars*(escape chars*)*) so the common escape-free
-# URL is one scan.
+# URL is one scan, and possessive (a character class never overlaps "%" or what may follow
+# it), so a URL that is not in normal form fails where it differs, without backtracking.
 _FAST_RE = re.compile(
     rf"https?://(?:{_FAST_LABEL}\.)*+{_FAST_LABEL}{_PORT}"
-    rf"/{_PATH_CHARS}*(?:{_PATH_PCT}{_PATH_CHARS}*)*"
-    rf"(?:\?(?:{_QUERY_CHARS}|{_QUERY_PCT}){_QUERY_CHARS}*(?:{_QUERY_PCT}{_QUERY_CHARS}*)*)?"
+    rf"/{_PATH_CHARS}*+(?:{_PATH_PCT}{_PATH_CHARS}*+)*+"
+    rf"(?:\?(?:{_QUERY_CHARS}|{_QUERY_PCT}){_QUERY_CHARS}*+(?:{_QUERY_PCT}{_QUERY_CHARS}*+)*+)?"
 )
 _fast_match = _FAST_RE.fullmatch
 #: Matches URLs already in normal form, except that a "/." anywhere (a dot segment) must
@@ -237,8 +241,8 @@ def _valid_host(host: str | None) -> bool:
 # way yarl's split_url does (the authority ends at the first of "/?#", the fragment at the
 # first "#", the query at the first "?" before it).
 _NEAR_RE = re.compile(
-    r"([Hh][Tt][Tt][Pp][Ss]?)://([A-Za-z0-9_.-]+)(?::([0-9]{0,5}))?"
-    r"(/[^?#]*)?(?:\?([^#]*))?(#.*)?",
+    r"([Hh][Tt][Tt][Pp][Ss]?)://([A-Za-z0-9_.-]++)(?::([0-9]{0,5}+))?"
+    r"(/[^?#]*+)?(?:\?([^#]*+))?(#.*)?",
     re.DOTALL,
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import string
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -350,6 +351,22 @@ def test_near_path_named_cases(raw: str, expected: str | None) -> None:
     """Ports, escapes, dot segments, '?'/'#' edges, hosts: the expected value, as yarl gives."""
     assert _normalize_url_slow(raw) == expected
     assert normalize_url(raw) == expected
+
+
+_OLD_HOST_RE = re.compile(r"(?:[a-z0-9_][a-z0-9_-]{0,62}\.)*[a-z0-9_][a-z0-9_-]{0,62}\.?")
+
+
+@settings(max_examples=1000)
+@given(
+    st.lists(
+        st.sampled_from(["a", "b", "0", "_", "-", ".", "..", "x" * 62, "y" * 63, "Z", "é"]),
+        max_size=8,
+    ).map("".join)
+)
+def test_possessive_host_regex_is_the_plain_one(host: str) -> None:
+    """The label-first possessive host regex accepts exactly what (label.)*label.? does."""
+    expected = _OLD_HOST_RE.fullmatch(host) is not None
+    assert (normalize_module._HOST_RE.fullmatch(host) is not None) is expected
 
 
 _mixed_label = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,8}", fullmatch=True)
