@@ -241,16 +241,26 @@ def _valid_host(host: str | None) -> bool:
 # way yarl's split_url does (the authority ends at the first of "/?#", the fragment at the
 # first "#", the query at the first "?" before it).
 _NEAR_RE = re.compile(
-    r"([Hh][Tt][Tt][Pp][Ss]?)://([A-Za-z0-9_.-]++)(?::([0-9]{0,5}+))?"
+    r"([Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9_.-]++(?::[0-9]{0,5}+)?)"
     r"(/[^?#]*+)?(?:\?([^#]*+))?(#.*)?",
     re.DOTALL,
 )
+# The origin part of a _NEAR_RE match again, split into scheme, host and port.
+_ORIGIN_RE = re.compile(r"([A-Za-z]+)://([A-Za-z0-9_.-]+)(?::([0-9]*))?")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Raw origin ("HTTPS://Example.com:0443") -> its normal form, or None when yarl must
+# decide. The URLs of one sitemap share a few origins, so most lookups hit; when the table
+# is full it starts again empty (a long-lived process moves on to other sites).
+_ORIGINS: dict[str, str | None] = {}
+_ORIGINS_SIZE = 1024
 
 
-def _near(parts: re.Match[str]) -> str | None:
-    """The normalized URL for a ``_NEAR_RE`` match, or None to let yarl decide."""
-    scheme, host, port, path, query, fragment = parts.groups()
+def _near_origin(raw: str) -> str | None:
+    """``scheme://host[:port]`` in normal form for a raw origin, or None to let yarl decide."""
+    parts = _ORIGIN_RE.fullmatch(raw)
+    if parts is None:  # pragma: no cover - _NEAR_RE matched it
+        return None
+    scheme, host, port = parts.groups()
     scheme = scheme.lower()
     host = host.lower()
     if _HOST_RE.fullmatch(host) is None:
@@ -260,7 +270,21 @@ def _near(parts: re.Match[str]) -> str | None:
         if number > 65535:
             return None
         if number != _DEFAULT_PORTS[scheme]:
-            host = f"{host}:{number}"  # int() drops leading zeros, as yarl does
+            return f"{scheme}://{host}:{number}"  # int() drops leading zeros, as yarl does
+    return f"{scheme}://{host}"
+
+
+def _near(parts: re.Match[str]) -> str | None:
+    """The normalized URL for a ``_NEAR_RE`` match, or None to let yarl decide."""
+    raw_origin, path, query, fragment = parts.groups()
+    origin = _ORIGINS.get(raw_origin, "")
+    if origin == "":
+        origin = _near_origin(raw_origin)
+        if len(_ORIGINS) >= _ORIGINS_SIZE:
+            _ORIGINS.clear()
+        _ORIGINS[raw_origin] = origin
+    if origin is None:
+        return None
     try:
         if path:
             path = _path_requote(path)
@@ -273,10 +297,10 @@ def _near(parts: re.Match[str]) -> str | None:
         if query:
             query = _query_requote(query)  # may come out empty (a lone surrogate)
             if query:
-                return f"{scheme}://{host}{path}?{query}"
+                return f"{origin}{path}?{query}"
     except _URL_ERRORS:
         return None
-    return f"{scheme}://{host}{path}"
+    return f"{origin}{path}"
 
 
 def _near_self_check() -> bool:
