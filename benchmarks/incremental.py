@@ -47,9 +47,8 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable, 
     sys.path.insert(0, str(_here.parent))
 
 from benchmarks.discovery import (
-    CACHE,
     NS,
-    PAGE_ORIGIN,
+    PAGE_ORIGINS,
     URLS_PER_CHILD,
     build_files,
     child_name,
@@ -120,16 +119,16 @@ def index_body(directory: Path, origin: str, children: int) -> str:
 
 def prepare(children: int) -> Path:
     """A site directory of links to the cached files (which are never modified)."""
-    build_files(CACHE, children)
+    cached = build_files("port", children)
     directory = Path(tempfile.mkdtemp(prefix="sitemap-reader-incremental-"))
     for name in [child_name(i) for i in range(children)] + ["duplicates.xml"]:
-        (directory / name).symlink_to(CACHE / name)
+        (directory / name).symlink_to(cached / name)
     return directory
 
 
 def change_child(directory: Path, child: int) -> None:
     """Give ``CHANGED_URLS`` URLs of one child a later lastmod (a new file, a new mtime)."""
-    body = urlset_body(PAGE_ORIGIN, child, URLS_PER_CHILD)
+    body = urlset_body(PAGE_ORIGINS["port"], child, URLS_PER_CHILD)
     body = body.replace(b"<lastmod>2024-", b"<lastmod>2025-", CHANGED_URLS)
     path = directory / child_name(child)
     path.unlink()

@@ -78,6 +78,9 @@ _CHUNK: Final = 65536
 _ABSOLUTE: Final = re.compile(r"\s*https?://", re.IGNORECASE)
 _MISS: Final[Any] = object()
 _CACHE_SIZE: Final = 4096  # distinct field values memoized per sitemap
+# Limits is frozen, so one default instance serves every parser (building one costs about
+# as much as the rest of a parser's set-up; see benchmarks/small_files.py).
+_DEFAULT_LIMITS: Final = Limits()
 
 
 class _Fatal(Exception):
@@ -373,7 +376,7 @@ class SitemapParser:
         self.content_type = content_type
         self.strict = strict
         self.pagemaps = pagemaps
-        self.limits = limits or Limits()
+        self.limits = limits or _DEFAULT_LIMITS
         self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC))
         self._heads: list[bytes | None] = [b""]  # per stage: undecided start, None once decided
         self._gunzips: list[Gunzip] = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import string
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -10,9 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from yarl import URL
 
+from sitemap_reader.parse import normalize as normalize_module
 from sitemap_reader.parse.normalize import (
     CHANGEFREQS,
     _is_normal_form,
+    _normalize_url_slow,
     normalize_url,
     parse_changefreq,
     parse_lastmod,
@@ -243,6 +247,231 @@ def test_idempotent_and_no_exception_on_text(raw: str, base: str | None, strict:
     if first is not None:
         assert first.startswith(("http://", "https://"))
         assert normalize_url(first) == first
+
+
+# --- normalize_url: the widened fast path and the near path -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "fast"),
+    [
+        ("http://example.com:8080/", True),
+        ("https://example.com:8443/a?b", True),
+        ("https://example.com:80/", False),
+        ("http://example.com:443/", False),
+        ("http://example.com:1/", True),
+        ("http://example.com:59999/", True),
+        ("http://example.com:80/", False),
+        ("https://example.com:443/", False),
+        ("http://example.com:8080", False),
+        ("http://example.com:08080/", False),
+        ("http://example.com:0/", False),
+        ("http://example.com:65535/", False),
+        ("http://example.com:/", False),
+        ("http://example.com:800/", True),
+        ("https://example.com:4430/", True),
+    ],
+)
+def test_fast_path_ports(url: str, fast: bool) -> None:
+    """The fast path takes a port other than 80/443 without leading zeros, nothing else."""
+    assert _is_normal_form(url) is fast
+    assert normalize_url(url) == _normalize_url_slow(url)
+    if fast:
+        assert str(URL(url)) == url
+
+
+def test_near_path_is_active() -> None:
+    """With the installed yarl the near path is on (its import and self-check passed)."""
+    assert normalize_module._near_match is not None
+    assert normalize_module._near_self_check()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com:8080",
+        "HTTPS://WWW.Example.com/a",
+        "https://example.com/caf%c3%a9",
+        "https://example.com/café?q=thé#frag",
+        "https://example.com/%7euser/?a=%41",
+        "https://example.com:443",
+        "http://example.com:0080/x",
+        "https://example.com?x=1",
+        "https://example.com/a b/c\u00a0d",
+    ],
+)
+def test_near_path_takes_common_shapes(url: str) -> None:
+    """Port, non-ASCII, escape-case and bare-host URLs are done by the near path itself."""
+    parts = normalize_module._NEAR_RE.fullmatch(url)
+    assert parts is not None
+    result = normalize_module._near(parts)
+    assert result is not None
+    assert result == _normalize_url_slow(url)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://example.com:8080", "http://example.com:8080/"),
+        ("http://example.com:08080/a", "http://example.com:8080/a"),
+        ("http://example.com:00080/a", "http://example.com/a"),
+        ("https://example.com:0443?x", "https://example.com/?x"),
+        ("http://example.com:0/", "http://example.com:0/"),
+        ("http://example.com:/a", "http://example.com/a"),
+        ("http://example.com:65535/", "http://example.com:65535/"),
+        ("http://example.com:65536/", None),
+        ("http://example.com:123456/", None),
+        ("https://example.com/%c3%a9t%c3%a9", "https://example.com/%C3%A9t%C3%A9"),
+        ("https://example.com/été?é=è", "https://example.com/%C3%A9t%C3%A9?%C3%A9=%C3%A8"),
+        ("https://example.com/%2e%2E/a/%2e/b", "https://example.com/a/b"),
+        ("https://example.com/a/%2E%2e", "https://example.com/"),
+        ("https://example.com/a%2fb%2Fc", "https://example.com/a%2Fb%2Fc"),
+        ("https://example.com/%zz%", "https://example.com/%25zz%25"),
+        ("https://example.com/?a b=c+d", "https://example.com/?a+b=c+d"),
+        ("https://example.com/a?", "https://example.com/a"),
+        ("https://example.com?", "https://example.com/"),
+        ("https://example.com#", "https://example.com/"),
+        ("https://example.com/a?b#c?d#e", "https://example.com/a?b"),
+        ("https://example.com/a#b?c", "https://example.com/a"),
+        ("https://example.com/??a", "https://example.com/??a"),
+        ("https://EXAMPLE.com.:8443/", "https://example.com.:8443/"),
+        ("https://.example.com/", None),
+        ("https://user:pw@example.com:8080/", "https://user:pw@example.com:8080/"),
+        ("https://bücher.example:8080/x", "https://xn--bcher-kva.example:8080/x"),
+        ("https://[::1]:443/x", "https://[::1]/x"),
+        ("https://1.2.3.4:8080", "https://1.2.3.4:8080/"),
+        ("https://example.com/\ud800x", "https://example.com/x"),
+        ("https://example.com/x#\ud800", "https://example.com/x"),
+        ("https://example.com?\ud800", "https://example.com/"),
+        ("https://example.com/a\\b", "https://example.com/a%5Cb"),
+        ("https://example.com/\u2028\x85\x0bx", "https://example.com/%E2%80%A8%C2%85%0Bx"),
+    ],
+)
+def test_near_path_named_cases(raw: str, expected: str | None) -> None:
+    """Ports, escapes, dot segments, '?'/'#' edges, hosts: the expected value, as yarl gives."""
+    assert _normalize_url_slow(raw) == expected
+    assert normalize_url(raw) == expected
+
+
+def test_origin_table_is_bounded_and_exact() -> None:
+    """Past its size the near path's origin table starts again; results stay yarl's."""
+    size = normalize_module._ORIGINS_SIZE
+    for n in range(size + 10):
+        url = f"HTTP://Host-{n}.Example:0{8000 + n}/é?q=%7e"
+        assert normalize_url(url) == _normalize_url_slow(url)
+        assert len(normalize_module._ORIGINS) <= size
+    again = "HTTP://Host-0.Example:08000/é"
+    assert normalize_url(again) == "http://host-0.example:8000/%C3%A9"
+
+
+_OLD_HOST_RE = re.compile(r"(?:[a-z0-9_][a-z0-9_-]{0,62}\.)*[a-z0-9_][a-z0-9_-]{0,62}\.?")
+
+
+@settings(max_examples=1000)
+@given(
+    st.lists(
+        st.sampled_from(["a", "b", "0", "_", "-", ".", "..", "x" * 62, "y" * 63, "Z", "é"]),
+        max_size=8,
+    ).map("".join)
+)
+def test_possessive_host_regex_is_the_plain_one(host: str) -> None:
+    """The label-first possessive host regex accepts exactly what (label.)*label.? does."""
+    expected = _OLD_HOST_RE.fullmatch(host) is not None
+    assert (normalize_module._HOST_RE.fullmatch(host) is not None) is expected
+
+
+_mixed_label = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,8}", fullmatch=True)
+_any_host = st.one_of(
+    st.lists(_mixed_label, min_size=1, max_size=4).map(".".join),
+    st.lists(_mixed_label, min_size=1, max_size=3).map(lambda labels: ".".join(labels) + "."),
+    st.sampled_from(
+        [
+            "bücher.example",
+            "BÜCHER.De",
+            "例え.テスト",
+            "xn--bcher-kva.example",
+            "1.2.3.4",
+            "01.2.3.4",
+            "256.1.1.1",
+            "[::1]",
+            "[2001:DB8::1]",
+            "[fe80::1%25eth0]",
+            "[zz]",
+            "ex ample.com",
+            ".example.com",
+            "a..b",
+            "-a.com",
+            "",
+            "exa%41mple.com",
+            "ex\\ample.com",
+        ]
+    ),
+)
+_userinfo = st.sampled_from(["", "", "", "user@", "u:p@", "@", ":@", "Us%41er:p%20w@"])
+_any_port = st.one_of(
+    st.sampled_from(["", "", ":", ":80", ":443", ":0", ":00", ":080", ":0443", ":00080"]),
+    st.sampled_from([":65535", ":65536", ":99999", ":123456", ":x", ":8o", ": 80", ":+80"]),
+    st.integers(0, 70000).map(lambda n: f":{n}"),
+    st.integers(0, 9999).map(lambda n: f":0{n}"),
+)
+_pieces = [
+    *(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@/?#[]\\ |<>\"{}^`%"),
+    *("%2e", "%2E", "%2f", "%2F", "%7e", "%7E", "%41", "%3a", "%3F", "%23", "%25", "%20"),
+    *("%c3%a9", "%C3%A9", "%e2%82%ac", "%zz", "%g1", "%", "%a", "+", "&amp;"),
+    *("/./", "/../", "/.", "/..", ".", "..", "//"),
+    *("ü", "ß", "é", "中文", "\u00a0", "\u3000", "\u2028", "\x85", "\x0b", "\x00", "\x7f"),
+    *("\ud800", "😀", "\t", "\n", "\r", "\ufeff"),
+]
+_part = st.lists(st.sampled_from(_pieces), max_size=12).map("".join)
+_any_path = st.one_of(st.just(""), _part.map(lambda text: "/" + text))
+_any_query = st.one_of(st.just(""), st.just("?"), _part.map(lambda text: "?" + text))
+_any_fragment = st.one_of(st.just(""), st.just("#"), _part.map(lambda text: "#" + text))
+_pad = st.sampled_from(["", "", "", " ", "\n", "\u00a0", "\t ", "\ufeff"])
+_any_url = st.builds(
+    lambda pad, scheme, userinfo, host, port, path, query, fragment, end: (
+        f"{pad}{scheme}://{userinfo}{host}{port}{path}{query}{fragment}{end}"
+    ),
+    _pad,
+    st.sampled_from(["http", "https", "HTTP", "hTTpS", "ftp", "httpx"]),
+    _userinfo,
+    _any_host,
+    _any_port,
+    _any_path,
+    _any_query,
+    _any_fragment,
+    _pad,
+)
+_bases = st.sampled_from([None, BASE, "https://Example.com:8443/a/b/c?d#e", "junk"])
+
+
+# SITEMAP_READER_FUZZ=long runs the differential tests 10x longer (as ``make fuzz`` does for
+# the parser's fuzz tests).
+_DIFFERENTIAL = 10 if os.environ.get("SITEMAP_READER_FUZZ") == "long" else 1
+
+
+@settings(max_examples=2000 * _DIFFERENTIAL, deadline=None)
+@given(_any_url, _bases, st.booleans(), st.sampled_from([8192, 8192, 30, 45]))
+def test_normalize_url_equals_yarl_path(
+    raw: str, base: str | None, strict: bool, max_length: int
+) -> None:
+    """Differential: the fast and near paths give exactly the yarl path's result."""
+    expected = _normalize_url_slow(raw, base, strict=strict, max_length=max_length)
+    assert normalize_url(raw, base, strict=strict, max_length=max_length) == expected
+
+
+@settings(max_examples=1000 * _DIFFERENTIAL, deadline=None)
+@given(_urlish, _bases)
+def test_normalize_url_equals_yarl_path_on_urlish(raw: str, base: str | None) -> None:
+    """Differential on loosely URL-shaped strings, relative references included."""
+    assert normalize_url(raw, base) == _normalize_url_slow(raw, base)
+
+
+@settings(max_examples=500 * _DIFFERENTIAL, deadline=None)
+@given(st.text(max_size=60), _bases)
+def test_normalize_url_equals_yarl_path_on_text(raw: str, base: str | None) -> None:
+    """Differential on arbitrary text, with an http(s) prefix half of the time."""
+    for text in (raw, "https://" + raw, "HTTP://example.com:8080/" + raw):
+        assert normalize_url(text, base) == _normalize_url_slow(text, base)
 
 
 # --- parse_lastmod ------------------------------------------------------------------------------
