@@ -41,12 +41,12 @@ from aiohttp.abc import AbstractResolver
 
 from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agent
 from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
-from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, unpack
-from sitemap_reader.crawl.model import Run, Stats
+from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
 from sitemap_reader.crawl.ranked import make_sink
 from sitemap_reader.crawl.schedule import Channel
-from sitemap_reader.crawl.targets import Target, classify
-from sitemap_reader.crawl.traverse import Batch, Traversal
+from sitemap_reader.crawl.traverse import Traversal
+from sitemap_reader.discovery.model import Run, Stats
+from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
@@ -223,10 +223,10 @@ class SitemapReader:
         if top is not None and top < 1:
             raise UsageError("top must be at least 1")
         run, targets = self._new_run(target)
-        channel: Channel[Batch] = Channel(CHANNEL_BATCHES)
-        traversal = Traversal(self, run, targets, channel)
+        channel: Channel[Item] = Channel(CHANNEL_BATCHES)
         sink = make_sink(ranked, top, self.limits)
-        traversal.state = state = self._open_state(run, commit_each=sink is None)
+        state = self._open_state(run, commit_each=sink is None)
+        traversal = Traversal(self, run, targets, channel, state)
         task = asyncio.create_task(traversal.run())
         try:
             async with contextlib.aclosing(unpack(channel)) as source:
@@ -261,8 +261,8 @@ class SitemapReader:
         Nothing is raised when nothing was found: ``run.error`` says why instead.
         """
         run, targets = self._new_run(target)
-        traversal = Traversal(self, run, targets, None)
-        traversal.state = state = self._open_state(run, commit_each=True)
+        state = self._open_state(run, commit_each=True)
+        traversal = Traversal(self, run, targets, None, state)
         try:
             await traversal.run()
             if state is not None:
