@@ -156,6 +156,10 @@ class Discovery(RobotsRules):
         self.run.error = run_error(self.sites, self.config.guess)
         return actions
 
+    def in_scope(self, url: str, sitemap_url: str | None) -> bool:
+        """Whether any target's scope allows ``url`` (for URLs a driver adds itself)."""
+        return any(s.scope is None or s.scope.allows(url, sitemap_url) for s in self.sites)
+
     # -- events ----------------------------------------------------------------------------
 
     def reading(self, ticket: Ticket) -> bool:
