@@ -43,8 +43,9 @@ from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agen
 from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
 from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
 from sitemap_reader.crawl.ranked import make_sink
-from sitemap_reader.crawl.schedule import Channel
+from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Traversal
+from sitemap_reader.discovery.config import Config
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
@@ -226,7 +227,7 @@ class SitemapReader:
         channel: Channel[Item] = Channel(CHANNEL_BATCHES)
         sink = make_sink(ranked, top, self.limits)
         state = self._open_state(run, commit_each=sink is None)
-        traversal = Traversal(self, run, targets, channel, state)
+        traversal = self._traversal(run, targets, channel, state)
         task = asyncio.create_task(traversal.run())
         try:
             async with contextlib.aclosing(unpack(channel)) as source:
@@ -262,7 +263,7 @@ class SitemapReader:
         """
         run, targets = self._new_run(target)
         state = self._open_state(run, commit_each=True)
-        traversal = Traversal(self, run, targets, None, state)
+        traversal = self._traversal(run, targets, None, state)
         try:
             await traversal.run()
             if state is not None:
@@ -271,6 +272,27 @@ class SitemapReader:
             if state is not None:
                 state.close()
         return run
+
+    def _traversal(
+        self,
+        run: Run,
+        targets: Sequence[Target],
+        channel: Channel[Item] | None,
+        state: Incremental | None,
+    ) -> Traversal:
+        """The aiohttp driver of one run, over the core with this reader's policy."""
+        config = Config(
+            limits=self.limits,
+            strict=self.strict,
+            scope=self.scope,
+            robots=self.robots,
+            guess=self.guess,
+            timeout=self.timeout,
+            score=self.score,
+        )
+        fetchers = [self.fetcher_for(t) for t in targets]
+        scheduler = HostScheduler(self.concurrency, self.per_host)
+        return Traversal(config, run, targets, fetchers, scheduler, channel, state)
 
     def _open_state(self, run: Run, *, commit_each: bool) -> Incremental | None:
         """The incremental state of a run (None without ``state``)."""

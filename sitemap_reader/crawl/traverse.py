@@ -20,7 +20,7 @@ import functools
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from sitemap_reader.crawl.fetch import CHUNK_SIZE, Deadline, Fetcher, FetchFailed
 from sitemap_reader.crawl.incremental import Item
@@ -40,9 +40,6 @@ from sitemap_reader.discovery import (
 )
 from sitemap_reader.records import UrlRecord
 
-if TYPE_CHECKING:
-    from sitemap_reader.crawl.discover import SitemapReader
-
 Batch = list[UrlRecord]
 #: Records per channel item: one 64 KiB chunk of gzip can hold 8,000 records, so big
 #: batches are split to keep the channel's bound (in items) a bound on memory too.
@@ -50,30 +47,27 @@ MAX_BATCH = 2048
 
 
 class Traversal:
-    """One run of a :class:`~sitemap_reader.crawl.SitemapReader` over its targets."""
+    """One run of a :class:`~sitemap_reader.crawl.SitemapReader` over its targets.
+
+    ``fetchers`` has one fetcher per target (guarded or open, as the reader decided);
+    ``channel`` is None when nobody consumes records (``tree()``).
+    """
 
     def __init__(
         self,
-        reader: SitemapReader,
+        config: Config,
         run: Run,
         targets: Sequence[Target],
+        fetchers: Sequence[Fetcher],
+        scheduler: HostScheduler,
         channel: Channel[Item] | None,
         observer: Observer | None = None,
     ) -> None:
-        config = Config(
-            limits=reader.limits,
-            strict=reader.strict,
-            scope=reader.scope,
-            robots=reader.robots,
-            guess=reader.guess,
-            timeout=reader.timeout,
-            score=reader.score,
-        )
         self.core = Discovery(targets, config, observer=observer, run=run)
         self.timeout = config.seconds
         self.channel = channel
-        self.scheduler = HostScheduler(reader.concurrency, reader.per_host)
-        self.fetchers: list[Fetcher] = [reader.fetcher_for(t) for t in targets]
+        self.scheduler = scheduler
+        self.fetchers = list(fetchers)
 
     async def run(self) -> None:
         """Start every target, wait for all jobs; the core sets ``run.error``."""
