@@ -39,10 +39,10 @@ from types import TracebackType
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
+from sitemap_reader.crawl.best_first import make_sink
 from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agent
 from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
 from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
-from sitemap_reader.crawl.ranked import make_sink
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Traversal
 from sitemap_reader.discovery.config import Config
@@ -51,8 +51,8 @@ from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
-from sitemap_reader.rank import ScoreFunc
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.store import StateStore
 
 #: Batches buffered between the traversal and the consumer (a batch is the new records of

@@ -38,6 +38,7 @@ as records (``removed=True``) when asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import zlib
 from array import array
@@ -49,8 +50,8 @@ from sitemap_reader.discovery.actions import Checkpoint
 from sitemap_reader.discovery.model import SitemapNode, Stats
 from sitemap_reader.discovery.observer import Observer, StoredChildren, Watch
 from sitemap_reader.parse.normalize import normalize_url
-from sitemap_reader.rank import revisit_interval
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import revisit_interval
 from sitemap_reader.store import (
     SitemapRead,
     StateStore,
@@ -67,7 +68,6 @@ Item = Batch | Checkpoint
 COMMIT_MODES = ("sitemap", "run")
 #: Lastmod stored in a tracker's array for "no lastmod".
 _NONE = -(1 << 63)
-_set_revisit = UrlRecord.__dict__["revisit"].__set__  # see SitemapWatch.observe
 
 
 async def unpack(channel: Channel[Item]) -> AsyncGenerator[Batch, None]:
@@ -205,13 +205,13 @@ class SitemapWatch(Watch):
         if self.tracker is not None:
             self.tracker.children.append((key, to_seconds(lastmod)))
 
-    def observe(self, batch: Batch, duplicates: Batch) -> Batch:
+    def observe(self, batch: Batch, duplicates: Batch, uniform: bool) -> Batch:
         """Track a chunk's in-scope records; the records to emit.
 
         ``batch`` holds the records new to this run, ``duplicates`` those an earlier
         sitemap of this run already emitted (tracked, never emitted). A record whose
-        lastmod moved forward gets the observed interval as its ``revisit`` (the record
-        is fresh from the parser and not shared yet, so the slot is set in place).
+        lastmod moved forward gets the observed interval as its ``revisit`` (a new
+        record: only these, and only when the sitemap's lastmods are not ``uniform``).
         """
         tracker = self.tracker
         if tracker is None:
@@ -232,8 +232,9 @@ class SitemapWatch(Watch):
             old = from_seconds(previous[key])
             lastmod = record.lastmod
             if lastmod is not None and (old is None or lastmod > old):
-                if old is not None:
-                    _set_revisit(record, revisit_interval(record.changefreq, lastmod, old))
+                if old is not None and not uniform:
+                    interval = revisit_interval(record.changefreq, lastmod, old)
+                    record = dataclasses.replace(record, revisit=interval)
                 out.append(record)
             elif changed_only:
                 unchanged += 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
-from sitemap_reader.rank import ScoreFunc
+from sitemap_reader.scoring import ScoreFunc
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,6 @@ from sitemap_reader.discovery.targets import Target
 from sitemap_reader.parse.normalize import normalize_url, parse_lastmod
 from sitemap_reader.parse.parser import Item, SitemapParser
 from sitemap_reader.parse.scope import Scope
-from sitemap_reader.rank import make_scorer
 from sitemap_reader.records import UrlRecord
 
 #: Skipped children kept as nodes per parent; further skips are only counted (a problem
@@ -102,7 +101,6 @@ class Discovery(RobotsRules):
         self.stopped: str | None = None
         self._revived: dict[tuple[str, int], int] = {}
         self._next_id = 0
-        self._scorer = make_scorer(self.now)
 
     # -- the run -------------------------------------------------------------------------
 
@@ -262,7 +260,7 @@ class Discovery(RobotsRules):
 
     def _new_job(self, site: Site, node: SitemapNode, fallback: str | None = None) -> Job:
         self._next_id += 1
-        shaper = Shaper(self.config.score, self._scorer, self.now)
+        shaper = Shaper(self.config.score, self.now)
         job = Job(self._next_id, site, node, self.observer.watch(node), shaper, fallback)
         self.jobs[job.id] = job
         return job
@@ -344,7 +342,12 @@ class Discovery(RobotsRules):
             return self._robots_begin(job)
         if node.kind in ("file", "stdin"):
             job.parser = SitemapParser(
-                None, None, strict=self.config.strict, limits=self.limits, now=self.now
+                None,
+                None,
+                strict=self.config.strict,
+                limits=self.limits,
+                now=self.now,
+                build=job.shaper.build,
             )
             job.reading = True
             return [Fetch(job.ticket(self.token), node.url, kind=node.kind, target=job.site.index)]
@@ -411,6 +414,7 @@ class Discovery(RobotsRules):
             strict=self.config.strict,
             limits=limits,
             now=self.now,
+            build=job.shaper.build,
         )
         job.watch.begin(_header(headers, "etag"), _header(headers, "last-modified"))
         job.reading = True
@@ -621,7 +625,7 @@ class Discovery(RobotsRules):
         node.urls += urls
         self.stats.urls_out_of_scope += out
         self.stats.urls_duplicate += duplicates
-        batch = job.watch.observe(batch, tracked or [])
+        batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
         return job.shaper.shape(node, batch) if batch else batch
 
     def _send(self, batch: Batch, actions: list[Action]) -> None:

@@ -49,8 +49,10 @@ class Watch:
     def child(self, url: str, lastmod: datetime | None) -> None:
         """The sitemap lists a child sitemap."""
 
-    def observe(self, batch: Batch, duplicates: Batch) -> Batch:
-        """New in-scope records (and duplicates, if tracked); returns the records to emit."""
+    def observe(self, batch: Batch, duplicates: Batch, uniform: bool) -> Batch:
+        """New in-scope records (and duplicates, if tracked); returns the records to emit.
+
+        ``uniform``: the sitemap's lastmods look uniform so far (not to be trusted)."""
         return batch
 
     def settle(self, node: SitemapNode, complete: bool) -> Checkpoint | None:

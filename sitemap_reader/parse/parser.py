@@ -56,16 +56,16 @@ from sitemap_reader.parse.xml import (
     build_video,
     expat_message,
 )
-from sitemap_reader.rank import make_scorer
 from sitemap_reader.records import (
     Alternate,
     Image,
     Problem,
+    RecordBuilder,
     SitemapRef,
     UrlRecord,
     Video,
-    make_url_record,
 )
+from sitemap_reader.scoring import plain_builder
 
 Item = UrlRecord | SitemapRef
 #: Every value of SitemapParser.format.
@@ -83,12 +83,19 @@ class _Fatal(Exception):
 class _Emitter(Sink):
     """Turns raw entry strings into records; aggregates problems."""
 
-    def __init__(self, url: str | None, strict: bool, limits: Limits, now: datetime) -> None:
+    def __init__(
+        self,
+        url: str | None,
+        strict: bool,
+        limits: Limits,
+        now: datetime,
+        build: RecordBuilder | None = None,
+    ) -> None:
         self.base = url
         self.strict = strict
         self.max_url_length = limits.max_url_length
         self.now = now
-        self.score = make_scorer(now)
+        self.build = build or plain_builder(now)
         self.out: list[Item] = []
         self.problems: dict[str, list[Any]] = {}
         self.format = "unknown"
@@ -149,7 +156,7 @@ class _Emitter(Sink):
             return
         out = self.out.append
         fast, max_length, base = fast_url_match, self.max_url_length, self.base
-        strict, cap, score = self.strict, self.max_entries, self.score
+        strict, cap, build = self.strict, self.max_entries, self.build
         dates, freqs, priorities = self._dates, self._freqs, self._priorities
         problem = self.problem
         count = self.urls
@@ -203,8 +210,7 @@ class _Emitter(Sink):
                     if prio is None:
                         problem("bad-priority", f"priority {priority[:40]!r} ignored")
                 if alts is None and images is None and videos is None and news is None:
-                    fresh = score(prio, freq, modified)
-                    out(make_url_record(url, modified, freq, prio, fresh, base, (), (), (), None))
+                    out(build(url, modified, freq, prio, base, (), (), (), None))
                 else:
                     out(self._record(url, modified, freq, prio, alts, images, videos, news))
         finally:
@@ -223,12 +229,11 @@ class _Emitter(Sink):
         news: dict[str, Any] | None,
     ) -> UrlRecord:
         """A record with extensions (the slower path of :meth:`drain`)."""
-        return make_url_record(
+        return self.build(
             url,
             modified,
             freq,
             prio,
-            self.score(prio, freq, modified),
             self.base,
             self._alternates(alternates) if alternates else (),
             self._images(images) if images else (),
@@ -296,7 +301,9 @@ class SitemapParser:
     ``url`` is the sitemap's own (final) URL: relative locations resolve against it
     (lenient mode) and strict mode checks the location rule against it. Use None for a
     local file or standard input. ``content_type`` is accepted for diagnostics only:
-    formats are sniffed from the bytes.
+    formats are sniffed from the bytes. ``build`` makes each record from its parsed
+    fields (:data:`~sitemap_reader.records.RecordBuilder`); the default scores it with
+    :func:`~sitemap_reader.scoring.default_score` at ``now`` and leaves ``revisit`` None.
     """
 
     def __init__(
@@ -307,12 +314,13 @@ class SitemapParser:
         strict: bool = False,
         limits: Limits | None = None,
         now: datetime | None = None,
+        build: RecordBuilder | None = None,
     ) -> None:
         self.url = url
         self.content_type = content_type
         self.strict = strict
         self.limits = limits or Limits()
-        self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC))
+        self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC), build)
         self._heads: list[bytes | None] = [b""]  # per stage: undecided start, None once decided
         self._gunzips: list[Gunzip] = []
         self._body_head: bytes | None = b""

@@ -49,8 +49,8 @@ from sitemap_reader.discovery import (
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
-from sitemap_reader.rank import ScoreFunc
 from sitemap_reader.records import Problem, UrlRecord
+from sitemap_reader.scoring import ScoreFunc
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -11,8 +11,8 @@ from scrapy import Request, Spider
 from scrapy.http import Response
 
 from sitemap_reader.limits import Limits
-from sitemap_reader.rank import ScoreFunc
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.scrapy.driver import (
     Options,
     Rule,

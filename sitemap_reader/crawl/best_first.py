@@ -6,7 +6,7 @@ disk, deleted when closed) as ``(-score, url, pickled record)`` rows, and SQLite
 external sorter produces the order, so memory stays flat however big the site is.
 :class:`TopN` keeps only the N best in a heap whose root is the worst kept record, so
 its memory is proportional to N. Both give score descending, ties by URL ascending
-(:func:`sitemap_reader.rank.order_key`).
+(:func:`sitemap_reader.scoring.order_key`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from sitemap_reader.limits import Limits
-from sitemap_reader.rank import order_key
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import order_key
 
 #: Records per batch handed out when draining.
 DRAIN_BATCH = 1024
