@@ -366,3 +366,42 @@ def url_record_builder(
         return record
 
     return build
+
+
+# --------------------------------------------------------------------------- duplicates
+
+#: The lastmod of a record without one, for :func:`informativeness` (older than any date).
+_NO_LASTMOD = float("-inf")
+
+
+def informativeness(record: UrlRecord) -> tuple[float, bool, bool]:
+    """How much a copy of a URL says: (lastmod timestamp, has priority, has changefreq).
+
+    Where output is held (ranked output, ``top``), copies of one URL listed by several
+    sitemaps merge into the most informative one (:func:`more_informative`).
+    """
+    lastmod = record.lastmod
+    return (
+        _NO_LASTMOD if lastmod is None else lastmod.timestamp(),
+        record.priority is not None,
+        record.changefreq is not None,
+    )
+
+
+def more_informative(a: UrlRecord, b: UrlRecord) -> bool:
+    """True when copy ``a`` of a URL should replace copy ``b``: the one merge rule.
+
+    The newest lastmod wins (a lastmod beats none); then a present priority, then a
+    present changefreq; then the sitemap whose URL sorts first (so the result depends on
+    the site only, never on which sitemap happened to be read first).
+
+    >>> from datetime import UTC, datetime
+    >>> bare = UrlRecord("https://e.com/a", sitemap="https://e.com/1.xml")
+    >>> dated = UrlRecord("https://e.com/a", datetime(2024, 1, 1, tzinfo=UTC), sitemap="https://e.com/2.xml")
+    >>> more_informative(dated, bare), more_informative(bare, dated)
+    (True, False)
+    """
+    ka, kb = informativeness(a), informativeness(b)
+    if ka != kb:
+        return ka > kb
+    return (a.sitemap or "\uffff") < (b.sitemap or "\uffff")

@@ -44,7 +44,7 @@ from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agen
 from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
 from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
-from sitemap_reader.crawl.traverse import Traversal
+from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.discovery.config import Config
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.targets import Target, classify
@@ -227,13 +227,15 @@ class SitemapReader:
         channel: Channel[Item] = Channel(CHANNEL_BATCHES)
         sink = make_sink(ranked, top, self.limits)
         state = self._open_state(run, commit_each=sink is None)
-        traversal = self._traversal(run, targets, channel, state)
+        traversal = self._traversal(run, targets, channel, state, merge=sink is not None)
         task = asyncio.create_task(traversal.run())
         try:
             async with contextlib.aclosing(unpack(channel)) as source:
                 async for batch in source:
                     if sink is None:
                         yield batch
+                    elif type(batch) is Repeats:
+                        sink.merge(batch)
                     else:
                         sink.add(batch)
             if sink is not None:
@@ -279,6 +281,8 @@ class SitemapReader:
         targets: Sequence[Target],
         channel: Channel[Item] | None,
         state: Incremental | None,
+        *,
+        merge: bool = False,
     ) -> Traversal:
         """The aiohttp driver of one run, over the core with this reader's policy."""
         config = Config(
@@ -289,6 +293,7 @@ class SitemapReader:
             guess=self.guess,
             timeout=self.timeout,
             score=self.score,
+            merge_duplicates=merge,
         )
         fetchers = [self.fetcher_for(t) for t in targets]
         scheduler = HostScheduler(self.concurrency, self.per_host)

@@ -41,6 +41,12 @@ from sitemap_reader.discovery import (
 from sitemap_reader.records import UrlRecord
 
 Batch = list[UrlRecord]
+
+
+class Repeats(list[UrlRecord]):
+    """A channel item of other copies of URLs already sent, for a ranked sink to merge."""
+
+
 #: Records per channel item: one 64 KiB chunk of gzip can hold 8,000 records, so big
 #: batches are split to keep the channel's bound (in items) a bound on memory too.
 MAX_BATCH = 2048
@@ -99,7 +105,10 @@ class Traversal:
         fetch = None
         for action in actions:
             if isinstance(action, Emit):
-                await self._send(action.records, deadline)
+                if action.records:
+                    await self._send(action.records, deadline)
+                if action.repeats and self.channel is not None:
+                    await self._send(Repeats(action.repeats), deadline)
             elif isinstance(action, Schedule):
                 self.scheduler.push(action.host, functools.partial(self._job, action.ticket))
             elif isinstance(action, Checkpoint):
@@ -208,8 +217,9 @@ class Traversal:
         channel = self.channel
         if channel is None:
             return
+        kind = type(batch)
         for start in range(0, len(batch), MAX_BATCH):
-            part = batch[start : start + MAX_BATCH] if len(batch) > MAX_BATCH else batch
+            part = kind(batch[start : start + MAX_BATCH]) if len(batch) > MAX_BATCH else batch
             if deadline is None or not channel.full():
                 await channel.put(part)
                 continue

@@ -68,9 +68,15 @@ class Fetch:
 
 @dataclass(frozen=True, slots=True)
 class Emit:
-    """Records for the consumer, in order."""
+    """Records for the consumer, in order (URLs new to the run).
+
+    ``repeats`` are other copies of URLs emitted before (only with
+    ``Config.merge_duplicates``): a holder of the output merges them by
+    :func:`~sitemap_reader.records.more_informative`; a stream ignores them.
+    """
 
     records: Batch
+    repeats: Batch = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

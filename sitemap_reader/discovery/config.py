@@ -18,7 +18,9 @@ class Config:
     ``timeout`` is the per-sitemap budget in seconds (``Limits.sitemap_timeout`` when
     None); drivers enforce it and the core names it in the problem. ``follow`` are
     regexes a listed child sitemap must match to be fetched (empty: all). ``score``
-    replaces the default ranking score.
+    replaces the default ranking score. ``merge_duplicates``: the output is held (ranked,
+    ``top``), so the in-scope copies of URLs already emitted go out too, as
+    :attr:`~sitemap_reader.discovery.actions.Emit.repeats`, for the holder to merge.
     """
 
     limits: Limits = field(default_factory=Limits)
@@ -29,6 +31,7 @@ class Config:
     timeout: float | None = None
     score: ScoreFunc | None = None
     follow: tuple[re.Pattern[str], ...] = ()
+    merge_duplicates: bool = False
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPE_MODES:

@@ -604,7 +604,8 @@ class Discovery(RobotsRules):
         prefix: str | None = None
         in_scope = True
         urls = out = duplicates = 0
-        tracked: Batch | None = [] if job.watch.tracks_duplicates else None
+        merge = self.config.merge_duplicates
+        tracked: Batch | None = [] if merge or job.watch.tracks_duplicates else None
         for item in items:
             if type(item) is not UrlRecord:
                 self._add_child(job, item.url, "sitemap", node.depth + 1, item.lastmod, actions)
@@ -626,6 +627,8 @@ class Discovery(RobotsRules):
         self.stats.urls_out_of_scope += out
         self.stats.urls_duplicate += duplicates
         batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
+        if merge and tracked and self.stopped is None:
+            actions.append(Emit([], job.shaper.repeats(tracked)))
         return job.shaper.shape(node, batch) if batch else batch
 
     def _send(self, batch: Batch, actions: list[Action]) -> None:

@@ -55,6 +55,17 @@ class Shaper:
                 batch = [uniform_fields(r, self._now, custom=custom) for r in batch]
         return self._finish(node, batch)
 
+    def repeats(self, batch: Batch) -> Batch:
+        """Copies of URLs emitted before, finished like the rest (for merging)."""
+        if self.vote.uniform:
+            custom = self._custom is not None
+            batch = [uniform_fields(r, self._now, custom=custom) for r in batch]
+        custom_score = self._custom
+        if custom_score is not None:
+            now = self._now
+            batch = [dataclasses.replace(r, score=custom_score(r, now)) for r in batch]
+        return batch
+
     def release(self, node: SitemapNode) -> Batch:
         """The sitemap ended (however): what it still holds (the vote never got ready)."""
         held, self.held = self.held, []
