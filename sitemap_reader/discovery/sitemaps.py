@@ -20,6 +20,11 @@ from sitemap_reader.parse.parser import Item, SitemapParser
 #: Raw bytes per parser feed while a deadline is checked: between two slices the
 #: driver's clock is read, so a slow parse ends at the deadline, not after the chunk.
 FEED_SLICE = 16 * 1024
+#: Decompressed bytes one slice should give at most (some tens of ms of parsing): when
+#: gzip expands more than this, the next slices shrink (deflate expands at most ~1032x).
+SLICE_OUTPUT = 1 << 20
+#: The smallest slice (so a slice of the worst gzip is still about a quarter MiB).
+MIN_SLICE = 256
 
 Expired = Callable[[], bool]
 
@@ -224,14 +229,20 @@ class SitemapRules(ChildRules):
 
 
 def _feed(parser: SitemapParser, chunk: bytes, expired: Expired | None) -> list[Item]:
-    """Feed a chunk, in slices when there is a deadline to check between them."""
-    if expired is None or len(chunk) <= FEED_SLICE:
+    """Feed a chunk; with a deadline, in slices of bounded work, the clock read between."""
+    if expired is None:
         return parser.feed(chunk)
     items: list[Item] = []
-    for start in range(0, len(chunk), FEED_SLICE):
-        items += parser.feed(chunk[start : start + FEED_SLICE])
+    start, step = 0, FEED_SLICE
+    while start < len(chunk):
+        before = parser.bytes_out
+        items += parser.feed(chunk[start : start + step])
+        start += step
         if parser.done or expired():
             break
+        grown = parser.bytes_out - before
+        if grown > SLICE_OUTPUT:  # gzip that expands a lot: smaller slices
+            step = max(MIN_SLICE, step * SLICE_OUTPUT // grown)
     return items
 
 

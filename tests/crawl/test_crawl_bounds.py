@@ -11,7 +11,7 @@ from datetime import datetime
 from aiohttp import web
 
 from sitemap_reader.records import UrlRecord
-from tests.crawl.crawl_kit import FAST, Site, collect, gz, urlset
+from tests.crawl.crawl_kit import FAST, SITEMAP_NS, Site, collect, gz, urlset
 
 
 async def test_an_exception_in_one_child_costs_only_that_child(site: Site) -> None:
@@ -55,3 +55,20 @@ async def test_endless_nul_padding_stops_at_the_wire_cap(site: Site) -> None:
     assert node.problems[0].code == "limit-wire-bytes"
     assert limits.wire_cap() < node.bytes <= limits.wire_cap() + (1 << 18)
     assert gzip.decompress(member)  # the member itself is fine
+
+
+async def test_the_deadline_ends_a_slow_parse_inside_one_chunk(site: Site) -> None:
+    """One 64 KiB read of gzip that expands to ~64 MiB of entries: parsing it takes
+    seconds with no await in between, yet the 1 s budget ends it about on time."""
+    entry = f"<url><loc>{site.url('/same')}</loc></url>".encode()
+    head = f'<urlset xmlns="{SITEMAP_NS}">'.encode()
+    body = gz(head + entry * (60 * 1024 * 1024 // len(entry)))
+    assert len(body) < 64 * 1024 * 4  # a few reads at most; the first alone is seconds of work
+    site.add("/s.xml.gz", body, content_type="application/x-gzip")
+    started = time.monotonic()
+    records, run = await collect(site.url("/s.xml.gz"), timeout=1.0)
+    elapsed = time.monotonic() - started
+    node = run.tree[0]
+    assert node.problems[0].code == "timeout", node.problems
+    assert elapsed < 4.0, f"took {elapsed:.1f} s"
+    assert [r.url for r in records] == [site.url("/same")]  # what came before is kept
