@@ -74,6 +74,7 @@ __all__ = [
     "FieldScorer",
     "LastmodVote",
     "ScoreFunc",
+    "Verdict",
     "default_score",
     "make_scorer",
     "order_key",
@@ -160,8 +161,21 @@ def score_record(record: UrlRecord, now: datetime) -> float:
 FieldScorer = Callable[[float | None, str | None, datetime | None], float]
 
 
-def make_scorer(now: datetime) -> FieldScorer:
+class Verdict:
+    """A sitemap's settled lastmod-lie verdict, read by its scorer on every record."""
+
+    __slots__ = ("uniform",)
+
+    def __init__(self) -> None:
+        self.uniform = False
+
+
+def make_scorer(now: datetime, verdict: Verdict | None = None) -> FieldScorer:
     """:func:`default_score` bound to ``now``, for the parser's hot path.
+
+    With a ``verdict``, the lastmod-lie discount is part of the formula: while
+    ``verdict.uniform`` is set, a lastmod's recency counts at most as much as an absent
+    lastmod's (the score can fall, never rise).
 
     The parser scores every URL it emits, so this skips what it can: validation (it
     expects values as the parser makes them: priority in [0, 1] or None, aware lastmod),
@@ -189,6 +203,8 @@ def make_scorer(now: datetime) -> FieldScorer:
                 else (now_ts - lastmod.timestamp())
             )
             fresh = 1.0 if age <= 0.0 else 0.5 ** (age / _SECONDS_PER_HALF_LIFE)
+            if verdict is not None and fresh > _MISSING_RECENCY and verdict.uniform:
+                fresh = _MISSING_RECENCY  # the lastmod lie: no fresher than none
         # Every term is in [0, 1] and the weights sum to 1: no clamping needed.
         return (
             PRIORITY_WEIGHT * (DEFAULT_PRIORITY if priority is None else priority)
@@ -319,30 +335,20 @@ def plain_builder(now: datetime) -> RecordBuilder:
     return url_record_builder(make_scorer(now))
 
 
-def sitemap_builder(now: datetime, vote: LastmodVote, *, custom: bool = False) -> RecordBuilder:
+def sitemap_builder(now: datetime, verdict: Verdict, *, custom: bool = False) -> RecordBuilder:
     """Records of one sitemap the crawler reads, every field final when built.
 
-    Each record is counted in the sitemap's ``vote``; its score is the default one, with
-    the lastmod-lie discount once the running vote calls the sitemap uniform (records
-    built before the vote could speak are corrected by the crawler, at most
-    :data:`UNIFORM_MIN_RECORDS` of them), or 0.0 when a custom scorer will give it;
-    its revisit interval comes from changefreq (:data:`REVISIT_SECONDS`).
+    The score is the default one, with the lastmod-lie discount while the sitemap's
+    ``verdict`` says uniform (records built before the verdict are corrected by the
+    crawler: :func:`uniform_fields`), or 0.0 when a custom scorer will give it; the
+    revisit interval comes from changefreq (:data:`REVISIT_SECONDS`).
     """
-    default = make_scorer(now)
-    add = vote.add
-
-    def score(priority: float | None, changefreq: str | None, lastmod: datetime | None) -> float:
-        add(lastmod)
-        if custom:
-            return 0.0
-        fresh = default(priority, changefreq, lastmod)
-        if lastmod is not None and vote.uniform:  # never fresher than without a lastmod
-            plain = default(priority, changefreq, None)
-            if plain < fresh:
-                return plain
-        return fresh
-
+    score = _zero if custom else make_scorer(now, verdict)
     return url_record_builder(score, REVISIT_SECONDS, MISSING_REVISIT_SECONDS)
+
+
+def _zero(priority: float | None, changefreq: str | None, lastmod: datetime | None) -> float:
+    return 0.0
 
 
 def uniform_fields(record: UrlRecord, now: datetime, *, custom: bool = False) -> UrlRecord:

@@ -55,6 +55,8 @@ class Job:
     probe: bool = False
     attempts: int = 0
     finished: bool = False
+    #: Raw bytes per parser feed under a deadline (adapted to how much gzip expands).
+    slice: int = 16 * 1024
     #: Redirect hops this job followed (its own, so a second report of one is no loop).
     hops: set[str] = field(default_factory=set)
 

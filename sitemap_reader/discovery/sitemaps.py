@@ -17,14 +17,16 @@ from sitemap_reader.discovery.rules import is_robots
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item, SitemapParser
 
-#: Raw bytes per parser feed while a deadline is checked: between two slices the
-#: driver's clock is read, so a slow parse ends at the deadline, not after the chunk.
+#: Raw bytes of a job's first parser feed while a deadline is checked: between two slices
+#: the driver's clock is read, so a slow parse ends at the deadline, not after the chunk.
 FEED_SLICE = 16 * 1024
-#: Decompressed bytes one slice should give at most (some tens of ms of parsing): when
-#: gzip expands more than this, the next slices shrink (deflate expands at most ~1032x).
+#: Decompressed bytes one slice should give at most (some tens of ms of parsing). Each
+#: job's slice adapts: it halves while gzip expands a slice past this (deflate expands
+#: at most ~1032x), and doubles while a slice gives less than half of it.
 SLICE_OUTPUT = 1 << 20
-#: The smallest slice (so a slice of the worst gzip is still about a quarter MiB).
+#: The smallest and the largest slice (a plain body settles at one feed per read).
 MIN_SLICE = 256
+MAX_SLICE = 256 * 1024
 
 Expired = Callable[[], bool]
 
@@ -130,7 +132,7 @@ class SitemapRules(ChildRules):
             job.reading = False
             return []
         job.watch.feed(chunk)
-        items = _feed(parser, chunk, expired)
+        items = _feed(job, parser, chunk, expired)
         actions = self._emit(job, items) if items else []
         if expired is not None and not parser.done and expired():
             timeout = self.config.seconds
@@ -228,21 +230,24 @@ class SitemapRules(ChildRules):
             stats.sitemaps_failed += 1
 
 
-def _feed(parser: SitemapParser, chunk: bytes, expired: Expired | None) -> list[Item]:
+def _feed(job: Job, parser: SitemapParser, chunk: bytes, expired: Expired | None) -> list[Item]:
     """Feed a chunk; with a deadline, in slices of bounded work, the clock read between."""
     if expired is None:
         return parser.feed(chunk)
     items: list[Item] = []
-    start, step = 0, FEED_SLICE
+    start, step = 0, job.slice
     while start < len(chunk):
         before = parser.bytes_out
         items += parser.feed(chunk[start : start + step])
         start += step
-        if parser.done or expired():
-            break
         grown = parser.bytes_out - before
         if grown > SLICE_OUTPUT:  # gzip that expands a lot: smaller slices
             step = max(MIN_SLICE, step * SLICE_OUTPUT // grown)
+        elif grown < SLICE_OUTPUT // 2:
+            step = min(MAX_SLICE, step * 2)
+        if parser.done or expired():
+            break
+    job.slice = step
     return items
 
 
