@@ -329,7 +329,12 @@ class ScrapyDriver:
         """The filter hook, then one request per record (alternates last)."""
         kept: Iterable[UrlRecord] = records
         if self.record_filter is not None:
-            kept = list(self.record_filter(records))
+            try:
+                kept = list(self.record_filter(records))
+            except Exception as exc:  # the spider's hook: its failure costs these records only
+                self._count("problems/sitemap-filter")
+                logger.error("sitemap-reader: sitemap_filter failed: %s", _describe(exc))
+                kept = []
             self._count("urls_filtered", len(records) - len(kept))
         for record in kept:
             yield from self._page(record)
