@@ -96,7 +96,6 @@ class Done:
 
     node: SitemapNode
     ticket: Ticket | None = None
-    notes: tuple[str, ...] = field(default=())
 
 
 @dataclass(frozen=True, slots=True)
