@@ -8,12 +8,18 @@ site; :func:`parse` and :class:`SitemapParser` read bytes you already have.
 >>> import sitemap_reader as sr
 >>> [r.url for r in sr.parse(b"https://example.com/a\\n").urls]
 ['https://example.com/a']
+
+The crawling names (:class:`SitemapReader`, :func:`iter_urls`) are resolved on first use
+(module ``__getattr__``), so ``import sitemap_reader`` and ``import sitemap_reader.parse``
+load neither aiohttp nor asyncio: the sans-I/O layers stay importable on their own.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sitemap_reader._version import __version__
-from sitemap_reader.crawl import Run, SitemapNode, SitemapReader, Stats, iter_urls
+from sitemap_reader.discovery.model import Run, SitemapNode, Stats
 from sitemap_reader.errors import (
     DiscoveryError,
     FetchError,
@@ -70,3 +76,21 @@ __all__ = [
     "to_dataframe",
     "tree_dataframe",
 ]
+
+if TYPE_CHECKING:
+    from sitemap_reader.crawl import SitemapReader, iter_urls
+
+#: Names that need the aiohttp driver, and the module that has them.
+_LAZY = {"SitemapReader": "sitemap_reader.crawl", "iter_urls": "sitemap_reader.crawl"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the aiohttp driver when one of its names is first asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sitemap_reader' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -51,6 +51,12 @@ class Limits:
     max_text_length: int = 64 * KiB
     #: Extension records kept per URL: Google allows 1,000 images per <url>.
     max_extensions_per_url: int = 1_000
+    #: Raw bytes read from the wire per sitemap; None means twice
+    #: ``max_decompressed_bytes`` (see :meth:`wire_cap`). The decompressed cap alone does
+    #: not bound a gzip stream that yields nothing (empty deflate blocks) or endless NUL
+    #: padding after a member: those were read until the timeout (~10 GB at 120 s).
+    #: A real body is never much bigger on the wire than decompressed, so twice is slack.
+    max_wire_bytes: int | None = None
 
     # --- robots.txt ---
     #: RFC 9309 §2.5: crawlers must parse at least 500 KiB; Google stops there too.
@@ -96,6 +102,16 @@ class Limits:
     max_retry_after: float = 60.0
     #: Base of the jittered exponential backoff, in seconds.
     backoff_base: float = 0.5
+
+    def wire_cap(self) -> int:
+        """The raw bytes one sitemap may take from the wire (``max_wire_bytes`` resolved).
+
+        >>> Limits(max_decompressed_bytes=1000).wire_cap()
+        2000
+        """
+        if self.max_wire_bytes is not None:
+            return self.max_wire_bytes
+        return 2 * self.max_decompressed_bytes
 
     def replace(self, **changes: object) -> Limits:
         """A copy with some fields changed: ``limits.replace(max_depth=2)``."""

@@ -108,9 +108,11 @@ CREATE TABLE IF NOT EXISTS pending (
 CREATE TABLE IF NOT EXISTS gone (sitemap INTEGER PRIMARY KEY);
 """
 
-# The owner of a URL is the sitemap that listed it last. ``shared`` is set when another
-# sitemap still claims it: it listed it earlier in this same run (seen = this run), or
-# it was not re-read this run (so it may well still list it).
+# The owner of a URL is the sitemap that listed it last. Its lastmod is the newest any
+# sitemap of the run gave it (the merge rule of records.more_informative, for the one
+# field the state keeps), so the state does not depend on which sitemap was read last.
+# ``shared`` is set when another sitemap still claims it: it listed it earlier in this
+# same run (seen = this run), or it was not re-read this run (so it may well still list it).
 _UPSERT_URL = """
 INSERT INTO urls (key, sitemap, lastmod, seen) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (key) DO UPDATE SET
@@ -121,7 +123,9 @@ ON CONFLICT (key) DO UPDATE SET
         )
     ),
     sitemap = excluded.sitemap,
-    lastmod = excluded.lastmod,
+    lastmod = CASE WHEN urls.seen = excluded.seen  -- two sitemaps of one run: the newest
+        THEN max(coalesce(urls.lastmod, excluded.lastmod), coalesce(excluded.lastmod, urls.lastmod))
+        ELSE excluded.lastmod END,
     seen = excluded.seen
 """
 

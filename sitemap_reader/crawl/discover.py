@@ -39,19 +39,20 @@ from types import TracebackType
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
+from sitemap_reader.crawl.best_first import make_sink
 from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agent
 from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
-from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, unpack
-from sitemap_reader.crawl.model import Run, Stats
-from sitemap_reader.crawl.ranked import make_sink
-from sitemap_reader.crawl.schedule import Channel
-from sitemap_reader.crawl.targets import Target, classify
-from sitemap_reader.crawl.traverse import Batch, Traversal
+from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
+from sitemap_reader.crawl.schedule import Channel, HostScheduler
+from sitemap_reader.crawl.traverse import Repeats, Traversal
+from sitemap_reader.discovery.config import Config
+from sitemap_reader.discovery.model import Run, Stats
+from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
-from sitemap_reader.rank import ScoreFunc
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.store import StateStore
 
 #: Batches buffered between the traversal and the consumer (a batch is the new records of
@@ -223,16 +224,18 @@ class SitemapReader:
         if top is not None and top < 1:
             raise UsageError("top must be at least 1")
         run, targets = self._new_run(target)
-        channel: Channel[Batch] = Channel(CHANNEL_BATCHES)
-        traversal = Traversal(self, run, targets, channel)
+        channel: Channel[Item] = Channel(CHANNEL_BATCHES)
         sink = make_sink(ranked, top, self.limits)
-        traversal.state = state = self._open_state(run, commit_each=sink is None)
+        state = self._open_state(run, commit_each=sink is None)
+        traversal = self._traversal(run, targets, channel, state, merge=sink is not None)
         task = asyncio.create_task(traversal.run())
         try:
             async with contextlib.aclosing(unpack(channel)) as source:
                 async for batch in source:
                     if sink is None:
                         yield batch
+                    elif type(batch) is Repeats:
+                        sink.merge(batch)
                     else:
                         sink.add(batch)
             if sink is not None:
@@ -261,8 +264,8 @@ class SitemapReader:
         Nothing is raised when nothing was found: ``run.error`` says why instead.
         """
         run, targets = self._new_run(target)
-        traversal = Traversal(self, run, targets, None)
-        traversal.state = state = self._open_state(run, commit_each=True)
+        state = self._open_state(run, commit_each=True)
+        traversal = self._traversal(run, targets, None, state)
         try:
             await traversal.run()
             if state is not None:
@@ -271,6 +274,30 @@ class SitemapReader:
             if state is not None:
                 state.close()
         return run
+
+    def _traversal(
+        self,
+        run: Run,
+        targets: Sequence[Target],
+        channel: Channel[Item] | None,
+        state: Incremental | None,
+        *,
+        merge: bool = False,
+    ) -> Traversal:
+        """The aiohttp driver of one run, over the core with this reader's policy."""
+        config = Config(
+            limits=self.limits,
+            strict=self.strict,
+            scope=self.scope,
+            robots=self.robots,
+            guess=self.guess,
+            timeout=self.timeout,
+            score=self.score,
+            merge_duplicates=merge,
+        )
+        fetchers = [self.fetcher_for(t) for t in targets]
+        scheduler = HostScheduler(self.concurrency, self.per_host)
+        return Traversal(config, run, targets, fetchers, scheduler, channel, state)
 
     def _open_state(self, run: Run, *, commit_each: bool) -> Incremental | None:
         """The incremental state of a run (None without ``state``)."""

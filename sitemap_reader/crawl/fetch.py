@@ -149,6 +149,12 @@ class Deadline:
         """True once the budget ran out (the block then raises TimeoutError)."""
         return self._timeout.expired()
 
+    def passed(self) -> bool:
+        """True once the budget ran out, read from the loop's clock (for code that runs
+        without awaiting, such as a long parse: the timeout itself fires only at an await)."""
+        when = self._timeout.when()
+        return when is not None and asyncio.get_running_loop().time() >= when
+
     def restart(self) -> None:
         """Start the full budget again (a new attempt)."""
         self._remaining = self._seconds
@@ -225,6 +231,11 @@ class Response:
             raise FetchFailed("body", f"connection lost in body: {_describe(exc)}") from exc
         except TimeoutError as exc:
             raise FetchFailed("timeout", "read timeout in body") from exc
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The final response's headers (case-insensitive; empty without a response)."""
+        return {} if self._raw is None else self._raw.headers
 
     def header(self, name: str) -> str | None:
         """A header of the final response (None when absent, or without a response)."""

@@ -3,7 +3,11 @@ lists, and save it once the consumer has the records.
 
 Theory of operation
 -------------------
-For each sitemap the traversal asks :meth:`Incremental.plan` what the state knows.
+The discovery core asks :meth:`Incremental.watch` for one :class:`SitemapWatch` per
+sitemap (the core's :class:`~sitemap_reader.discovery.observer.Observer` shape; a run
+without state uses the null observer) and calls it at fixed points: ``plan`` before the
+fetch, ``headers`` for the request, ``not_modified`` on a 304, ``begin``/``feed`` on the
+body, ``child`` and ``observe`` for what it lists, ``settle`` at the end.
 
 * A child whose lastmod in its index is not newer than the one stored from the last
   complete read is not fetched at all (``trust_index_lastmod``); it is *unchanged*.
@@ -19,10 +23,11 @@ For each sitemap the traversal asks :meth:`Incremental.plan` what the state know
   an observed revisit interval. If the read completes and the hash equals the stored
   one, the sitemap is unchanged after all and only its validators are refreshed.
 
-Saving: when a sitemap ends, :meth:`Incremental.settle` turns the outcome into a
-:class:`Checkpoint`, an empty batch carrying the write, which goes through the output
-channel behind the sitemap's records. The consumer side runs it when it reaches it,
-that is after the consumer took all of that sitemap's records, so a consumer that stops
+Saving: when a sitemap ends, :meth:`SitemapWatch.settle` turns the outcome into a
+:class:`~sitemap_reader.discovery.actions.Checkpoint` action carrying the write, which
+the driver puts in the output channel behind the sitemap's records. The consumer side
+runs it when it reaches it, that is after the consumer took all of that sitemap's
+records, so a consumer that stops
 or dies early never leaves a sitemap marked seen whose records it did not get. The
 write is committed at once (``state_commit="sitemap"``) or with everything else when
 the consumer has taken the last record (``"run"``, and always for ranked output, which
@@ -33,17 +38,20 @@ as records (``removed=True``) when asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import zlib
 from array import array
 from collections.abc import AsyncGenerator, Callable, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from sitemap_reader.crawl.schedule import Channel
+from sitemap_reader.discovery.actions import Checkpoint
+from sitemap_reader.discovery.model import SitemapNode, Stats
+from sitemap_reader.discovery.observer import Observer, StoredChildren, Watch
 from sitemap_reader.parse.normalize import normalize_url
-from sitemap_reader.rank import revisit_interval
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import revisit_interval
 from sitemap_reader.store import (
     SitemapRead,
     StateStore,
@@ -53,38 +61,23 @@ from sitemap_reader.store import (
     url_key,
 )
 
-if TYPE_CHECKING:
-    from sitemap_reader.crawl.fetch import Response
-    from sitemap_reader.crawl.model import SitemapNode, Stats
-
 Batch = list[UrlRecord]
+#: What the output channel carries: batches of records, and state writes between them.
+Item = Batch | Checkpoint
 #: ``state_commit`` values: commit after each sitemap, or once at the end of the run.
 COMMIT_MODES = ("sitemap", "run")
 #: Lastmod stored in a tracker's array for "no lastmod".
 _NONE = -(1 << 63)
-_set_revisit = UrlRecord.__dict__["revisit"].__set__  # see Incremental.observe
 
 
-class Checkpoint(list[UrlRecord]):
-    """An empty batch that carries a state write through the output channel."""
-
-    def __init__(self, action: Callable[[], Iterator[Batch]]) -> None:
-        super().__init__()
-        self.action = action
-
-    def run(self) -> Iterator[Batch]:
-        """Do the write; yields records the write produced (removed URLs)."""
-        return self.action()
-
-
-async def unpack(channel: Channel[Batch]) -> AsyncGenerator[Batch, None]:
+async def unpack(channel: Channel[Item]) -> AsyncGenerator[Batch, None]:
     """The channel's batches, running each checkpoint when it is reached."""
-    while (batch := await channel.get()) is not None:
-        if type(batch) is Checkpoint:
-            for extra in batch.run():
+    while (item := await channel.get()) is not None:
+        if type(item) is Checkpoint:
+            for extra in item.run():
                 yield extra
-        elif batch:
-            yield batch
+        elif item:
+            yield item  # type: ignore[misc]
 
 
 def node_key(url: str) -> str:
@@ -137,7 +130,141 @@ class Tracker:
         )
 
 
-class Incremental:
+class SitemapWatch(Watch):
+    """The state's view of one sitemap job: its stored row and its tracker."""
+
+    __slots__ = ("key", "owner", "stored", "tracker")
+
+    tracks_duplicates = True
+
+    def __init__(self, owner: Incremental, node: SitemapNode) -> None:
+        self.owner = owner
+        self.key = node_key(node.url)
+        self.stored: StoredSitemap | None = None
+        self.tracker: Tracker | None = None
+
+    # -- before the fetch --------------------------------------------------------------
+
+    def plan(self, node: SitemapNode) -> StoredChildren | None:
+        """Look the sitemap up in the state before fetching it.
+
+        Returns its stored children when its index lastmod is not newer than the stored
+        one (the node is then marked unchanged and must not be fetched), else None
+        (fetch it, with :meth:`headers`).
+        """
+        owner = self.owner
+        self.key = node_key(node.url)
+        stored = self.stored = owner.store.sitemap(self.key)
+        if stored is None or not owner.trust_index_lastmod:
+            return None
+        new, old = to_seconds(node.lastmod), stored.index_lastmod
+        if new is None or old is None or new > old:
+            return None
+        return self.not_modified(node, None)
+
+    def headers(self) -> dict[str, str] | None:
+        """Conditional request headers from the last complete read, if any."""
+        stored = self.stored
+        if stored is None:
+            return None
+        headers = {}
+        if stored.etag:
+            headers["If-None-Match"] = stored.etag
+        if stored.last_modified:
+            headers["If-Modified-Since"] = stored.last_modified
+        return headers or None
+
+    def not_modified(self, node: SitemapNode, status: int | None) -> StoredChildren | None:
+        """Mark the node unchanged (no body read); its stored children (to walk)."""
+        stored = self.stored
+        if stored is None:
+            return None
+        node.unchanged = "not modified (304)" if status == 304 else "index lastmod not newer"
+        node.format = stored.format
+        node.complete = True
+        node.urls = stored.records
+        if status is not None:
+            node.status = status
+        return [(url, lastmod) for url, lastmod in stored.child_refs()]
+
+    # -- while it streams --------------------------------------------------------------
+
+    def begin(self, etag: str | None, last_modified: str | None) -> None:
+        """A body is coming: start tracking it."""
+        self.tracker = Tracker(etag, last_modified)
+
+    def feed(self, chunk: bytes) -> None:
+        """Hash a chunk of the body as received."""
+        if self.tracker is not None:
+            self.tracker.digest.update(chunk)
+
+    def child(self, url: str, lastmod: datetime | None) -> None:
+        """The sitemap (or robots.txt) lists a child sitemap."""
+        key = node_key(url)
+        self.owner.listed.add(key)
+        if self.tracker is not None:
+            self.tracker.children.append((key, to_seconds(lastmod)))
+
+    def observe(self, batch: Batch, duplicates: Batch, uniform: bool) -> Batch:
+        """Track a chunk's in-scope records; the records to emit.
+
+        ``batch`` holds the records new to this run, ``duplicates`` those an earlier
+        sitemap of this run already emitted (tracked, never emitted). A record whose
+        lastmod moved forward gets the observed interval as its ``revisit`` (a new
+        record: only these, and only when the sitemap's lastmods are not ``uniform``).
+        """
+        tracker = self.tracker
+        if tracker is None:
+            return batch
+        if duplicates:
+            tracker.add(duplicates)
+        if not batch:
+            return batch
+        keys = tracker.add(batch)
+        previous = self.owner.store.lastmods(keys)
+        out: Batch = []
+        unchanged = 0
+        changed_only = self.owner.changed_only
+        for record, key in zip(batch, keys, strict=True):
+            if key not in previous:
+                out.append(record)
+                continue
+            old = from_seconds(previous[key])
+            lastmod = record.lastmod
+            if lastmod is not None and (old is None or lastmod > old):
+                if old is not None and not uniform:
+                    interval = revisit_interval(record.changefreq, lastmod, old)
+                    record = dataclasses.replace(record, revisit=interval)
+                out.append(record)
+            elif changed_only:
+                unchanged += 1
+            else:
+                out.append(record)
+        self.owner.stats.urls_unchanged += unchanged
+        return out
+
+    # -- after it ended ----------------------------------------------------------------
+
+    def settle(self, node: SitemapNode, complete: bool) -> Checkpoint | None:
+        """The write for a finished node (None when there is nothing to save).
+
+        ``complete``: the body was read to its end and parsed without a fatal problem,
+        and the run was not stopped meanwhile (so every record went out).
+        """
+        owner, key, stored, tracker = self.owner, self.key, self.stored, self.tracker
+        self.tracker = None
+        if node.unchanged is not None:
+            return owner.unchanged_write(node, key, tracker)
+        if tracker is None or not complete or not key:
+            return None
+        read = tracker.read(key, node)
+        if stored is not None and stored.hash == read.hash and stored.format == read.format:
+            node.unchanged = "same content"
+            return owner.unchanged_write(node, key, tracker)
+        return Checkpoint(lambda: owner.write(lambda: owner.store.save_read(read)))
+
+
+class Incremental(Observer):
     """One run's use of the state (see the module docstring)."""
 
     def __init__(
@@ -157,134 +284,14 @@ class Incremental:
         self.trust_index_lastmod = trust_index_lastmod
         self.commit_each = commit_each
         self.listed: set[str] = set()
-        self._stored: dict[int, tuple[str, StoredSitemap | None]] = {}
-        self._trackers: dict[int, Tracker] = {}
         store.begin_run()
 
-    # -- before the fetch --------------------------------------------------------------
+    def watch(self, node: SitemapNode) -> SitemapWatch:
+        """The state's watch of one sitemap job."""
+        return SitemapWatch(self, node)
 
-    def plan(self, node: SitemapNode) -> StoredSitemap | None:
-        """Look the sitemap up in the state before fetching it.
-
-        Returns the stored row when its index lastmod is not newer than the stored one
-        (the node is then marked unchanged and must not be fetched), else None (fetch
-        it, with :meth:`headers`).
-        """
-        key = node_key(node.url)
-        stored = self.store.sitemap(key)
-        self._stored[id(node)] = (key, stored)
-        if stored is None or not self.trust_index_lastmod:
-            return None
-        new, old = to_seconds(node.lastmod), stored.index_lastmod
-        if new is None or old is None or new > old:
-            return None
-        self.unchanged(node, "index lastmod not newer", None)
-        return stored
-
-    def headers(self, node: SitemapNode) -> dict[str, str] | None:
-        """Conditional request headers from the last complete read, if any."""
-        stored = self._stored.get(id(node), ("", None))[1]
-        if stored is None:
-            return None
-        headers = {}
-        if stored.etag:
-            headers["If-None-Match"] = stored.etag
-        if stored.last_modified:
-            headers["If-Modified-Since"] = stored.last_modified
-        return headers or None
-
-    def unchanged(self, node: SitemapNode, how: str, status: int | None) -> StoredSitemap | None:
-        """Mark the node unchanged (no body read); its stored row (children to walk)."""
-        stored = self._stored.get(id(node), ("", None))[1]
-        if stored is None:
-            return None
-        node.unchanged = how
-        node.format = stored.format
-        node.complete = True
-        node.urls = stored.records
-        if status is not None:
-            node.status = status
-        return stored
-
-    # -- while it streams --------------------------------------------------------------
-
-    def begin(self, node: SitemapNode, response: Response) -> None:
-        """A body is coming: start tracking it."""
-        self._trackers[id(node)] = Tracker(
-            response.header("ETag"), response.header("Last-Modified")
-        )
-
-    def feed(self, node: SitemapNode, chunk: bytes) -> None:
-        """Hash a chunk of the body as received."""
-        tracker = self._trackers.get(id(node))
-        if tracker is not None:
-            tracker.digest.update(chunk)
-
-    def child(self, parent: SitemapNode, url: str, lastmod: datetime | None) -> None:
-        """An index (or robots.txt) lists a child sitemap."""
-        key = node_key(url)
-        self.listed.add(key)
-        tracker = self._trackers.get(id(parent))
-        if tracker is not None:
-            tracker.children.append((key, to_seconds(lastmod)))
-
-    def observe(self, node: SitemapNode, batch: Batch, duplicates: Batch) -> Batch:
-        """Track a chunk's in-scope records; the records to emit.
-
-        ``batch`` holds the records new to this run, ``duplicates`` those an earlier
-        sitemap of this run already emitted (tracked, never emitted). A record whose
-        lastmod moved forward gets the observed interval as its ``revisit`` (the record
-        is fresh from the parser and not shared yet, so the slot is set in place).
-        """
-        tracker = self._trackers.get(id(node))
-        if tracker is None:
-            return batch
-        if duplicates:
-            tracker.add(duplicates)
-        if not batch:
-            return batch
-        keys = tracker.add(batch)
-        previous = self.store.lastmods(keys)
-        out: Batch = []
-        unchanged = 0
-        for record, key in zip(batch, keys, strict=True):
-            if key not in previous:
-                out.append(record)
-                continue
-            old = from_seconds(previous[key])
-            lastmod = record.lastmod
-            if lastmod is not None and (old is None or lastmod > old):
-                if old is not None:
-                    _set_revisit(record, revisit_interval(record.changefreq, lastmod, old))
-                out.append(record)
-            elif self.changed_only:
-                unchanged += 1
-            else:
-                out.append(record)
-        self.stats.urls_unchanged += unchanged
-        return out
-
-    # -- after it ended ----------------------------------------------------------------
-
-    def settle(self, node: SitemapNode, complete: bool) -> Checkpoint | None:
-        """The write for a finished node (None when there is nothing to save).
-
-        ``complete``: the body was read to its end and parsed without a fatal problem,
-        and the run was not stopped meanwhile (so every record went out).
-        """
-        key, stored = self._stored.pop(id(node), ("", None))
-        tracker = self._trackers.pop(id(node), None)
-        if node.unchanged is not None:
-            return self._unchanged_write(node, key, tracker)
-        if tracker is None or not complete or not key:
-            return None
-        read = tracker.read(key, node)
-        if stored is not None and stored.hash == read.hash and stored.format == read.format:
-            node.unchanged = "same content"
-            return self._unchanged_write(node, key, tracker)
-        return Checkpoint(lambda: self._write(lambda: self.store.save_read(read)))
-
-    def _unchanged_write(self, node: SitemapNode, key: str, tracker: Tracker | None) -> Checkpoint:
+    def unchanged_write(self, node: SitemapNode, key: str, tracker: Tracker | None) -> Checkpoint:
+        """The write of a sitemap found unchanged (its validators refreshed)."""
         self.stats.sitemaps_unchanged += 1
         etag = tracker.etag if tracker is not None else None
         modified = tracker.last_modified if tracker is not None else None
@@ -295,9 +302,10 @@ class Incremental:
                 key, etag=etag, last_modified=modified, index_lastmod=index_lastmod
             )
 
-        return Checkpoint(lambda: self._write(save))
+        return Checkpoint(lambda: self.write(save))
 
-    def _write(self, save: Callable[[], None]) -> Iterator[Batch]:
+    def write(self, save: Callable[[], None]) -> Iterator[Batch]:
+        """Run a save; commit it at once in ``state_commit="sitemap"`` mode."""
         save()
         if self.commit_each:
             self.store.commit()

@@ -59,17 +59,17 @@ from sitemap_reader.parse.xml import (
     expat_message,
     human_text,
 )
-from sitemap_reader.rank import make_scorer
 from sitemap_reader.records import (
     Alternate,
     Image,
     Problem,
+    RecordBuilder,
     SitemapRef,
     UrlRecord,
     Video,
-    make_url_record,
     set_record_extras,
 )
+from sitemap_reader.scoring import plain_builder
 
 Item = UrlRecord | SitemapRef
 #: Every value of SitemapParser.format.
@@ -90,7 +90,14 @@ class _Fatal(Exception):
 class _Emitter(Sink):
     """Turns raw entry strings into records; aggregates problems."""
 
-    def __init__(self, url: str | None, strict: bool, limits: Limits, now: datetime) -> None:
+    def __init__(
+        self,
+        url: str | None,
+        strict: bool,
+        limits: Limits,
+        now: datetime,
+        build: RecordBuilder | None = None,
+    ) -> None:
         self.base = url
         # Scheme-less locations take the sitemap's own scheme (https without one).
         self.scheme = "http" if url is not None and url[:5].lower() == "http:" else "https"
@@ -98,7 +105,7 @@ class _Emitter(Sink):
         self.strict = strict
         self.max_url_length = limits.max_url_length
         self.now = now
-        self.score = make_scorer(now)
+        self.build = build or plain_builder(now)
         self.out: list[Item] = []
         self.problems: dict[str, list[Any]] = {}
         self.format = "unknown"
@@ -159,7 +166,7 @@ class _Emitter(Sink):
             return
         out = self.out.append
         fast, max_length, base = fast_url_match, self.max_url_length, self.base
-        strict, cap, score = self.strict, self.max_entries, self.score
+        strict, cap, build = self.strict, self.max_entries, self.build
         dates, freqs, priorities = self._dates, self._freqs, self._priorities
         problem = self.problem
         count = self.urls
@@ -218,8 +225,7 @@ class _Emitter(Sink):
                     and news is None
                     and extra is None
                 ):
-                    fresh = score(prio, freq, modified)
-                    out(make_url_record(url, modified, freq, prio, fresh, base, (), (), (), None))
+                    out(build(url, modified, freq, prio, base, (), (), (), None))
                 else:
                     out(self._record(url, modified, freq, prio, entry))
         finally:
@@ -236,12 +242,11 @@ class _Emitter(Sink):
     ) -> UrlRecord:
         """A record with extensions (the slower path of :meth:`drain`)."""
         alternates, images, videos, news, extra = entry[ALTERNATES:]
-        record = make_url_record(
+        record = self.build(
             url,
             modified,
             freq,
             prio,
-            self.score(prio, freq, modified),
             self.base,
             self._alternates(alternates) if alternates else (),
             self._images(images) if images else (),
@@ -359,7 +364,10 @@ class SitemapParser:
     (lenient mode) and strict mode checks the location rule against it. Use None for a
     local file or standard input. ``content_type`` is accepted for diagnostics only:
     formats are sniffed from the bytes. ``pagemaps=True`` keeps PageMap DataObjects on
-    the records (``UrlRecord.pagemaps``); they are skipped by default.
+    the records (``UrlRecord.pagemaps``); they are skipped by default. ``build`` makes
+    each record from its parsed fields (:data:`~sitemap_reader.records.RecordBuilder`);
+    the default scores it with :func:`~sitemap_reader.scoring.default_score` at ``now``
+    and leaves ``revisit`` None.
     """
 
     def __init__(
@@ -371,13 +379,14 @@ class SitemapParser:
         limits: Limits | None = None,
         now: datetime | None = None,
         pagemaps: bool = False,
+        build: RecordBuilder | None = None,
     ) -> None:
         self.url = url
         self.content_type = content_type
         self.strict = strict
         self.pagemaps = pagemaps
         self.limits = limits or _DEFAULT_LIMITS
-        self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC))
+        self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC), build)
         self._heads: list[bytes | None] = [b""]  # per stage: undecided start, None once decided
         self._gunzips: list[Gunzip] = []
         self._body_head: bytes | None = b""

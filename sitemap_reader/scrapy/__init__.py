@@ -1,6 +1,7 @@
 """Scrapy integration: sitemap discovery inside a Scrapy crawl, fetched by Scrapy's downloader.
 
-Three doors, one engine (:class:`Discovery`):
+Three doors, one driver (:class:`ScrapyDriver`) over the discovery core every front door
+shares (:mod:`sitemap_reader.discovery`):
 
 * :class:`SitemapReaderMixin`, for ``class MySpider(SitemapReaderMixin, scrapy.Spider)``. Its
   ``start()`` yields robots.txt / sitemap requests whose callback is a spider method, so a
@@ -47,11 +48,11 @@ if scrapy.version_info < (2, 13):  # pragma: no cover
         "pip install sitemap-reader[scrapy]"
     )
 
-from sitemap_reader.scrapy.discovery import (
+from sitemap_reader.scrapy.driver import (
     META_KEY,
     SITEMAP_META_KEY,
-    Discovery,
     Options,
+    ScrapyDriver,
     priority_of,
 )
 from sitemap_reader.scrapy.middleware import (
@@ -62,6 +63,9 @@ from sitemap_reader.scrapy.middleware import (
 )
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
 
+#: The driver's first name.
+Discovery = ScrapyDriver
+
 __all__ = [
     "DEFAULT_SETTINGS",
     "META_KEY",
@@ -70,6 +74,7 @@ __all__ = [
     "Addon",
     "Discovery",
     "Options",
+    "ScrapyDriver",
     "SitemapReaderMixin",
     "SitemapStartMiddleware",
     "priority_of",

@@ -14,7 +14,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.scrapy import guard
-from sitemap_reader.scrapy.discovery import SITEMAP_META_KEY, Discovery, Options
+from sitemap_reader.scrapy.driver import SITEMAP_META_KEY, Options, ScrapyDriver
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -79,7 +79,7 @@ class SitemapStartMiddleware:
         callback = getattr(spider, self.callback_name, None)
         if not callable(callback):
             raise UsageError(f"SITEMAP_READER_CALLBACK: the spider has no {self.callback_name}()")
-        discovery = Discovery(
+        discovery = ScrapyDriver(
             self.options,
             self.crawler,
             [(re.compile(""), callback)],
@@ -94,7 +94,7 @@ class SitemapStartMiddleware:
                 await self._pace()
                 yield request
 
-    async def _fetch(self, discovery: Discovery, request: Request) -> Iterator[Request]:
+    async def _fetch(self, discovery: ScrapyDriver, request: Request) -> Iterator[Request]:
         engine = self.crawler.engine
         assert engine is not None
         try:

@@ -11,13 +11,13 @@ from scrapy import Request, Spider
 from scrapy.http import Response
 
 from sitemap_reader.limits import Limits
-from sitemap_reader.rank import ScoreFunc
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.scrapy import guard
-from sitemap_reader.scrapy.discovery import (
-    Discovery,
+from sitemap_reader.scrapy.driver import (
     Options,
     Rule,
+    ScrapyDriver,
     compile_patterns,
     split_targets,
 )
@@ -88,14 +88,14 @@ class SitemapReaderMixin(Spider):
         """Errback of robots.txt and sitemap requests: log, fall back, go on."""
         return self._sitemap_reader().on_failure(failure)
 
-    def _sitemap_reader(self) -> Discovery:
+    def _sitemap_reader(self) -> ScrapyDriver:
         discovery = self.__dict__.get("_sitemap_reader_discovery")
         if discovery is None:
             discovery = self.__dict__["_sitemap_reader_discovery"] = self._make_discovery()
-        assert isinstance(discovery, Discovery)
+        assert isinstance(discovery, ScrapyDriver)
         return discovery
 
-    def _make_discovery(self) -> Discovery:
+    def _make_discovery(self) -> ScrapyDriver:
         base = Options.from_settings(self.crawler.settings)
         alternates = self.sitemap_alternates
         options = dataclasses.replace(
@@ -107,7 +107,7 @@ class SitemapReaderMixin(Spider):
             limits=self.sitemap_limits or base.limits,
             score=self.sitemap_score,
         )
-        return Discovery(
+        return ScrapyDriver(
             options,
             self.crawler,
             self._rules(),

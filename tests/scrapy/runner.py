@@ -1,6 +1,7 @@
 """Run one Scrapy crawl of the test site; the Scrapy tests start it in a subprocess.
 
-``python tests/scrapy/runner.py MODE BASE OUT [--jobdir DIR] [--stop-after N] [--alternates]``
+``python tests/scrapy/runner.py MODE BASE OUT [--jobdir DIR] [--stop-after N] [--alternates]
+[--run-json FILE]``
 
 MODE is ``mixin`` (a SitemapReaderMixin spider), ``middleware`` (a plain spider with
 SitemapStartMiddleware) or ``addon`` (a plain spider with the Addon). Every page callback
@@ -30,6 +31,7 @@ class Recorder:
     """Appends one JSON line per page; raises CloseSpider after ``stop_after`` pages."""
 
     out: str = ""
+    run_json: str = ""
     stop_after: int = 0
     pages: int = 0
 
@@ -56,6 +58,12 @@ class MixinSpider(Recorder, SitemapReaderMixin, Spider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
         return self.record(response)
 
+    def closed(self, reason: str) -> None:
+        """With ``--run-json``: write the run (tree and stats) the driver built."""
+        if self.run_json:
+            with open(self.run_json, "w", encoding="utf-8") as stream:
+                json.dump(self._sitemap_reader().run.to_dict(), stream)
+
 
 class PlainSpider(Recorder, Spider):
     """A spider that knows nothing about sitemaps (middleware and add-on paths)."""
@@ -78,6 +86,7 @@ def main() -> None:
     parser.add_argument("--alternates", action="store_true")
     parser.add_argument("--target", help="crawl this target instead of BASE/")
     parser.add_argument("--set", action="append", default=[], help="NAME=JSON, a setting")
+    parser.add_argument("--run-json", default="", help="mixin: write the run's tree here")
     args = parser.parse_args()
     settings: dict[str, Any] = {
         "LOG_LEVEL": "INFO",
@@ -111,6 +120,7 @@ def main() -> None:
     elif args.mode == "addon":
         settings["ADDONS"] = {"sitemap_reader.scrapy.Addon": 0}
     Recorder.out, Recorder.stop_after = args.out, args.stop_after
+    Recorder.run_json = args.run_json
     process = CrawlerProcess(settings)
     process.crawl(spider)
     process.start()

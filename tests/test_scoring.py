@@ -1,4 +1,4 @@
-"""Tests for sitemap_reader.rank: the default score, the lastmod vote, revisit intervals."""
+"""Tests for sitemap_reader.scoring: the default score, the lastmod vote, revisit intervals."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_reader.parse.normalize import CHANGEFREQS
-from sitemap_reader.rank import (
+from sitemap_reader.records import UrlRecord
+from sitemap_reader.scoring import (
     FREQUENCY_RANK,
     MAX_REVISIT_SECONDS,
     MIN_REVISIT_SECONDS,
@@ -22,7 +23,6 @@ from sitemap_reader.rank import (
     revisit_interval,
     score_record,
 )
-from sitemap_reader.records import UrlRecord
 
 NOW = datetime(2024, 3, 5, 12, tzinfo=UTC)
 

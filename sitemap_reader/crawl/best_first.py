@@ -2,11 +2,14 @@
 
 :class:`RankedBuffer` keeps records in memory up to ``Limits.max_ranked_in_memory``;
 past it, they spill to a private temporary SQLite file (``sqlite3.connect("")``: on
-disk, deleted when closed) as ``(-score, url, pickled record)`` rows, and SQLite's
-external sorter produces the order, so memory stays flat however big the site is.
-:class:`TopN` keeps only the N best in a heap whose root is the worst kept record, so
-its memory is proportional to N. Both give score descending, ties by URL ascending
-(:func:`sitemap_reader.rank.order_key`).
+disk, deleted when closed) as rows keyed by URL, and SQLite's external sorter produces
+the order, so memory stays flat however big the site is. Copies of a URL listed by
+several sitemaps merge into the most informative one
+(:func:`~sitemap_reader.records.more_informative`), in memory or in the file, so held
+output does not depend on which sitemap was read first. ``top=N`` is the same buffer
+with a limit (memory about N records, the rest on disk). :class:`TopN` keeps only the N
+best of distinct records in a heap. Both give score descending, ties by URL ascending
+(:func:`sitemap_reader.scoring.order_key`).
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from sitemap_reader.limits import Limits
-from sitemap_reader.rank import order_key
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.records import UrlRecord, informativeness, more_informative
+from sitemap_reader.scoring import order_key
 
 #: Records per batch handed out when draining.
 DRAIN_BATCH = 1024
@@ -31,7 +34,10 @@ class RankedSink(Protocol):
     """Where a ranked run collects its records until the run ends."""
 
     def add(self, batch: list[UrlRecord]) -> None:
-        """Take a batch of records."""
+        """Take a batch of records (URLs new to the run)."""
+
+    def merge(self, repeats: list[UrlRecord]) -> None:
+        """Take other copies of URLs already added; keep the most informative copy."""
 
     def drain(self) -> Iterator[list[UrlRecord]]:
         """The records best-first, in batches (call once, after the last add)."""
@@ -40,8 +46,35 @@ class RankedSink(Protocol):
         """Release memory and files."""
 
 
+#: A record's informativeness in the spill table (lastmod -inf is stored as this).
+_SQL_NO_LASTMOD = -1e300
+#: The merge rule of :func:`~sitemap_reader.records.more_informative`, in SQL.
+_BETTER = """(?2, ?3, ?4) > (lastmod, prio, freq)
+    OR ((?2, ?3, ?4) = (lastmod, prio, freq) AND ?5 < sitemap)"""
+_SET = "neg = ?1, lastmod = ?2, prio = ?3, freq = ?4, sitemap = ?5, rec = ?6"
+_INSERT = f"""INSERT INTO spill VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+ON CONFLICT (url) DO UPDATE SET {_SET} WHERE {_BETTER}"""
+
+
+def _row(record: UrlRecord) -> tuple[float, float, bool, bool, str, bytes, str]:
+    lastmod, prio, freq = informativeness(record)
+    return (
+        -record.score,
+        max(lastmod, _SQL_NO_LASTMOD),
+        prio,
+        freq,
+        record.sitemap or "\uffff",
+        pickle.dumps(record, pickle.HIGHEST_PROTOCOL),
+        record.url,
+    )
+
+
 class RankedBuffer:
     """Every record, best-first; in memory up to ``bound`` records, on disk beyond.
+
+    Copies of a URL (:meth:`merge`) collapse into the most informative one
+    (:func:`~sitemap_reader.records.more_informative`), in memory or in the spill file.
+    ``limit`` keeps only the first ``limit`` records of the order (``top=N``).
 
     >>> buffer = RankedBuffer(bound=2)
     >>> buffer.add([UrlRecord("https://a/", score=0.1), UrlRecord("https://b/", score=0.9)])
@@ -52,9 +85,10 @@ class RankedBuffer:
     True
     """
 
-    def __init__(self, bound: int) -> None:
+    def __init__(self, bound: int, limit: int | None = None) -> None:
         self._bound = max(1, bound)
-        self._memory: list[UrlRecord] = []
+        self._limit = limit
+        self._memory: dict[str, UrlRecord] = {}
         self._db: sqlite3.Connection | None = None
         self.spilled_records = 0
 
@@ -65,9 +99,19 @@ class RankedBuffer:
 
     def add(self, batch: list[UrlRecord]) -> None:
         """Take a batch; spill everything held when the bound is passed."""
-        self._memory.extend(batch)
-        if len(self._memory) > self._bound:
+        memory = self._memory
+        for record in batch:
+            old = memory.get(record.url)
+            if old is None or more_informative(record, old):
+                memory[record.url] = record
+        if len(memory) > self._bound:
             self._spill()
+
+    def merge(self, repeats: list[UrlRecord]) -> None:
+        """Other copies of URLs added (or still to be added: a sitemap's first records
+        are held back a little): the more informative copy stays, in memory or, at the
+        next spill, in the file."""
+        self.add(repeats)
 
     def _spill(self) -> None:
         db = self._db
@@ -76,34 +120,35 @@ class RankedBuffer:
             db.execute(f"PRAGMA cache_size=-{SPILL_CACHE_KIB}")
             db.execute("PRAGMA journal_mode=OFF")
             db.execute("PRAGMA synchronous=OFF")
-            db.execute("CREATE TABLE spill (neg REAL NOT NULL, url TEXT NOT NULL, rec BLOB)")
-        dumps = pickle.dumps
-        with db:
-            db.executemany(
-                "INSERT INTO spill VALUES (?, ?, ?)",
-                ((-r.score, r.url, dumps(r, pickle.HIGHEST_PROTOCOL)) for r in self._memory),
+            db.execute(
+                "CREATE TABLE spill (neg REAL NOT NULL, lastmod REAL, prio INTEGER, "
+                "freq INTEGER, sitemap TEXT, rec BLOB, url TEXT PRIMARY KEY)"
             )
+        with db:  # a URL spilled before and added again is merged by the same rule
+            db.executemany(_INSERT, map(_row, self._memory.values()))
         self.spilled_records += len(self._memory)
         self._memory.clear()
 
     def drain(self) -> Iterator[list[UrlRecord]]:
-        """All records best-first, :data:`DRAIN_BATCH` at a time."""
+        """All records best-first (the first ``limit``), :data:`DRAIN_BATCH` at a time."""
+        limit = self._limit
         if self._db is None:
-            self._memory.sort(key=order_key)
-            memory, self._memory = self._memory, []
+            memory = sorted(self._memory.values(), key=order_key)[:limit]
+            self._memory = {}
             for start in range(0, len(memory), DRAIN_BATCH):
                 yield memory[start : start + DRAIN_BATCH]
             return
         if self._memory:
             self._spill()
         loads = pickle.loads
-        cursor = self._db.execute("SELECT rec FROM spill ORDER BY neg, url")
+        query = "SELECT rec FROM spill ORDER BY neg, url"
+        cursor = self._db.execute(query + (f" LIMIT {int(limit)}" if limit is not None else ""))
         while rows := cursor.fetchmany(DRAIN_BATCH):
             yield [loads(row[0]) for row in rows]
 
     def close(self) -> None:
         """Drop what is held and delete the temporary file."""
-        self._memory = []
+        self._memory = {}
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -124,7 +169,8 @@ class _Kept:
 
 
 class TopN:
-    """The ``n`` best records of a run, in memory proportional to ``n``.
+    """The ``n`` best of distinct records, in memory proportional to ``n`` (no merging of
+    copies: the reader's ``top=N`` uses :class:`RankedBuffer` with a limit instead).
 
     >>> top = TopN(2)
     >>> top.add([UrlRecord(f"https://x/{i}", score=i / 10) for i in range(5)])
@@ -159,9 +205,12 @@ class TopN:
 
 
 def make_sink(ranked: bool, top: int | None, limits: Limits) -> RankedSink | None:
-    """The collector of a ranked run (``top`` implies ranked); None for discovery order."""
+    """The collector of a ranked run (``top`` implies ranked); None for discovery order.
+
+    ``top`` uses the buffer too (with a limit), not :class:`TopN`: copies of a URL must
+    merge whichever of them ranks higher, which needs every URL's best copy."""
     if top is not None:
-        return TopN(top)
+        return RankedBuffer(min(limits.max_ranked_in_memory, max(top, 1024)), limit=top)
     if ranked:
         return RankedBuffer(limits.max_ranked_in_memory)
     return None

@@ -1,0 +1,158 @@
+"""The core's children and records: which listed sitemaps become jobs, which records
+go out (scope, the run-wide dedupe, the incremental watch, the record shaper, the URL
+budget). Mixed into :class:`~sitemap_reader.discovery.Discovery`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sitemap_reader.discovery.actions import Action, Done, Emit
+from sitemap_reader.discovery.job import Job, Site
+from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.observer import StoredChildren
+from sitemap_reader.discovery.robots import RobotsRules
+from sitemap_reader.discovery.rules import Batch, is_robots, limit_code, origin_prefix
+from sitemap_reader.parse.normalize import normalize_url
+from sitemap_reader.parse.parser import Item
+from sitemap_reader.records import UrlRecord
+
+if TYPE_CHECKING:
+    from sitemap_reader.discovery.dedupe import UrlSet
+    from sitemap_reader.discovery.model import Stats
+
+#: Skipped children kept as nodes per parent; further skips are only counted (a problem
+#: on the parent), so an index of 50,000 duplicate entries cannot bloat the tree.
+MAX_SKIPPED_NODES = 100
+
+
+class ChildRules(RobotsRules):
+    """Child sitemaps and the records of a chunk."""
+
+    if TYPE_CHECKING:
+        stats: Stats
+        stopped: str | None
+        visited: set[str]
+        seen: UrlSet
+
+        def _push(
+            self,
+            site: Site,
+            node: SitemapNode,
+            actions: list[Action],
+            fallback: str | None = None,
+        ) -> None: ...
+
+        def stop(self, reason: str) -> list[Action]: ...
+
+    def _walk(self, job: Job, children: StoredChildren, actions: list[Action]) -> None:
+        """An unchanged index: its children (as last read) may still have changed."""
+        for url, lastmod in children:
+            self._add_child(job, url, "sitemap", job.node.depth + 1, lastmod, actions)
+
+    def _add_child(
+        self,
+        job: Job,
+        url: str,
+        kind: str,
+        depth: int,
+        lastmod: datetime | None,
+        actions: list[Action],
+    ) -> None:
+        site, parent = job.site, job.node
+        node = SitemapNode(url, kind=kind, depth=depth, lastmod=lastmod)
+        key = normalize_url(url) or url
+        job.watch.child(url, lastmod)
+        reason = self._skip_reason(site, key, kind, depth)
+        if reason is None:
+            self.visited.add(key)
+            parent.children.append(node)
+            self._push(site, node, actions)
+            return
+        node.skipped = reason
+        self.stats.sitemaps_skipped += 1
+        limit = limit_code(reason)
+        if limit is not None:  # sitemaps lost to a bound: say so where -v and the tree show it
+            parent.add_problem(limit, f"child sitemaps not fetched: {reason}")
+        kept = site.kept_skips.get(job.id, 0)
+        if kept < MAX_SKIPPED_NODES:
+            site.kept_skips[job.id] = kept + 1
+            parent.children.append(node)
+            actions.append(Done(node))
+        elif limit is None:
+            parent.add_problem("children-skipped", f"more skipped child sitemaps, e.g. {url}")
+
+    def _skip_reason(self, site: Site, key: str, kind: str, depth: int) -> str | None:
+        limits = self.limits
+        if self.stopped is not None:
+            return self.stopped
+        if is_robots(key):
+            return "robots.txt is not a sitemap"
+        if key in self.visited:
+            return "already visited"
+        if depth > limits.max_depth:
+            return f"deeper than max_depth={limits.max_depth}"
+        if site.sitemaps >= limits.max_sitemaps:
+            return f"over max_sitemaps={limits.max_sitemaps}"
+        follow = self.config.follow
+        if follow and kind == "sitemap" and not any(p.search(key) for p in follow):
+            return "not matched by follow"
+        return None
+
+    # -- records ---------------------------------------------------------------------------
+
+    def _emit(self, job: Job, items: list[Item]) -> list[Action]:
+        """Children become jobs; records pass scope and dedupe and go out as one batch."""
+        actions: list[Action] = []
+        batch = self._filter(job, items, actions)
+        if batch:
+            self._send(batch, actions)
+        return actions
+
+    def _filter(self, job: Job, items: list[Item], actions: list[Action]) -> Batch:
+        """The hot loop: scope (cached per origin prefix), then the run-wide dedupe."""
+        node, site = job.node, job.site
+        seen_add = self.seen.add
+        allows = site.scope.allows if site.scope is not None else None
+        base = node.final_url
+        batch: Batch = []
+        prefix: str | None = None
+        in_scope = True
+        urls = out = duplicates = 0
+        merge = self.config.merge_duplicates
+        tracked: Batch | None = [] if merge or job.watch.tracks_duplicates else None
+        for item in items:
+            if type(item) is not UrlRecord:
+                self._add_child(job, item.url, "sitemap", node.depth + 1, item.lastmod, actions)
+                continue
+            urls += 1
+            url = item.url
+            if allows is not None and (prefix is None or not url.startswith(prefix)):
+                in_scope = allows(url, base)  # the verdict depends on the origin only
+                prefix = origin_prefix(url)
+            if not in_scope:
+                out += 1
+            elif seen_add(url):
+                batch.append(item)
+            else:
+                duplicates += 1
+                if tracked is not None:  # still listed by this sitemap: the state needs it
+                    tracked.append(item)
+        node.urls += urls
+        self.stats.urls_out_of_scope += out
+        self.stats.urls_duplicate += duplicates
+        batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
+        if merge and tracked and self.stopped is None:
+            actions.append(Emit([], job.shaper.repeats(tracked)))
+        return job.shaper.shape(node, batch) if batch else batch
+
+    def _send(self, batch: Batch, actions: list[Action]) -> None:
+        """Apply the run's URL budget, then emit."""
+        cap = self.limits.max_urls
+        emitted = self.stats.urls_emitted
+        if cap is not None and emitted + len(batch) >= cap:
+            batch = batch[: max(0, cap - emitted)]
+            actions.extend(self.stop(f"max_urls={cap} reached"))
+        self.stats.urls_emitted += len(batch)
+        if batch:
+            actions.append(Emit(batch))

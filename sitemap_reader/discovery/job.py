@@ -1,0 +1,80 @@
+"""The state of one target (:class:`Site`) and of one robots.txt / sitemap / file (:class:`Job`).
+
+A job owns everything about its node: the node itself (the tree entry), the parser of
+its body, the incremental watch, the record shaper (lastmod vote, records held back),
+the robots.txt body being gathered, and the counters of its attempts. Nothing about a
+job lives in a dict keyed by node identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sitemap_reader.discovery.actions import Ticket
+from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.observer import Watch
+from sitemap_reader.discovery.shaping import Shaper
+from sitemap_reader.discovery.targets import Target
+from sitemap_reader.parse.parser import SitemapParser
+from sitemap_reader.parse.scope import Scope
+from sitemap_reader.records import format_datetime
+
+
+@dataclass(slots=True, eq=False)
+class Site:
+    """Per-target state: its root node, scope filter, sitemap budget and reachability."""
+
+    index: int
+    target: Target
+    root: SitemapNode
+    scope: Scope | None
+    sitemaps: int = 0
+    unreachable: str | None = None
+    #: Skipped children kept as nodes, per parent (see ``MAX_SKIPPED_NODES``).
+    kept_skips: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    """One robots.txt, sitemap, probe or local file being read (see the module docstring)."""
+
+    id: int
+    site: Site
+    node: SitemapNode
+    watch: Watch
+    shaper: Shaper
+    #: The http:// URL to try when the https one cannot connect (bare-domain targets).
+    fallback: str | None = None
+    parser: SitemapParser | None = None
+    #: True while the driver should go on reading the body.
+    reading: bool = False
+    #: robots.txt: the body gathered so far (None: no body, or absent).
+    robots_body: bytearray | None = None
+    #: A probe of the home page (robots.txt disabled): only the status matters.
+    probe: bool = False
+    attempts: int = 0
+    finished: bool = False
+    #: Raw bytes per parser feed under a deadline (adapted to how much gzip expands).
+    slice: int = 16 * 1024
+    #: Redirect hops this job followed (its own, so a second report of one is no loop).
+    hops: set[str] = field(default_factory=set)
+
+    def ticket(self, run: str) -> Ticket:
+        """The job's ticket: enough to rebuild it in another process."""
+        node = self.node
+        ticket: dict[str, Any] = {
+            "run": run,
+            "job": self.id,
+            "url": node.url,
+            "kind": node.kind,
+            "target": self.site.index,
+            "depth": node.depth,
+        }
+        if node.lastmod is not None:
+            ticket["lastmod"] = format_datetime(node.lastmod)
+        if self.fallback is not None:
+            ticket["fallback"] = self.fallback
+        if self.site.scope is not None:
+            ticket["hosts"] = sorted(self.site.scope.hosts)
+        return ticket

@@ -1,0 +1,217 @@
+"""The run description the crawler builds while it works: sitemap nodes, stats, the run.
+
+These are plain mutable dataclasses because the traversal fills them in as responses
+arrive; callers read them (the CLI polls :class:`Stats` for a progress bar) and turn them
+into JSON with ``to_dict()``. They hold no I/O objects, so a finished :class:`Run` can be
+kept, printed or pickled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sitemap_reader.records import Problem
+
+JsonDict = dict[str, Any]
+
+#: Node kinds: the robots.txt of a site target, a sitemap (listed by robots.txt, given as
+#: the target, or a child of an index), a probed well-known path, a local file, stdin.
+NODE_KINDS = ("robots", "sitemap", "guess", "file", "stdin")
+
+
+@dataclass(slots=True, eq=False)
+class SitemapNode:
+    """One robots.txt, sitemap or probe of a run, with what happened to it.
+
+    ``url`` is the URL as requested (or the file path); ``final_url`` the URL after
+    redirects; ``format`` the parser's verdict (None when no body was parsed); ``status``
+    the HTTP status of the final response; ``bytes`` the raw bytes received (before
+    gunzip); ``urls`` the page URLs the body held (before scope and dedupe filtering);
+    ``skipped`` says why the node was not fetched (None when it was). ``lastmod`` is the
+    lastmod its index gave it; ``unchanged`` says why an incremental run found it
+    unchanged since the last run (304, index lastmod, same content), None otherwise.
+    """
+
+    url: str
+    kind: str = "sitemap"
+    depth: int = 0
+    final_url: str | None = None
+    format: str | None = None
+    status: int | None = None
+    bytes: int = 0
+    urls: int = 0
+    complete: bool = False
+    skipped: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+    children: list[SitemapNode] = field(default_factory=list)
+    lastmod: datetime | None = None
+    unchanged: str | None = None
+
+    @property
+    def fetched(self) -> bool:
+        """True when a body was read and parsed (whatever came of it)."""
+        return self.format is not None
+
+    @property
+    def ok(self) -> bool:
+        """True when the body parsed as a sitemap to its end, without a fatal problem.
+
+        A robots.txt node is ok unless it failed for good (5xx, network): a missing
+        robots.txt (4xx) is a normal answer.
+        """
+        if self.skipped is not None or any(p.fatal for p in self.problems):
+            return False
+        if self.kind == "robots":
+            return True
+        return self.format not in (None, "unknown") and self.complete
+
+    @property
+    def failed(self) -> bool:
+        """True when the node was attempted and did not yield a complete sitemap.
+
+        Skipped nodes and well-known paths that turned out not to exist are not failures.
+        """
+        return self.skipped is None and not self.ok
+
+    @property
+    def reason(self) -> str | None:
+        """A one-line reason for a failure or a skip (None when the node is fine)."""
+        if self.skipped is not None:
+            return f"skipped: {self.skipped}"
+        fatal = [p for p in self.problems if p.fatal]
+        if fatal:
+            return fatal[0].message
+        if self.format == "unknown":
+            return "not a sitemap"
+        if not self.ok:
+            return "incomplete"
+        return None
+
+    def add_problem(self, code: str, message: str, *, fatal: bool = False) -> None:
+        """Record a problem; repeats of a code are counted on the first one."""
+        for i, old in enumerate(self.problems):
+            if old.code == code:
+                self.problems[i] = Problem(code, old.message, old.count + 1, old.fatal or fatal)
+                return
+        self.problems.append(Problem(code, message, 1, fatal))
+
+    def walk(self) -> Iterator[SitemapNode]:
+        """This node and every descendant, depth first, in discovery order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def to_dict(self) -> JsonDict:
+        """The JSON shape of ``sitemap-reader tree --json``."""
+        return {
+            "url": self.url,
+            "kind": self.kind,
+            "depth": self.depth,
+            "final_url": self.final_url,
+            "format": self.format,
+            "status": self.status,
+            "bytes": self.bytes,
+            "urls": self.urls,
+            "ok": self.ok,
+            "skipped": self.skipped,
+            "problems": [p.to_dict() for p in self.problems],
+            "children": [c.to_dict() for c in self.children],
+            **({"unchanged": self.unchanged} if self.unchanged is not None else {}),
+        }
+
+
+@dataclass(slots=True)
+class Stats:
+    """Counters of a run, updated live while it goes (safe to read at any time).
+
+    ``sitemaps_queued`` is how many sitemaps are known and not finished yet, so a progress
+    display can show ``ok + failed`` out of ``ok + failed + queued``. An incremental run
+    also counts sitemaps found unchanged (they are among ``sitemaps_ok``), URLs left out
+    as unchanged by ``changed_only``, and URLs found removed.
+    """
+
+    sitemaps_ok: int = 0
+    sitemaps_failed: int = 0
+    sitemaps_skipped: int = 0
+    sitemaps_queued: int = 0
+    urls_emitted: int = 0
+    urls_duplicate: int = 0
+    urls_out_of_scope: int = 0
+    bytes: int = 0
+    sitemaps_unchanged: int = 0
+    urls_unchanged: int = 0
+    urls_removed: int = 0
+    stopped: str | None = None
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of the run so far (or in total, once it finished)."""
+        end = self.finished if self.finished is not None else time.monotonic()
+        return end - self.started
+
+    def to_dict(self) -> JsonDict:
+        """Counters as JSON; ``stopped`` names the budget that ended the run early, if any."""
+        return {
+            "sitemaps_ok": self.sitemaps_ok,
+            "sitemaps_failed": self.sitemaps_failed,
+            "sitemaps_skipped": self.sitemaps_skipped,
+            "urls_emitted": self.urls_emitted,
+            "urls_duplicate": self.urls_duplicate,
+            "urls_out_of_scope": self.urls_out_of_scope,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "stopped": self.stopped,
+            **self._incremental(),
+        }
+
+    def _incremental(self) -> JsonDict:
+        """The counters of an incremental run, only when it had something to count."""
+        counts = {
+            "sitemaps_unchanged": self.sitemaps_unchanged,
+            "urls_unchanged": self.urls_unchanged,
+            "urls_removed": self.urls_removed,
+        }
+        return counts if any(counts.values()) else {}
+
+
+@dataclass(slots=True)
+class Run:
+    """One run over one or more targets: a root node per target and the stats.
+
+    ``error`` is set when nothing could be discovered for any target (the same one-line
+    reason :class:`~sitemap_reader.errors.DiscoveryError` carries).
+    """
+
+    targets: tuple[str, ...]
+    tree: list[SitemapNode] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    error: str | None = None
+
+    def nodes(self) -> Iterator[SitemapNode]:
+        """Every node of every target, depth first."""
+        for root in self.tree:
+            yield from root.walk()
+
+    def failures(self) -> list[SitemapNode]:
+        """The nodes that failed, in tree order (for a summary: one line each).
+
+        A well-known path that holds no sitemap is marked skipped, not failed, so a
+        probe shows up here only when it was a sitemap and then broke."""
+        return [n for n in self.nodes() if n.failed]
+
+    def to_dict(self) -> JsonDict:
+        """The whole run as JSON."""
+        return {
+            "targets": list(self.targets),
+            "tree": [n.to_dict() for n in self.tree],
+            "stats": self.stats.to_dict(),
+            "error": self.error,
+        }

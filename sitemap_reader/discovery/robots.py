@@ -1,0 +1,165 @@
+"""The robots.txt side of the core: the job that finds a site's sitemaps.
+
+RFC 9309: a 4xx robots.txt means "no rules, no sitemaps" (a normal answer); a 5xx or a
+network failure is a failure of the robots.txt, not of the site. Either way the site's
+well-known sitemap paths are probed when robots.txt lists none (unless the site could
+not be reached at all). A robots.txt vouches for its own host: the sitemaps it lists
+may list URLs there (``site`` scope). With robots.txt disabled, one GET of the home page
+(body unread, redirects not followed) decides whether a bare domain answers over https.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sitemap_reader.discovery.actions import Action, Done, Fetch
+from sitemap_reader.discovery.targets import well_known_urls
+from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
+from sitemap_reader.parse.robots import parse_robots
+from sitemap_reader.parse.scope import host_of
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from sitemap_reader.discovery.config import Config
+    from sitemap_reader.discovery.job import Job
+    from sitemap_reader.limits import Limits
+
+
+class RobotsRules:
+    """The robots.txt job's events (mixed into :class:`~sitemap_reader.discovery.Discovery`)."""
+
+    if TYPE_CHECKING:
+        config: Config
+        limits: Limits
+        token: str
+        jobs: dict[int, Job]
+
+        def _add_child(
+            self,
+            job: Job,
+            url: str,
+            kind: str,
+            depth: int,
+            lastmod: datetime | None,
+            actions: list[Action],
+        ) -> None: ...
+
+    def _robots_begin(self, job: Job) -> list[Action]:
+        node = job.node
+        ticket = job.ticket(self.token)
+        if self.config.robots:
+            return [
+                Fetch(
+                    ticket,
+                    node.url,
+                    max_redirects=self.limits.max_robots_redirects,
+                    retry_connect=job.fallback is None,
+                    target=job.site.index,
+                )
+            ]
+        node.skipped = "robots.txt disabled"
+        if job.fallback is None:
+            return self._robots_end(job)
+        job.probe = True
+        home = node.url.removesuffix("robots.txt")
+        return [
+            Fetch(
+                ticket,
+                home,
+                max_redirects=0,
+                retry_connect=False,
+                body=False,
+                target=job.site.index,
+            )
+        ]
+
+    def _robots_response(self, job: Job, url: str, status: int) -> list[Action]:
+        node = job.node
+        job.reading = False
+        if job.probe:
+            return []
+        node.status, node.final_url = status, url
+        if 400 <= status < 500:
+            return []  # RFC 9309 §2.3.1.3: unavailable, no restrictions, no sitemaps
+        if not 200 <= status < 300:
+            node.add_problem("http-status", f"robots.txt: HTTP {status}", fatal=True)
+            return []
+        job.robots_body = bytearray()
+        job.reading = True
+        return []
+
+    def _robots_chunk(self, job: Job, chunk: bytes) -> list[Action]:
+        body = job.robots_body
+        assert body is not None
+        body += chunk
+        cap = self.limits.max_robots_bytes
+        if len(body) >= cap:
+            job.node.add_problem(
+                "limit-robots-bytes", f"robots.txt longer than {cap:,} bytes: rest ignored"
+            )
+            job.reading = False
+        return []
+
+    def _robots_failure(
+        self, job: Job, code: str, message: str, cannot_connect: bool
+    ) -> list[Action]:
+        node = job.node
+        job.reading = False
+        job.robots_body = None
+        if job.probe:
+            if cannot_connect and job.fallback is not None:
+                node.add_problem("https-unavailable", f"{message}; using http")
+                node.url = job.fallback
+            job.fallback = None
+            return self._robots_end(job)
+        if cannot_connect and job.fallback is not None:
+            node.add_problem("https-unavailable", f"{message}; trying http")
+            node.url, job.fallback = job.fallback, None
+            return self._robots_begin(job)
+        node.add_problem(code, f"robots.txt: {message}", fatal=True)
+        if cannot_connect:
+            job.site.unreachable = message
+        return self._robots_end(job)
+
+    def _robots_end(self, job: Job) -> list[Action]:
+        node, site = job.node, job.site
+        job.reading = False
+        listed: list[str] = []
+        actions: list[Action] = []
+        if self.config.robots:
+            body = self._robots_text(job)
+            base = node.final_url or node.url
+            if body is not None:
+                cap = self.limits.max_robots_bytes
+                listed = list(parse_robots(body, base, max_bytes=cap).sitemaps)
+                node.format = "robots"
+            host = host_of(base)
+            if site.scope is not None and host:
+                site.scope.add_host(host)  # a robots.txt vouches for what it lists
+        for url in listed:
+            self._add_child(job, url, "sitemap", 0, None, actions)
+        if not listed and self.config.guess and site.unreachable is None:
+            for url in well_known_urls(node.final_url or node.url):
+                self._add_child(job, url, "guess", 0, None, actions)
+        job.finished = True
+        self.jobs.pop(job.id, None)
+        actions.append(Done(node, job.ticket(self.token)))
+        return actions
+
+    def _robots_text(self, job: Job) -> bytes | None:
+        """The robots.txt body (None when absent), at most the cap, gunzipped if gzip."""
+        data, job.robots_body = job.robots_body, None
+        if data is None:
+            return None
+        cap = self.limits.max_robots_bytes
+        if not data.startswith(GZIP_MAGIC):
+            return bytes(data[:cap])
+        out = bytearray()
+        gunzip = Gunzip(max_output=cap, max_members=self.limits.max_gzip_members)
+        try:
+            for piece in gunzip.feed(bytes(data)):
+                out += piece
+        except GunzipError as exc:
+            job.node.add_problem(exc.code, f"robots.txt: {exc}")
+        return bytes(out[:cap])

@@ -1,0 +1,79 @@
+"""Small policy helpers of the discovery core: URL shapes, skip codes, the run's verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sitemap_reader.discovery.job import Site
+from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.records import UrlRecord
+
+Batch = list[UrlRecord]
+
+#: Skip reasons that are a bound of :class:`~sitemap_reader.limits.Limits`, and the problem
+#: code they become on the parent index.
+_LIMIT_SKIPS = (("deeper than max_depth", "limit-depth"), ("over max_sitemaps", "limit-sitemaps"))
+
+
+def server_of(url: str) -> str:
+    """The scheduler's host key: ``host[:port]`` of an absolute URL."""
+    return url.split("/", 3)[2] if "://" in url else ""
+
+
+def origin_prefix(url: str) -> str | None:
+    """``scheme://authority`` plus the next delimiter: URLs starting with it share the origin."""
+    start = url.find("//")
+    if start < 0:
+        return None
+    end = url.find("/", start + 2)
+    return url[: end + 1] if end > 0 else None
+
+
+def is_robots(url: str) -> bool:
+    """True for a robots.txt URL (at the root of its origin): never a sitemap."""
+    path = url.split("?", 1)[0]
+    return path.count("/") == 3 and path.endswith("/robots.txt")
+
+
+def limit_code(reason: str) -> str | None:
+    """The problem code of a skip reason that is a bound (None for other skips)."""
+    for prefix, code in _LIMIT_SKIPS:
+        if reason.startswith(prefix):
+            return code
+    return None
+
+
+def run_error(sites: Sequence[Site], guess: bool) -> str | None:
+    """None when anything was discovered, else one line saying why for each target."""
+    reasons = []
+    for site in sites:
+        if any(_found(n) for n in site.root.walk()):
+            return None
+        reasons.append(f"{site.target.text}: {_why_nothing(site, guess)}")
+    return "; ".join(reasons) or None
+
+
+def _found(node: SitemapNode) -> bool:
+    return node.kind != "robots" and node.skipped is None and node.format not in (None, "unknown")
+
+
+def _why_nothing(site: Site, guess: bool) -> str:
+    root = site.root
+    if site.unreachable is not None:
+        return site.unreachable
+    if root.kind != "robots":
+        return root.reason or "not a sitemap"
+    prefix = f"{root.reason}; " if root.failed and root.reason else ""
+    listed = [c for c in root.children if c.kind == "sitemap"]
+    if listed:
+        first = listed[0]
+        return (
+            f"{prefix}robots.txt lists {len(listed)} sitemap(s), none could be read "
+            f"({first.url}: {first.reason})"
+        )
+    if not guess:
+        return f"{prefix}no sitemap listed in robots.txt (probing well-known paths is off)"
+    return (
+        f"{prefix}no sitemap found: robots.txt lists none and none of the "
+        f"{len(root.children)} well-known paths is a sitemap"
+    )

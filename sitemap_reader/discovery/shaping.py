@@ -1,0 +1,102 @@
+"""The record side of one sitemap job: its lastmod vote, its builder, the records held back.
+
+The parser builds each record with the job's builder
+(:func:`sitemap_reader.scoring.sitemap_builder`), which computes ``score`` and
+``revisit`` as it builds, so a record leaves the parser final and is never changed
+afterwards. The discount for a sitemap that stamps one lastmod on nearly every URL is
+part of the score formula, switched by the sitemap's :class:`~sitemap_reader.scoring.Verdict`;
+the vote (:class:`~sitemap_reader.scoring.LastmodVote`) counts each chunk's new records,
+and needs :data:`~sitemap_reader.scoring.UNIFORM_MIN_RECORDS` of them before it can
+speak: the records of a sitemap are held back until then. When the verdict turns
+"uniform", the records built before it (the held ones, and that chunk's) are rebuilt
+with the discount (new objects, nothing mutated); later ones are built with it.
+A custom scorer sees each record with its other fields final and gives its score (one
+rebuild per record: the price of a score that needs the whole record).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.records import RecordBuilder, UrlRecord
+from sitemap_reader.scoring import (
+    LastmodVote,
+    ScoreFunc,
+    Verdict,
+    sitemap_builder,
+    uniform_fields,
+)
+
+Batch = list[UrlRecord]
+
+
+class Shaper:
+    """The records of one sitemap between the parser and the output (see the module doc)."""
+
+    __slots__ = ("_custom", "_now", "build", "held", "noted", "released", "verdict", "vote")
+
+    def __init__(self, custom: ScoreFunc | None, now: datetime) -> None:
+        self._custom = custom
+        self._now = now
+        self.vote = LastmodVote()
+        self.verdict = Verdict()
+        self.build: RecordBuilder = sitemap_builder(now, self.verdict, custom=custom is not None)
+        self.held: Batch = []
+        self.released = False
+        self.noted = False
+
+    @property
+    def uniform(self) -> bool:
+        """The settled verdict: one lastmod on nearly every record so far."""
+        return self.verdict.uniform
+
+    def shape(self, node: SitemapNode, batch: Batch) -> Batch:
+        """A chunk's records to emit now (the first ones are held back until the vote)."""
+        vote = self.vote
+        add = vote.add
+        for record in batch:
+            add(record.lastmod)
+        if not self.released:
+            self.held.extend(batch)
+            if not vote.ready:
+                return []
+            batch, self.held, self.released = self.held, [], True
+        uniform = vote.uniform
+        if uniform and not self.verdict.uniform:  # built before the verdict: rebuilt
+            custom = self._custom is not None
+            batch = [uniform_fields(r, self._now, custom=custom) for r in batch]
+        self.verdict.uniform = uniform
+        return self._finish(node, batch)
+
+    def repeats(self, batch: Batch) -> Batch:
+        """Copies of URLs emitted before, finished like the rest (for merging)."""
+        if self.verdict.uniform:
+            custom = self._custom is not None
+            batch = [uniform_fields(r, self._now, custom=custom) for r in batch]
+        custom_score = self._custom
+        if custom_score is not None:
+            now = self._now
+            batch = [dataclasses.replace(r, score=custom_score(r, now)) for r in batch]
+        return batch
+
+    def release(self, node: SitemapNode) -> Batch:
+        """The sitemap ended (however): what it still holds (the vote never got ready)."""
+        held, self.held = self.held, []
+        return self._finish(node, held) if held else held
+
+    def _finish(self, node: SitemapNode, batch: Batch) -> Batch:
+        vote = self.vote
+        if not self.noted and vote.uniform:
+            self.noted = True
+            node.add_problem(
+                "uniform-lastmod",
+                f"one lastmod ({vote.candidate}) on nearly every URL: "
+                "recency ignored when ranking this sitemap",
+            )
+        custom = self._custom
+        if custom is not None:
+            now = self._now
+            batch = [dataclasses.replace(r, score=custom(r, now)) for r in batch]
+        return batch

@@ -1,0 +1,261 @@
+"""The core's sitemap and local-file jobs: begin, response, body, end, failure, settle.
+
+Mixed into :class:`~sitemap_reader.discovery.Discovery` (see its theory of operation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sitemap_reader.discovery.actions import Action, Done, Fetch
+from sitemap_reader.discovery.children import ChildRules
+from sitemap_reader.discovery.job import Job
+from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.rules import is_robots
+from sitemap_reader.parse.normalize import normalize_url
+from sitemap_reader.parse.parser import Item, SitemapParser
+
+#: Raw bytes of a job's first parser feed while a deadline is checked: between two slices
+#: the driver's clock is read, so a slow parse ends at the deadline, not after the chunk.
+FEED_SLICE = 16 * 1024
+#: Decompressed bytes one slice should give at most (some tens of ms of parsing). Each
+#: job's slice adapts: it halves while gzip expands a slice past this (deflate expands
+#: at most ~1032x), and doubles while a slice gives less than half of it.
+SLICE_OUTPUT = 1 << 20
+#: The smallest and the largest slice (a plain body settles at one feed per read).
+MIN_SLICE = 256
+MAX_SLICE = 256 * 1024
+
+Expired = Callable[[], bool]
+
+
+class SitemapRules(ChildRules):
+    """The events of a sitemap (or local file) job."""
+
+    if TYPE_CHECKING:
+        now: datetime
+
+    def _begin(self, job: Job) -> list[Action]:
+        node = job.node
+        if node.kind == "robots":
+            return self._robots_begin(job)
+        if node.kind in ("file", "stdin"):
+            job.parser = SitemapParser(
+                None,
+                None,
+                strict=self.config.strict,
+                limits=self.limits,
+                now=self.now,
+                build=job.shaper.build,
+            )
+            job.reading = True
+            return [Fetch(job.ticket(self.token), node.url, kind=node.kind, target=job.site.index)]
+        if self.stopped is not None:
+            node.skipped = self.stopped
+            return self._settle(job)
+        children = job.watch.plan(node)
+        if children is not None:  # unchanged since the last run: walk what it listed
+            actions: list[Action] = []
+            self._walk(job, children, actions)
+            return actions + self._settle(job)
+        return [self._fetch(job, node.url, retry_connect=job.fallback is None)]
+
+    def _fetch(self, job: Job, url: str, *, retry_connect: bool) -> Fetch:
+        return Fetch(
+            job.ticket(self.token),
+            url,
+            headers=job.watch.headers(),
+            max_redirects=self.limits.max_redirects,
+            retry_connect=retry_connect,
+            target=job.site.index,
+        )
+
+    def _refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
+        node = job.node
+        refused = normalize_url(url) or url
+        own = [node.url, *redirects[:-1]]
+        if refused in {normalize_url(u) or u for u in own}:  # back into its own chain
+            chain = " -> ".join([node.url, *redirects])
+            return self._failure(job, "redirects", f"redirect loop: {chain}", False, None)
+        what = "robots.txt" if is_robots(url) else "an already visited sitemap"
+        node.skipped = f"redirects to {what}: {url}"
+        job.reading = False
+        return self._settle(job)
+
+    def _response(
+        self,
+        job: Job,
+        url: str,
+        status: int,
+        headers: Mapping[str, str],
+        max_body: int | None,
+    ) -> list[Action]:
+        node = job.node
+        if node.kind == "robots":
+            return self._robots_response(job, url, status)
+        node.status, node.final_url = status, url
+        job.reading = False
+        actions: list[Action] = []
+        if status == 304:
+            children = job.watch.not_modified(node, status)
+            if children is not None:
+                self._walk(job, children, actions)
+                return actions
+        if not 200 <= status < 300:
+            node.add_problem("http-status", f"HTTP {status}", fatal=True)
+            return actions
+        limits = self.limits
+        if max_body is not None and 0 < max_body < limits.max_decompressed_bytes:
+            limits = limits.replace(max_decompressed_bytes=max_body)
+        job.parser = SitemapParser(
+            url,
+            _header(headers, "content-type"),
+            strict=self.config.strict,
+            limits=limits,
+            now=self.now,
+            build=job.shaper.build,
+        )
+        job.watch.begin(_header(headers, "etag"), _header(headers, "last-modified"))
+        job.reading = True
+        return actions
+
+    def _body(self, job: Job, chunk: bytes, expired: Expired | None) -> list[Action]:
+        node = job.node
+        node.bytes += len(chunk)
+        self.stats.bytes += len(chunk)
+        if job.robots_body is not None:
+            return self._robots_chunk(job, chunk)
+        parser = job.parser
+        if parser is None:
+            job.reading = False
+            return []
+        job.watch.feed(chunk)
+        items = _feed(job, parser, chunk, expired)
+        actions = self._emit(job, items) if items else []
+        if expired is not None and not parser.done and expired():
+            timeout = self.config.seconds
+            node.add_problem("timeout", f"no complete answer within {timeout:g} s", fatal=True)
+            job.reading = False
+        elif node.bytes > parser.limits.wire_cap() and not parser.done:
+            cap = parser.limits.wire_cap()
+            node.add_problem(
+                "limit-wire-bytes", f"more than {cap:,} bytes on the wire; rest ignored", fatal=True
+            )
+            job.reading = False
+        elif parser.done:
+            job.reading = False
+        return actions
+
+    def _end(self, job: Job) -> list[Action]:
+        if job.node.kind == "robots":
+            return self._robots_end(job)
+        job.reading = False
+        actions = self._close_parser(job)
+        return actions + self._settle(job)
+
+    def _failure(
+        self, job: Job, code: str, message: str, cannot_connect: bool, status: int | None
+    ) -> list[Action]:
+        node = job.node
+        if node.kind == "robots":
+            return self._robots_failure(job, code, message, cannot_connect)
+        job.reading = False
+        if code == "body" and job.attempts < self.limits.body_retries and self.stopped is None:
+            # A body cut by a lost connection: fetch it once more from its final URL. The
+            # records of the cut attempt are out; the run's dedupe drops them this time.
+            job.attempts += 1
+            node.add_problem("body-retried", f"{message}; fetched again")
+            job.parser = None
+            node.urls = 0
+            return [self._fetch(job, node.final_url or node.url, retry_connect=True)]
+        if cannot_connect and job.fallback is not None:
+            node.add_problem("https-unavailable", f"{message}; trying http")
+            node.url, job.fallback = job.fallback, None
+            self.visited.add(normalize_url(node.url) or node.url)
+            return [self._fetch(job, node.url, retry_connect=True)]
+        if node.kind in ("file", "stdin"):
+            code, message = "read", f"cannot read {node.url}: {message}"
+        node.add_problem(code, message, fatal=True)
+        if cannot_connect and node is job.site.root:
+            job.site.unreachable = message
+        return self._end(job)
+
+    def _close_parser(self, job: Job) -> list[Action]:
+        """End of body (or of what arrived): flush the parser, copy its verdict to the node."""
+        parser, node = job.parser, job.node
+        if parser is None:
+            return []
+        job.parser = None
+        items = parser.close()
+        actions = self._emit(job, items) if items and self.stopped is None else []
+        node.format = parser.format
+        node.complete = parser.complete
+        if any(p.fatal for p in node.problems):
+            node.problems.extend(parser.problems)  # the fetch failure came first: the cause
+        else:
+            node.problems[:0] = parser.problems
+        return actions
+
+    def _settle(self, job: Job) -> list[Action]:
+        """The job ended: held records go out, the stats count it, the state is written."""
+        node = job.node
+        actions: list[Action] = []
+        rest = job.shaper.release(node)
+        if rest:
+            self._send(rest, actions)
+        self._count(node)
+        status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300
+        complete = node.ok and status_ok and self.stopped is None
+        checkpoint = job.watch.settle(node, complete)
+        if checkpoint is not None:
+            actions.append(checkpoint)
+        job.finished = True
+        self.jobs.pop(job.id, None)
+        actions.append(Done(node, job.ticket(self.token)))
+        return actions
+
+    def _count(self, node: SitemapNode) -> None:
+        stats = self.stats
+        stats.sitemaps_queued -= 1
+        if node.kind == "guess" and node.skipped is None and node.format in (None, "unknown"):
+            node.skipped = f"not found ({node.reason})"  # a probe that missed: no failure
+            return
+        if node.skipped is not None:
+            stats.sitemaps_skipped += 1
+        elif node.ok:
+            stats.sitemaps_ok += 1
+        else:
+            stats.sitemaps_failed += 1
+
+
+def _feed(job: Job, parser: SitemapParser, chunk: bytes, expired: Expired | None) -> list[Item]:
+    """Feed a chunk; with a deadline, in slices of bounded work, the clock read between."""
+    if expired is None:
+        return parser.feed(chunk)
+    items: list[Item] = []
+    start, step = 0, job.slice
+    while start < len(chunk):
+        before = parser.bytes_out
+        items += parser.feed(chunk[start : start + step])
+        start += step
+        grown = parser.bytes_out - before
+        if grown > SLICE_OUTPUT:  # gzip that expands a lot: smaller slices
+            step = max(MIN_SLICE, step * SLICE_OUTPUT // grown)
+        elif grown < SLICE_OUTPUT // 2:
+            step = min(MAX_SLICE, step * 2)
+        if parser.done or expired():
+            break
+    job.slice = step
+    return items
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    """A header by lower-case name from a mapping that may use any case."""
+    value = headers.get(name)
+    if value is None:
+        for key, found in headers.items():
+            if key.lower() == name:
+                return found
+    return value

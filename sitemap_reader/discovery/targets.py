@@ -1,0 +1,109 @@
+"""What a target string means: a domain, a site, a robots.txt, a sitemap, a file, stdin.
+
+Rules, in order:
+
+1. ``-`` is standard input.
+2. A string with ``://`` is a URL (http or https only). Its path decides what it is:
+   ``/`` or empty (and no query) is a **site** (robots.txt at its root); a path ending in
+   ``/robots.txt`` is a **robots** URL; anything else is a **sitemap** URL.
+3. An existing file path is a local **file**.
+4. Anything else is a bare domain, optionally with a port and a path (``example.com``,
+   ``example.com:8080/sitemap.xml``): read as in rule 2, but tried over https first and
+   over http when https cannot connect (``schemes == ("https", "http")``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from yarl import URL
+
+from sitemap_reader.errors import UsageError
+
+#: Well-known sitemap locations probed (concurrently) when robots.txt lists no sitemap,
+#: in this order in the output: the protocol's example name, Yoast and other index names,
+#: gzip and text variants, and WordPress core's own sitemap (5.5+).
+WELL_KNOWN_PATHS = (
+    "/sitemap.xml",
+    "/sitemap_index.xml",
+    "/sitemap-index.xml",
+    "/sitemap.xml.gz",
+    "/sitemap.txt",
+    "/wp-sitemap.xml",
+)
+
+_FILE_SUFFIXES = (".xml", ".gz", ".txt", ".rss", ".atom")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A classified target. ``kind`` is site, robots, sitemap, file or stdin.
+
+    For URL kinds ``url`` is the URL to fetch with the first scheme of ``schemes``
+    (a bare domain has two); for a file it is the path.
+    """
+
+    text: str
+    kind: str
+    url: str
+    schemes: tuple[str, ...] = ()
+
+    @property
+    def host(self) -> str | None:
+        """The target's host (None for files and stdin)."""
+        if self.kind in ("file", "stdin"):
+            return None
+        return URL(self.url).host
+
+    def with_scheme(self, scheme: str) -> str:
+        """``url`` over another scheme (for the https -> http fallback)."""
+        return str(URL(self.url).with_scheme(scheme))
+
+
+def classify(text: str) -> Target:
+    """Classify one target string (see the module docstring).
+
+    >>> classify("example.com").url, classify("example.com").schemes
+    ('https://example.com/robots.txt', ('https', 'http'))
+    >>> classify("https://example.com/sitemap.xml").kind
+    'sitemap'
+    """
+    target = text.strip()
+    if target == "-":
+        return Target(text, "stdin", "-")
+    if "://" in target:
+        return _from_url(text, _parse(target, text), bare=False)
+    if os.path.isfile(target):
+        return Target(text, "file", target)
+    if "/" not in target and target.lower().endswith(_FILE_SUFFIXES):
+        raise UsageError(f"no such file: {text}")
+    return _from_url(text, _parse("https://" + target, text), bare=True)
+
+
+def _parse(candidate: str, text: str) -> URL:
+    try:
+        url = URL(candidate)
+    except ValueError as exc:
+        raise UsageError(f"not a URL, a domain or a file: {text!r}") from exc
+    if url.scheme not in ("http", "https"):
+        raise UsageError(f"only http and https targets are supported: {text!r}")
+    host = url.raw_host or ""
+    if not host or any(c.isspace() for c in host):
+        raise UsageError(f"not a URL, a domain or a file: {text!r}")
+    return url.with_fragment(None)
+
+
+def _from_url(text: str, url: URL, *, bare: bool) -> Target:
+    schemes = ("https", "http") if bare else (url.scheme,)
+    if url.path in ("", "/") and not url.query_string:
+        return Target(text, "site", str(url.with_path("/robots.txt")), schemes)
+    if url.path.endswith("/robots.txt"):
+        return Target(text, "robots", str(url), schemes)
+    return Target(text, "sitemap", str(url), schemes)
+
+
+def well_known_urls(robots: str) -> list[str]:
+    """The :data:`WELL_KNOWN_PATHS` on the origin of a robots.txt URL, in order."""
+    origin = URL(robots).origin()
+    return [str(origin.with_path(path)) for path in WELL_KNOWN_PATHS]

@@ -1,0 +1,400 @@
+"""The Scrapy driver: Scrapy fetches, the discovery core decides (:class:`ScrapyDriver`).
+
+Every rule of walking a site lives in :class:`~sitemap_reader.discovery.Discovery`, the
+same core the aiohttp reader drives; this module turns its actions into Scrapy requests
+and Scrapy's responses and failures into its events. What stays here is what only a
+Scrapy crawl has: :class:`Options` from ``SITEMAP_READER_*`` settings, the callback
+rules, the ``sitemap_filter`` hook, hreflang alternates as extra page requests, request
+priorities, log lines and crawl stats.
+
+Each robots.txt / sitemap request carries the core's ticket (a plain dict) in
+``meta["sitemap_reader_sitemap"]``, so a ``JOBDIR`` crawl that resumes with requests of
+an earlier process still gets them handled (the core rebuilds the job from the ticket).
+Sitemap requests are ``dont_filter``: the core's "visited" rule decides (it also sees
+the redirect hops Scrapy followed), and their priorities fall with discovery order, so
+with one request at a time sitemaps are read first-in first-out, as the aiohttp reader
+reads them at concurrency 1; first-seen duplicates then resolve the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+import ssl
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from scrapy import Request
+from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError
+from scrapy.http import Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectError
+from twisted.internet.error import TimeoutError as TwistedTimeoutError
+
+from sitemap_reader.discovery import (
+    Action,
+    Checkpoint,
+    Config,
+    Discovery,
+    Done,
+    Emit,
+    Fetch,
+    Run,
+    Schedule,
+    SitemapNode,
+    classify,
+)
+from sitemap_reader.errors import UsageError
+from sitemap_reader.limits import Limits
+from sitemap_reader.parse.scope import SCOPE_MODES
+from sitemap_reader.records import Problem, UrlRecord
+from sitemap_reader.scoring import ScoreFunc
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger("sitemap_reader.scrapy")
+
+#: ``meta`` key of a page request: the record as a dict (the JSON shape of DESIGN.md).
+META_KEY: Final = "sitemap_reader"
+#: ``meta`` key of a robots.txt / sitemap request: the core's ticket (a plain dict).
+SITEMAP_META_KEY: Final = "sitemap_reader_sitemap"
+#: Page priority is ``int(score * PRIORITY_SCALE)``: 0 to 1000.
+PRIORITY_SCALE: Final = 1000
+#: Sitemaps and robots.txt outrank every page: discovery first, then pages best first.
+SITEMAP_PRIORITY: Final = 2 * PRIORITY_SCALE
+#: Sitemap priorities fall by one per job from SITEMAP_PRIORITY + this: first in, first out.
+_SITEMAP_SPAN: Final = 1 << 30
+#: Bytes per core.body() call: the core counts wire bytes and checks the deadline per call.
+_CHUNK: Final = 1 << 16
+#: Statuses that reach the callback, so the core sees them (3xx stay with Scrapy's
+#: redirect middleware).
+_STATUSES: Final = tuple(range(400, 600))
+_CONNECT_ERRORS: Final = (
+    ConnectError,
+    ConnectionRefusedError,
+    DownloadConnectionRefusedError,
+    CannotResolveHostError,
+)
+_LIMITS = Limits()
+#: The core's stats mirrored into Scrapy's, as ``sitemap_reader/<name>``.
+_STATS: Final = {
+    "sitemaps_ok": "sitemaps_ok",
+    "sitemaps_failed": "sitemaps_failed",
+    "sitemaps_skipped": "sitemaps_skipped",
+    "urls_emitted": "urls",
+    "urls_duplicate": "urls_duplicate",
+    "urls_out_of_scope": "urls_out_of_scope",
+    "bytes": "bytes",
+}
+
+Rule = tuple[re.Pattern[str], Callable[..., Any]]
+RecordFilter = Callable[[Iterable[UrlRecord]], Iterable[UrlRecord]]
+
+
+def priority_of(score: float) -> int:
+    """The Scrapy request priority of a page with this score (higher goes first).
+
+    >>> priority_of(0.7217)
+    721
+    """
+    return int(max(0.0, min(1.0, score)) * PRIORITY_SCALE)
+
+
+def compile_patterns(values: Iterable[str | re.Pattern[str]]) -> tuple[re.Pattern[str], ...]:
+    """Regexes from strings (compiled ones pass through)."""
+    return tuple(re.compile(v) if isinstance(v, str) else v for v in values)
+
+
+def split_targets(value: str | Iterable[str]) -> tuple[str, ...]:
+    """A target list; a string (a spider argument) splits on commas and blank space."""
+    if isinstance(value, str):
+        return tuple(t for t in re.split(r"[\s,]+", value) if t)
+    return tuple(value)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Options:
+    """What to discover and how: the mixin's attributes or the ``SITEMAP_READER_*`` settings."""
+
+    targets: tuple[str, ...] = ()
+    follow: tuple[re.Pattern[str], ...] = ()
+    alternates: bool = False
+    scope: str = "site"
+    guess: bool = True
+    strict: bool = False
+    limits: Limits = _LIMITS
+    score: ScoreFunc | None = None
+
+    def __post_init__(self) -> None:
+        if self.scope not in SCOPE_MODES:
+            raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {self.scope!r}")
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Options:
+        """Options from ``SITEMAP_READER_*`` settings; absent ones keep the library defaults."""
+        limits = _LIMITS.replace(
+            max_depth=settings.getint("SITEMAP_READER_MAX_DEPTH", _LIMITS.max_depth),
+            max_sitemaps=settings.getint("SITEMAP_READER_MAX_SITEMAPS", _LIMITS.max_sitemaps),
+            max_decompressed_bytes=settings.getint(
+                "SITEMAP_READER_MAX_DECOMPRESSED_BYTES", _LIMITS.max_decompressed_bytes
+            ),
+            max_urls=settings.getint("SITEMAP_READER_MAX_URLS", 0) or None,
+        )
+        return cls(
+            targets=split_targets(settings.get("SITEMAP_READER_TARGETS") or ()),
+            follow=compile_patterns(settings.getlist("SITEMAP_READER_FOLLOW")),
+            alternates=settings.getbool("SITEMAP_READER_ALTERNATES"),
+            scope=settings.get("SITEMAP_READER_SCOPE") or "site",
+            guess=settings.getbool("SITEMAP_READER_GUESS", True),
+            strict=settings.getbool("SITEMAP_READER_STRICT"),
+            limits=limits,
+        )
+
+    def config(self) -> Config:
+        """The core's configuration for these options."""
+        return Config(
+            limits=self.limits,
+            strict=self.strict,
+            scope=self.scope,
+            guess=self.guess,
+            score=self.score,
+            follow=self.follow,
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, HttpError):
+        return f"HTTP {exc.response.status}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _cannot_connect(exc: BaseException) -> bool:
+    """No connection at all (refused, unresolvable, TLS handshake failed): try http."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, _CONNECT_ERRORS) or _is_tls_error(cause):
+            return True
+        reasons = getattr(cause, "reasons", None)  # Twisted's ResponseFailed: a list of Failures
+        if isinstance(reasons, list) and any(_is_tls_error(r.value) for r in reasons):
+            return True
+        cause = cause.__cause__
+    return False
+
+
+def _is_tls_error(exc: object) -> bool:
+    return isinstance(exc, ssl.SSLError) or type(exc).__module__.startswith("OpenSSL")
+
+
+def _failure_code(exc: BaseException) -> tuple[str, bool]:
+    """The core's failure code of a Scrapy download exception, and "cannot connect"."""
+    if _cannot_connect(exc):
+        return "connect", True
+    if isinstance(exc, TimeoutError | TwistedTimeoutError):
+        return "timeout", False
+    return "download", False
+
+
+class ScrapyDriver:
+    """The core behind the mixin and the middleware; Scrapy does the fetching.
+
+    ``start_requests()`` gives the robots.txt / sitemap requests of the targets; every
+    response of those goes to ``on_response()``, every failure to ``on_exception()``; both
+    yield further sitemap requests (``SITEMAP_META_KEY`` in their meta) and page requests.
+    """
+
+    def __init__(
+        self,
+        options: Options,
+        crawler: Crawler,
+        rules: Sequence[Rule],
+        *,
+        record_filter: RecordFilter | None = None,
+        callback: Callable[..., Any] | None = None,
+        errback: Callable[..., Any] | None = None,
+    ) -> None:
+        targets = [classify(text) for text in options.targets]
+        for target in targets:
+            if target.kind in ("file", "stdin"):
+                raise UsageError(f"a Scrapy crawl needs http(s) targets, not {target.text!r}")
+        config = options.config()
+        self.options = options
+        self.core = Discovery(targets, config)
+        self.timeout = config.seconds
+        self.crawler = crawler
+        self.rules = rules
+        self.record_filter = record_filter
+        self.callback = callback
+        self.errback = errback
+        self.maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+
+    @property
+    def run(self) -> Run:
+        """The run's tree and stats (live), as :attr:`SitemapReader.last_run` has them."""
+        return self.core.run
+
+    # -- events --------------------------------------------------------------------------
+
+    def start_requests(self) -> Iterator[Request]:
+        """One robots.txt or sitemap request per target (a site means its robots.txt)."""
+        return self._perform(self.core.start())
+
+    def on_response(self, response: Response) -> Iterator[Request]:
+        """Requests discovered in a robots.txt or sitemap response."""
+        ticket = response.meta.get(SITEMAP_META_KEY)
+        if ticket is None:
+            return iter(())
+        core = self.core
+        hops = list(response.meta.get("redirect_urls") or ())
+        headers = {
+            key.decode("latin-1").lower(): (response.headers.get(key) or b"").decode("latin-1")
+            for key in response.headers
+        }
+        maxsize = int(response.meta.get("download_maxsize", self.maxsize) or 0)
+        actions = core.response(
+            ticket,
+            url=response.url,
+            status=response.status,
+            headers=headers,
+            redirects=[*hops[1:], response.url] if hops else (),
+            max_body=maxsize or None,
+        )
+        deadline = time.monotonic() + self.timeout
+        body = response.body
+        for start in range(0, len(body), _CHUNK):
+            if not core.reading(ticket):
+                break
+            piece = body[start : start + _CHUNK]
+            actions += core.body(ticket, piece, lambda: time.monotonic() >= deadline)
+        return self._perform([*actions, *core.end(ticket)])
+
+    def on_exception(self, request: Request, exc: BaseException) -> Iterator[Request]:
+        """Requests to try after a failed robots.txt / sitemap fetch (a fallback, guesses)."""
+        ticket = request.meta.get(SITEMAP_META_KEY)
+        if ticket is None:
+            return iter(())
+        code, cannot_connect = _failure_code(exc)
+        logger.info("sitemap-reader: %s: %s", request.url, _describe(exc))
+        actions = self.core.failure(ticket, code, _describe(exc), cannot_connect=cannot_connect)
+        return self._perform(actions)
+
+    def on_failure(self, failure: Failure) -> Iterator[Request]:
+        """:meth:`on_exception` for a Scrapy errback's failure."""
+        request = getattr(failure, "request", None)
+        if request is None or failure.value is None:
+            return iter(())
+        return self.on_exception(request, failure.value)
+
+    # -- actions -------------------------------------------------------------------------
+
+    def _perform(self, actions: list[Action]) -> Iterator[Request]:
+        core = self.core
+        for action in actions:
+            if isinstance(action, Schedule):
+                yield from self._perform(core.begin(action.ticket))
+            elif isinstance(action, Fetch):
+                yield self._request(action)
+            elif isinstance(action, Emit):
+                yield from self._pages(action.records)
+            elif isinstance(action, Done):
+                self._report(action.node)
+            elif isinstance(action, Checkpoint):  # no state in a Scrapy run: nothing comes
+                for _ in action.run():
+                    pass
+        self._sync_stats()
+
+    def _request(self, fetch: Fetch) -> Request:
+        ticket = fetch.ticket
+        meta: dict[str, Any] = {
+            SITEMAP_META_KEY: ticket,
+            "depth_reset": True,
+            "handle_httpstatus_list": list(_STATUSES),
+        }
+        sequence = int(ticket.get("job") or 0)
+        return Request(
+            fetch.url,
+            callback=self.callback,
+            errback=self.errback,
+            headers=dict(fetch.headers) if fetch.headers else None,
+            priority=SITEMAP_PRIORITY + max(0, _SITEMAP_SPAN - sequence),
+            meta=meta,
+            dont_filter=True,
+        )
+
+    def _pages(self, records: list[UrlRecord]) -> Iterator[Request]:
+        """The filter hook, then one request per record (alternates last)."""
+        kept: Iterable[UrlRecord] = records
+        if self.record_filter is not None:
+            try:
+                kept = list(self.record_filter(records))
+            except Exception as exc:  # the spider's hook: its failure costs these records only
+                self._count("problems/sitemap-filter")
+                logger.error("sitemap-reader: sitemap_filter failed: %s", _describe(exc))
+                kept = []
+            self._count("urls_filtered", len(records) - len(kept))
+        for record in kept:
+            yield from self._page(record)
+        if self.options.alternates:
+            core = self.core
+            for record in kept:
+                for alternate in record.alternates:
+                    if core.in_scope(alternate.url, record.sitemap) and core.seen.add(
+                        alternate.url
+                    ):
+                        yield from self._page(dataclasses.replace(record, url=alternate.url))
+
+    def _page(self, record: UrlRecord) -> Iterator[Request]:
+        callback = next((cb for pattern, cb in self.rules if pattern.search(record.url)), None)
+        if callback is None:
+            self._count("urls_no_rule")
+            return
+        # Sitemaps are bookkeeping, not link hops: a page starts at depth 0 (DEPTH_LIMIT
+        # counts from it, as from a start URL; Scrapy >= 2.18 honours depth_reset).
+        meta = {META_KEY: record.to_dict(), "depth_reset": True}
+        yield Request(record.url, callback=callback, priority=priority_of(record.score), meta=meta)
+
+    # -- logs and stats ------------------------------------------------------------------
+
+    def _report(self, node: SitemapNode) -> None:
+        """A finished node: its problems and its verdict as log lines and stats."""
+        url = node.final_url or node.url
+        if node.kind == "guess" and node.skipped is not None:
+            self._count("guesses_missed")
+            logger.debug("sitemap-reader: no sitemap at %s (%s)", url, node.skipped)
+            return
+        if node.skipped is not None:
+            logger.info("sitemap-reader: skipped %s: %s", node.url, node.skipped)
+            return
+        for problem in node.problems:
+            self._count(f"problems/{problem.code}")
+            level = logging.WARNING if problem.fatal else logging.INFO
+            logger.log(level, "sitemap-reader: %s: %s", url, _problem_text(problem))
+        if node.failed:
+            logger.warning("sitemap-reader: %s failed: %s", url, node.reason)
+        if node.kind == "robots":
+            self._count("robots")
+            if any(child.kind == "guess" for child in node.children):
+                logger.info("sitemap-reader: %s lists no sitemap; trying well-known paths", url)
+
+    def _count(self, key: str, count: int = 1) -> None:
+        if count and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(f"sitemap_reader/{key}", count)
+
+    def _sync_stats(self) -> None:
+        stats = self.crawler.stats
+        if stats is None:
+            return
+        mine = self.core.stats
+        for field, name in _STATS.items():
+            value = getattr(mine, field)
+            if value:
+                stats.set_value(f"sitemap_reader/{name}", value)
+
+
+def _problem_text(problem: Problem) -> str:
+    times = f" ({problem.count} times)" if problem.count > 1 else ""
+    return f"{problem.code}: {problem.message}{times}"

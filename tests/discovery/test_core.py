@@ -1,0 +1,258 @@
+"""The discovery core driven by hand: events in, actions out, no network at all.
+
+These tests are a third driver: they answer the core's fetches from a dict of bodies,
+the way a queue worker or a test harness would, and check what it decides.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sitemap_reader.discovery import (
+    Action,
+    Config,
+    Discovery,
+    Done,
+    Emit,
+    Fetch,
+    Schedule,
+    SitemapNode,
+    Watch,
+    classify,
+)
+from sitemap_reader.discovery.observer import Observer
+from sitemap_reader.limits import Limits
+from sitemap_reader.records import UrlRecord
+
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+BASE = "https://site.example"
+Bodies = dict[str, bytes | int]
+
+
+def urlset(*paths: str) -> bytes:
+    """A urlset of ``BASE + path`` for each path."""
+    entries = "".join(f"<url><loc>{BASE}{p}</loc></url>" for p in paths)
+    return f"<urlset {NS}>{entries}</urlset>".encode()
+
+
+def index(*paths: str) -> bytes:
+    """A sitemapindex of ``BASE + path`` for each path."""
+    entries = "".join(f"<sitemap><loc>{BASE}{p}</loc></sitemap>" for p in paths)
+    return f"<sitemapindex {NS}>{entries}</sitemapindex>".encode()
+
+
+class Harness:
+    """A driver without I/O: bodies from a dict (an int is an HTTP status), FIFO jobs."""
+
+    def __init__(
+        self,
+        core: Discovery,
+        bodies: Bodies,
+        *,
+        chunk: int = 1 << 16,
+        expired: Callable[[], bool] | None = None,
+    ) -> None:
+        self.core = core
+        self.bodies = bodies
+        self.chunk = chunk
+        self.expired = expired
+        self.records: list[UrlRecord] = []
+        self.done: list[SitemapNode] = []
+        self.fetched: list[str] = []
+
+    def run(self) -> None:
+        """Run every job to its end, then the core's finish."""
+        queue = self._take(self.core.start())
+        while queue:
+            ticket = queue.pop(0)
+            actions = self.core.begin(ticket)
+            while True:
+                queue += self._take(actions)
+                fetch = next((a for a in actions if isinstance(a, Fetch)), None)
+                if fetch is None:
+                    break
+                actions = self._fetch(fetch)
+        self._take(self.core.finish())
+
+    def _take(self, actions: list[Action]) -> list[dict[str, object]]:
+        queue = []
+        for action in actions:
+            if isinstance(action, Schedule):
+                queue.append(action.ticket)
+            elif isinstance(action, Emit):
+                self.records += action.records
+            elif isinstance(action, Done):
+                self.done.append(action.node)
+        return queue
+
+    def _fetch(self, fetch: Fetch) -> list[Action]:
+        core, ticket = self.core, fetch.ticket
+        self.fetched.append(fetch.url)
+        body = self.bodies.get(fetch.url.removeprefix(BASE), 404)
+        if isinstance(body, int):
+            self._take(core.response(ticket, url=fetch.url, status=body))
+            return core.end(ticket)
+        self._take(core.response(ticket, url=fetch.url, status=200))
+        for start in range(0, len(body), self.chunk):
+            if not core.reading(ticket):
+                break
+            self._take(core.body(ticket, body[start : start + self.chunk], self.expired))
+        return core.end(ticket)
+
+
+def test_a_site_walked_by_hand() -> None:
+    """robots.txt -> index -> two children: every record once, every node final."""
+    bodies: Bodies = {
+        "/robots.txt": f"Sitemap: {BASE}/index.xml\n".encode(),
+        "/index.xml": index("/a.xml", "/b.xml", "/a.xml"),
+        "/a.xml": urlset("/1", "/2"),
+        "/b.xml": urlset("/2", "/3"),
+    }
+    harness = Harness(Discovery([classify(BASE + "/")]), bodies)
+    harness.run()
+    assert [r.url for r in harness.records] == [BASE + "/1", BASE + "/2", BASE + "/3"]
+    assert harness.fetched == [
+        BASE + "/robots.txt",
+        BASE + "/index.xml",
+        *(BASE + p for p in ("/a.xml", "/b.xml")),
+    ]
+    stats = harness.core.stats
+    assert (stats.sitemaps_ok, stats.sitemaps_skipped, stats.urls_duplicate) == (3, 1, 1)
+    assert harness.core.run.error is None
+
+
+def test_an_exception_of_one_sitemap_is_its_problem_only() -> None:
+    """A scorer that raises on one sitemap's records: that sitemap fails, siblings go on."""
+
+    def score(record: UrlRecord, now: datetime) -> float:
+        if "/bad/" in record.url:
+            raise ZeroDivisionError("scorer broke")
+        return 0.5
+
+    bodies: Bodies = {
+        "/robots.txt": f"Sitemap: {BASE}/bad.xml\nSitemap: {BASE}/good.xml\n".encode(),
+        "/bad.xml": urlset("/bad/1"),
+        "/good.xml": urlset("/good/1", "/good/2"),
+    }
+    harness = Harness(Discovery([classify(BASE + "/")], Config(score=score)), bodies)
+    harness.run()
+    assert [r.url for r in harness.records] == [BASE + "/good/1", BASE + "/good/2"]
+    bad = next(n for n in harness.done if n.url.endswith("/bad.xml"))
+    assert bad.failed and bad.problems[0].code == "internal"
+    assert "ZeroDivisionError: scorer broke" in bad.problems[0].message
+    assert harness.core.stats.sitemaps_failed == 1
+
+
+class _BrokenWatch(Watch):
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> None:
+        raise OSError("disk full")
+
+
+class _BrokenStore(Observer):
+    """An incremental layer whose store fails while one sitemap streams."""
+
+    def watch(self, node: SitemapNode) -> Watch:
+        return _BrokenWatch() if node.url.endswith("/a.xml") else super().watch(node)
+
+
+def test_an_observer_failure_fails_that_sitemap_only() -> None:
+    """The state layer raising while a body streams: an internal problem, the rest goes on."""
+    bodies: Bodies = {
+        "/robots.txt": f"Sitemap: {BASE}/a.xml\nSitemap: {BASE}/b.xml\n".encode(),
+        "/a.xml": urlset("/a"),
+        "/b.xml": urlset("/b"),
+    }
+    harness = Harness(Discovery([classify(BASE + "/")], observer=_BrokenStore()), bodies)
+    harness.run()
+    assert [r.url for r in harness.records] == [BASE + "/b"]
+    node = next(n for n in harness.done if n.url.endswith("/a.xml"))
+    assert node.problems[0].code == "internal" and "OSError: disk full" in node.reason  # type: ignore[operator]
+
+
+def test_deadline_is_checked_while_parsing() -> None:
+    """A clock that has run out stops the parse between slices: a timeout, records kept."""
+    paths = [f"/p/{i}" for i in range(3000)]
+    bodies: Bodies = {"/s.xml": urlset(*paths)}
+    calls = []
+
+    def expired() -> bool:
+        calls.append(1)
+        return len(calls) > 1  # the budget runs out during the first big chunk
+
+    core = Discovery([classify(BASE + "/s.xml")], Config(timeout=5))
+    harness = Harness(core, bodies, chunk=len(bodies["/s.xml"]), expired=expired)  # type: ignore[arg-type]
+    harness.run()
+    node = core.run.tree[0]
+    assert node.problems[0].code == "timeout"
+    assert node.problems[0].message == "no complete answer within 5 s"
+    assert 0 < len(harness.records) < len(paths)  # what was parsed before the deadline stays
+
+
+def test_wire_bytes_are_capped() -> None:
+    """A gzip member followed by endless NUL padding stops at the wire cap, records kept."""
+    member = gzip.compress(urlset("/1", "/2"), mtime=0)
+    body = member + b"\0" * (300 * 1024)
+    limits = Limits(max_decompressed_bytes=64 * 1024)  # wire cap: 128 KiB
+    core = Discovery([classify(BASE + "/s.xml.gz")], Config(limits=limits))
+    harness = Harness(core, {"/s.xml.gz": body}, chunk=16 * 1024)
+    harness.run()
+    node = core.run.tree[0]
+    assert node.problems[0].code == "limit-wire-bytes"
+    assert node.bytes <= limits.wire_cap() + 16 * 1024
+    assert [r.url for r in harness.records] == [BASE + "/1", BASE + "/2"]
+
+
+def test_empty_deflate_blocks_are_capped() -> None:
+    """A deflate stream of empty blocks (no output at all) stops at the wire cap."""
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    empty_block = b"\x00\x00\x00\xff\xff"  # a stored block of length 0, not the last
+    body = header + empty_block * 40_000  # 200 KB that inflate to nothing
+    assert zlib.decompressobj(wbits=31).decompress(body) == b""
+    limits = Limits(max_decompressed_bytes=32 * 1024)
+    core = Discovery([classify(BASE + "/s.xml.gz")], Config(limits=limits))
+    Harness(core, {"/s.xml.gz": body}, chunk=8 * 1024).run()
+    assert core.run.tree[0].problems[0].code == "limit-wire-bytes"
+
+
+def test_a_ticket_from_another_process_is_revived() -> None:
+    """A ticket of an earlier run (a resumed JOBDIR) is rebuilt into a job and handled."""
+    old = Discovery([classify(BASE + "/")])
+    (schedule,) = old.start()
+    assert isinstance(schedule, Schedule)
+    ticket = dict(schedule.ticket)
+    ticket.update(kind="sitemap", url=BASE + "/s.xml", depth=1, hosts=["other.example"])
+    new = Discovery([classify(BASE + "/")])
+    new.start()
+    new.response(ticket, url=BASE + "/s.xml", status=200)
+    body = f"<urlset {NS}><url><loc>https://other.example/x</loc></url></urlset>".encode()
+    actions = new.body(ticket, body) + new.end(ticket)
+    emitted = [r.url for a in actions if isinstance(a, Emit) for r in a.records]
+    assert emitted == ["https://other.example/x"]  # the scope came with the ticket
+    assert new.run.tree[0].children[0].url == BASE + "/s.xml"
+
+
+def test_bare_domain_falls_back_to_http_in_the_core() -> None:
+    """https cannot connect: the core asks for the http URL, with the problem on the node."""
+    core = Discovery([classify("site.example")])
+    (schedule,) = core.start()
+    assert isinstance(schedule, Schedule)
+    (fetch,) = core.begin(schedule.ticket)
+    assert isinstance(fetch, Fetch) and fetch.url == "https://site.example/robots.txt"
+    assert not fetch.retry_connect
+    (again,) = core.failure(fetch.ticket, "connect", "refused", cannot_connect=True)
+    assert isinstance(again, Fetch) and again.url == "http://site.example/robots.txt"
+    assert core.run.tree[0].problems[0].code == "https-unavailable"
+
+
+def test_unchanged_records_keep_their_time() -> None:
+    """The core's clock is the one given: scores do not depend on when a test runs."""
+    now = datetime(2024, 1, 1, tzinfo=UTC)
+    core = Discovery([classify(BASE + "/s.xml")], now=now)
+    harness = Harness(core, {"/s.xml": urlset("/a")})
+    harness.run()
+    assert harness.records[0].score == 0.44375
