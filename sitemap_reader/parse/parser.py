@@ -22,7 +22,6 @@ produced before the break has already been handed out.
 
 from __future__ import annotations
 
-import contextlib
 import pyexpat
 import re
 from collections.abc import Iterable
@@ -378,31 +377,39 @@ class SitemapParser:
         """Run a step, turning every failure into a recorded problem."""
         try:
             step(*args)
-        except _Fatal:
-            self._stop()
-        except StopParsing:
-            self._stop()
+            return
+        except (_Fatal, StopParsing):
+            pass  # the problem is recorded already
         except pyexpat.ExpatError as exc:
             self._emit.problem("xml-syntax", expat_message(exc), fatal=True)
-            self._stop()
         except DefusedXmlException as exc:
             code = "xml-entities-forbidden"
             if type(exc).__name__ == "ExternalReferenceForbidden":
                 code = "xml-external-forbidden"
             self._emit.problem(code, f"refused: {exc}", fatal=True)
-            self._stop()
         except GunzipError as exc:
             self._emit.problem(exc.code, str(exc), fatal=True)
-            self._stop()
-        except RecursionError as exc:  # pragma: no cover - defensive
-            self._emit.problem("internal", f"parser recursion: {exc}", fatal=True)
-            self._stop()
+        except Exception as exc:
+            self._internal(exc)
+        self._stop()
+
+    def _internal(self, exc: Exception) -> None:
+        # The invariant (records and problems, never a foreign exception) must hold even
+        # where the code is wrong: a bug met in the field costs only this sitemap, with a
+        # message naming it, never the whole run.
+        detail = str(exc)[:200]
+        message = f"unexpected {type(exc).__name__}" + (f": {detail}" if detail else "")
+        self._emit.problem("internal", message, fatal=True)
 
     def _stop(self) -> None:
-        with contextlib.suppress(_Fatal):  # the entries may themselves hit a limit
+        try:
             if isinstance(self._reader, XmlReader):
                 self._reader.flush_open_entry()
             self._emit.drain()
+        except _Fatal:
+            pass  # the entries may themselves hit a limit
+        except Exception as exc:
+            self._internal(exc)
         self.done = True
         self.complete = False
 
@@ -463,6 +470,11 @@ class SitemapParser:
                 max_text=limits.max_text_length,
                 max_extensions=limits.max_extensions_per_url,
                 codec=codec,
+                max_token=limits.max_xml_token,
+                max_depth=limits.max_xml_depth,
+                max_names=limits.max_xml_names,
+                max_name_chars=limits.max_xml_name_chars,
+                max_namespaces=limits.max_xml_namespaces,
             )
         elif kind == sniff.TEXT:
             self._reader = TextReader(self._emit, max_line=limits.max_url_length)
