@@ -388,10 +388,20 @@ class SitemapParser:
                 code = "xml-external-forbidden"
             self._emit.problem(code, f"refused: {exc}", fatal=True)
         except GunzipError as exc:
+            if not self._settle():
+                return  # the bytes decoded before the gzip error broke first
             self._emit.problem(exc.code, str(exc), fatal=True)
         except Exception as exc:
             self._internal(exc)
         self._stop()
+
+    def _settle(self) -> bool:
+        """Before a break from outside the document (gzip, byte cap): let the reader
+        parse what it holds back; False when that broke the document (then stopped)."""
+        if not isinstance(self._reader, XmlReader) or self.done:
+            return not self.done
+        self._guard(self._reader.flush)
+        return not self.done
 
     def _internal(self, exc: Exception) -> None:
         # The invariant (records and problems, never a foreign exception) must hold even
@@ -443,6 +453,8 @@ class SitemapParser:
     def _body(self, data: bytes) -> None:
         self.bytes_out += len(data)
         if self.bytes_out > self.limits.max_decompressed_bytes:
+            if isinstance(self._reader, XmlReader):
+                self._reader.flush()  # read what came before the cap first (stream order)
             raise self._emit.fatal(
                 "limit-bytes",
                 f"body larger than {self.limits.max_decompressed_bytes} bytes; rest ignored",
@@ -490,6 +502,8 @@ class SitemapParser:
             if head:  # a lone byte that could have been the start of the gzip magic
                 self._heads[level] = None
                 self._body(head)
+        if isinstance(self._reader, XmlReader):
+            self._reader.flush()  # stream order: the document before a gzip truncation
         for gunzip in self._gunzips:
             gunzip.close()
         if self._reader is None:

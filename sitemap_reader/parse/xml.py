@@ -415,7 +415,9 @@ class XmlReader:
             data = self._carry + data
         # Cut after the last entry end: the next chunk then starts on an entry boundary,
         # where the lite path can take over.
-        end = max(data.rfind(b"</url>") + 6, data.rfind(b"</sitemap>") + 10, 0)
+        # (rfind gives -1 when absent: -1 + 6 would cut after the chunk's fifth byte.)
+        url_end, sitemap_end = data.rfind(b"</url>"), data.rfind(b"</sitemap>")
+        end = max(url_end + 6 if url_end >= 0 else 0, sitemap_end + 10 if sitemap_end >= 0 else 0)
         if len(data) - end > _MAX_CARRY:
             end = len(data)
         self._carry = data[end:]
@@ -543,6 +545,16 @@ class XmlReader:
             elif index == LOC:
                 self._another_loc(text)
         self._clear()
+
+    def flush(self) -> None:
+        """Parse the bytes held back for the lite path (not the end of input).
+
+        Called before a break that comes from outside the document (a gzip error, the
+        byte cap): what was decoded before it is read first, in stream order, so the
+        result is the same however the body was chunked."""
+        carry, self._carry = self._carry, b""
+        if carry:
+            self._parse(carry)
 
     def close(self) -> None:
         """End of input: raises ExpatError if the document is unfinished."""
