@@ -88,9 +88,9 @@ def classify(head: bytes, final: bool) -> str | None:
 
 
 # The encoding named in an XML declaration. The name is taken loosely (any run of
-# characters that cannot end the value) so that a junk or overlong name is reported as
-# unknown instead of slipping past unseen.
-_DECLARED: Final = re.compile(rb"<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([^\"'<>]{1,200})[\"']")
+# characters that cannot end the value, its first 200 only) so that a junk or overlong
+# name is reported as unknown instead of slipping past unseen.
+_DECLARED: Final = re.compile(rb"<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([^\"'<>]{1,200})")
 # Encodings expat reads natively from UTF-8-compatible bytes: no transcoding needed.
 _NATIVE: Final = frozenset({"utf-8", "ascii"})
 
