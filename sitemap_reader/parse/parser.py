@@ -17,7 +17,12 @@ Bytes go through three stages, each decided from the bytes themselves:
 Nothing raises on content. Everything wrong becomes a :class:`Problem` (aggregated per
 code); a *fatal* problem (broken XML, a limit, not a sitemap) ends the body: ``done``
 turns true so the caller can stop downloading, ``complete`` turns false, and every record
-produced before the break has already been handed out.
+produced before the break has already been handed out. Even an exception nobody foresaw
+(a bug) ends only this body, as a fatal ``internal`` problem naming it.
+
+A break from outside the document (a gzip error, the byte cap) first lets the reader
+parse the bytes it holds back, so whichever break comes first *in the stream* is the
+one reported, however the body was chunked.
 """
 
 from __future__ import annotations

@@ -26,6 +26,13 @@ own exceptions at declaration time: entity declarations (billion laughs, quadrat
 XXE, parameter entities) and external entity references are refused, so nothing is ever
 expanded, read or fetched. A DOCTYPE alone is harmless and allowed, as in defusedxml.
 
+Bounds: expat keeps every open element and every distinct name, and before 2.6 it rescans
+an unfinished token on every ``Parse()``; each of these is bounded (``Limits.max_xml_*``)
+and ends the document with a ``limit-*`` problem. The token and names bounds are measured
+at fixed offsets of the stream (every ``max_xml_token`` bytes handed to expat: see
+:meth:`XmlReader._expat`), the depth and namespace bounds in the handlers, so every
+verdict depends on the document alone, never on how it was chunked.
+
 Leniency: a bare ``&`` (``?a=1&b=2``) or an HTML entity (``&nbsp;``) makes expat give up
 on the whole document. :class:`AmpFixer` escapes such ampersands in the byte stream before
 expat sees them (outside CDATA sections), so the URL survives exactly as written.
