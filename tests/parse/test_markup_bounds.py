@@ -312,3 +312,21 @@ def test_regression_feed_without_entry_end_is_held_whole() -> None:
     """Found by atheris: a chunk holding no entry end was cut after its 9th byte."""
     body = b"<rss><channel><item><link>https://example.com/i</link></item></channel></rss>"
     assert urls(parse_all_ways(body)) == ["https://example.com/i"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        HEAD + TAIL,
+        gz(HEAD + TAIL)[:-8],
+        HEAD + b'<url a="' + b"x" * 600,
+        b'<?xml version="1.0" encoding="zlib"?>' + HEAD[22:] + TAIL,
+    ],
+)
+def test_atheris_target_replays_without_atheris(body: bytes) -> None:
+    """The coverage-guided target's check runs on its own (as on a replayed crash),
+    under both limit profiles, whether or not atheris is installed."""
+    from tests.parse import atheris_parser
+
+    for flags in (b"\x00", b"\x01"):
+        atheris_parser.one_input(flags + b"\x07" + body)
