@@ -30,8 +30,13 @@ test: lint
 demo: $(STAMP_BASE)
 	$(BIN)/sitemap-reader demo
 
+# Long Hypothesis runs, then FUZZ_SECONDS of coverage-guided fuzzing with atheris (the
+# `fuzz` extra, installed here only: make test never needs it). Crashes: .venv/fuzz/crash-*.
+FUZZ_SECONDS ?= 300
 fuzz: $(STAMP_TEST)
+	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
 	SITEMAP_READER_FUZZ=long $(BIN)/python -m pytest -q tests/parse/test_fuzz.py tests/hostile/test_fuzz_structural.py
+	$(BIN)/python tests/parse/atheris_parser.py $(FUZZ_SECONDS)
 
 bench: $(STAMP_TEST)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

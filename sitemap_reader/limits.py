@@ -57,6 +57,28 @@ class Limits:
     #: padding after a member: those were read until the timeout (~10 GB at 120 s).
     #: A real body is never much bigger on the wire than decompressed, so twice is slack.
     max_wire_bytes: int | None = None
+    #: Bytes of one markup construct outside character data: a tag with its attributes,
+    #: a comment, a processing instruction, a DOCTYPE or one of its declarations. The
+    #: longest a real sitemap needs is a start tag with a few namespace declarations or an
+    #: xhtml:link to an 8 KiB URL; 64 KiB is eight times that. The cap is also what keeps
+    #: time linear: expat before 2.6 (Python 3.11 ships 2.5) rescans an unfinished token
+    #: on every feed, so one 32 MiB attribute fed in 64 KiB pieces took ~55 s.
+    max_xml_token: int = 64 * KiB
+    #: Elements open at once. Sitemaps nest four deep (urlset, url, video:video,
+    #: video:price), feeds with inline XHTML a few more; libxml2 refuses 256 by default.
+    #: expat keeps every open element (~125 bytes each, 22 M from a 62 KB gzip of <a>).
+    max_xml_depth: int = 100
+    #: Distinct element and attribute names per document (and per DTD). The sitemap
+    #: vocabulary with every extension is under 100 names, a feed with XHTML content a
+    #: few hundred; expat, pyexpat and the reader each keep every distinct name, so a
+    #: flood of <a1/><a2/>... grew them by gigabytes.
+    max_xml_names: int = 2_000
+    #: Characters of those distinct names together: 2,000 names of 32 characters. Bounds
+    #: what a few long names (each up to the token cap) would cost.
+    max_xml_name_chars: int = 64 * KiB
+    #: Distinct namespace declarations (prefix and URI) per document. Real sitemaps use
+    #: under ten; a declaration repeated on every element (PageMap's) counts once.
+    max_xml_namespaces: int = 1_000
 
     # --- robots.txt ---
     #: RFC 9309 §2.5: crawlers must parse at least 500 KiB; Google stops there too.

@@ -17,12 +17,16 @@ Bytes go through three stages, each decided from the bytes themselves:
 Nothing raises on content. Everything wrong becomes a :class:`Problem` (aggregated per
 code); a *fatal* problem (broken XML, a limit, not a sitemap) ends the body: ``done``
 turns true so the caller can stop downloading, ``complete`` turns false, and every record
-produced before the break has already been handed out.
+produced before the break has already been handed out. Even an exception nobody foresaw
+(a bug) ends only this body, as a fatal ``internal`` problem naming it.
+
+A break from outside the document (a gzip error, the byte cap) first lets the reader
+parse the bytes it holds back, so whichever break comes first *in the stream* is the
+one reported, however the body was chunked.
 """
 
 from __future__ import annotations
 
-import contextlib
 import pyexpat
 import re
 from collections.abc import Iterable
@@ -458,31 +462,49 @@ class SitemapParser:
         """Run a step, turning every failure into a recorded problem."""
         try:
             step(*args)
-        except _Fatal:
-            self._stop()
-        except StopParsing:
-            self._stop()
+            return
+        except (_Fatal, StopParsing):
+            pass  # the problem is recorded already
         except pyexpat.ExpatError as exc:
             self._emit.problem("xml-syntax", expat_message(exc), fatal=True)
-            self._stop()
         except DefusedXmlException as exc:
             code = "xml-entities-forbidden"
             if type(exc).__name__ == "ExternalReferenceForbidden":
                 code = "xml-external-forbidden"
             self._emit.problem(code, f"refused: {exc}", fatal=True)
-            self._stop()
         except GunzipError as exc:
+            if not self._settle():
+                return  # the bytes decoded before the gzip error broke first
             self._emit.problem(exc.code, str(exc), fatal=True)
-            self._stop()
-        except RecursionError as exc:  # pragma: no cover - defensive
-            self._emit.problem("internal", f"parser recursion: {exc}", fatal=True)
-            self._stop()
+        except Exception as exc:
+            self._internal(exc)
+        self._stop()
+
+    def _settle(self) -> bool:
+        """Before a break from outside the document (gzip, byte cap): let the reader
+        parse what it holds back; False when that broke the document (then stopped)."""
+        if not isinstance(self._reader, XmlReader) or self.done:
+            return not self.done
+        self._guard(self._reader.flush)
+        return not self.done
+
+    def _internal(self, exc: Exception) -> None:
+        # The invariant (records and problems, never a foreign exception) must hold even
+        # where the code is wrong: a bug met in the field costs only this sitemap, with a
+        # message naming it, never the whole run.
+        detail = str(exc)[:200]
+        message = f"unexpected {type(exc).__name__}" + (f": {detail}" if detail else "")
+        self._emit.problem("internal", message, fatal=True)
 
     def _stop(self) -> None:
-        with contextlib.suppress(_Fatal):  # the entries may themselves hit a limit
+        try:
             if isinstance(self._reader, XmlReader):
                 self._reader.flush_open_entry()
             self._emit.drain()
+        except _Fatal:
+            pass  # the entries may themselves hit a limit
+        except Exception as exc:
+            self._internal(exc)
         self.done = True
         self.complete = False
 
@@ -516,6 +538,8 @@ class SitemapParser:
     def _body(self, data: bytes) -> None:
         self.bytes_out += len(data)
         if self.bytes_out > self.limits.max_decompressed_bytes:
+            if isinstance(self._reader, XmlReader):
+                self._reader.flush()  # read what came before the cap first (stream order)
             raise self._emit.fatal(
                 "limit-bytes",
                 f"body larger than {self.limits.max_decompressed_bytes} bytes; rest ignored",
@@ -544,6 +568,11 @@ class SitemapParser:
                 max_extensions=limits.max_extensions_per_url,
                 codec=codec,
                 pagemaps=self.pagemaps,
+                max_token=limits.max_xml_token,
+                max_depth=limits.max_xml_depth,
+                max_names=limits.max_xml_names,
+                max_name_chars=limits.max_xml_name_chars,
+                max_namespaces=limits.max_xml_namespaces,
             )
         elif kind == sniff.TEXT:
             self._reader = TextReader(self._emit, max_line=limits.max_url_length)
@@ -559,6 +588,8 @@ class SitemapParser:
             if head:  # a lone byte that could have been the start of the gzip magic
                 self._heads[level] = None
                 self._body(head)
+        if isinstance(self._reader, XmlReader):
+            self._reader.flush()  # stream order: the document before a gzip truncation
         for gunzip in self._gunzips:
             gunzip.close()
         if self._reader is None:

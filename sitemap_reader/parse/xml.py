@@ -30,6 +30,13 @@ own exceptions at declaration time: entity declarations (billion laughs, quadrat
 XXE, parameter entities) and external entity references are refused, so nothing is ever
 expanded, read or fetched. A DOCTYPE alone is harmless and allowed, as in defusedxml.
 
+Bounds: expat keeps every open element and every distinct name, and before 2.6 it rescans
+an unfinished token on every ``Parse()``; each of these is bounded (``Limits.max_xml_*``)
+and ends the document with a ``limit-*`` problem. The token and names bounds are measured
+at fixed offsets of the stream (every ``max_xml_token`` bytes handed to expat: see
+:meth:`XmlReader._expat`), the depth and namespace bounds in the handlers, so every
+verdict depends on the document alone, never on how it was chunked.
+
 Leniency: a bare ``&`` (``?a=1&b=2``) or an HTML entity (``&nbsp;``) makes expat give up
 on the whole document. :class:`AmpFixer` escapes such ampersands in the byte stream before
 expat sees them (outside CDATA sections), so the URL survives exactly as written.
@@ -38,6 +45,7 @@ expat sees them (outside CDATA sections), so the URL survives exactly as written
 from __future__ import annotations
 
 import codecs
+import itertools
 import pyexpat
 import re
 from datetime import datetime
@@ -298,6 +306,10 @@ def _forbid_external(
     raise ExternalReferenceForbidden(context, base, sysid, pubid)
 
 
+def _ignore(*args: Any) -> None:
+    pass
+
+
 class StopParsing(Exception):
     """Raised inside a handler to end the document (unknown root, limit reached)."""
 
@@ -329,7 +341,9 @@ class Sink:
         """The body is a plain-text sitemap (its first URL was found)."""
         raise NotImplementedError
 
-    def problem(self, code: str, message: str) -> None:  # pragma: no cover - interface
+    def problem(
+        self, code: str, message: str, fatal: bool = False
+    ) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
     def feed_date(self, text: str) -> None:  # pragma: no cover - interface
@@ -348,6 +362,11 @@ class XmlReader:
         max_extensions: int,
         codec: str | None = None,
         pagemaps: bool = False,
+        max_token: int = 64 * 1024,
+        max_depth: int = 100,
+        max_names: int = 2_000,
+        max_name_chars: int = 64 * 1024,
+        max_namespaces: int = 1_000,
     ) -> None:
         self._sink = sink
         self._pagemaps = pagemaps
@@ -381,13 +400,31 @@ class XmlReader:
         self._pending = sink.pending
         self._scopes: list[tuple[int, str, str | None]] = []
         self._carry = b""  # bytes after the last entry end, parsed with the next chunk
+        # Markup bounds (see "Bounds" in the module docstring).
+        self._max_token = max_token
+        self._max_depth = max_depth
+        self._max_names = max_names
+        self._name_chars = max_name_chars  # budget left for new distinct names
+        self._max_namespaces = max_namespaces
+        # pyexpat interns every element and attribute name it hands out (DTD names too,
+        # with the declaration handlers set) in this dict: its size is the count of
+        # distinct names, measured at no cost to the handlers.
+        self._names: dict[str, str] = {}
+        self._names_seen = 0  # len(self._names) at the last measure
+        self._depth = 0  # elements open (full handlers; a lite run is depth-neutral)
+        self._namespaces: set[int] = set()  # hashes of (prefix, URI) declared
+        self._fed = 0  # bytes handed to expat so far
+        self._grid = max_token  # next offset at which the open token is measured
         self._parser = self._make_parser()
 
     # -- expat plumbing -------------------------------------------------------------------
 
     def _make_parser(self) -> Any:
-        # With a decoder, expat is told the bytes are UTF-8 whatever the prolog declares.
-        p = pyexpat.ParserCreate("utf-8" if self._decoder is not None else None)
+        # Expat is told the bytes are UTF-8 whatever the prolog declares: they are, either
+        # as sent (sniff found UTF-8 or ASCII) or transcoded by the decoder. Left to read
+        # the declaration itself, expat would look up any name it finds there and raise a
+        # LookupError (through pyexpat) on an unknown one.
+        p = pyexpat.ParserCreate("utf-8", intern=self._names)
         p.buffer_text = True
         p.buffer_size = 65536
         p.StartElementHandler = self._start
@@ -396,6 +433,10 @@ class XmlReader:
         p.EntityDeclHandler = _forbid_entity
         p.UnparsedEntityDeclHandler = _forbid_unparsed
         p.ExternalEntityRefHandler = _forbid_external
+        # Names declared in a DTD live in expat's tables too: with a handler set, pyexpat
+        # interns them, so they are counted like tag names.
+        p.ElementDeclHandler = _ignore
+        p.AttlistDeclHandler = _ignore
         return p
 
     def feed(self, data: bytes) -> None:
@@ -407,7 +448,9 @@ class XmlReader:
             data = self._carry + data
         # Cut after the last entry end: the next chunk then starts on an entry boundary,
         # where the lite path can take over.
-        end = max(data.rfind(b"</url>") + 6, data.rfind(b"</sitemap>") + 10, 0)
+        # (rfind gives -1 when absent: -1 + 6 would cut after the chunk's fifth byte.)
+        url_end, sitemap_end = data.rfind(b"</url>"), data.rfind(b"</sitemap>")
+        end = max(url_end + 6 if url_end >= 0 else 0, sitemap_end + 10 if sitemap_end >= 0 else 0)
         if len(data) - end > _MAX_CARRY:
             end = len(data)
         self._carry = data[end:]
@@ -419,9 +462,71 @@ class XmlReader:
         if lite is not None and lite.fullmatch(data):
             self._parse_lite(data)
         else:
-            self._parser.Parse(data, False)
+            self._expat(data)
         if len(self._buf) > 1:
             self._bound_text()
+
+    def _expat(self, data: bytes) -> None:
+        """Hand bytes to expat, stopping at every multiple of the token cap to measure
+        the markup construct left open there.
+
+        After ``Parse()`` returns, expat's ``CurrentByteIndex`` is where its unconsumed
+        input starts: character data and CDATA are always consumed, so what is left is
+        one unfinished markup token (a tag, comment, PI, DOCTYPE declaration). Measuring
+        only at fixed offsets of the stream, never at chunk ends, makes the verdict a
+        function of the document alone: a construct is refused iff it is still open at
+        a multiple of ``max_token`` more than ``max_token`` bytes after it began,
+        however the body was chunked. Between two such offsets expat rescans at most
+        two caps' worth, so time stays linear; the common chunk crosses no offset and
+        costs one comparison.
+        """
+        end = self._fed + len(data)
+        if end < self._grid:
+            self._parser.Parse(data, False)
+            self._fed = end
+            return
+        view = memoryview(data)
+        while self._fed + len(view) >= self._grid:
+            cut = self._grid - self._fed
+            self._parser.Parse(view[:cut], False)
+            self._fed = self._grid
+            self._grid += self._max_token
+            view = view[cut:]
+            self._measure()
+        if view:
+            self._parser.Parse(view, False)
+            self._fed += len(view)
+
+    def _measure(self) -> None:
+        """The bounds checked at each grid offset: the open token, distinct names."""
+        if len(self._names) != self._names_seen:
+            self._count_names()
+        parser = self._parser
+        start = parser.CurrentByteIndex
+        if start >= 0 and self._fed - start > self._max_token:
+            where = f"line {parser.CurrentLineNumber}, column {parser.CurrentColumnNumber}"
+            self._limit(
+                "limit-token",
+                f"a tag, comment or declaration longer than {self._max_token} bytes (from {where})",
+            )
+
+    def _count_names(self) -> None:
+        names = self._names
+        fresh = len(names) - self._names_seen
+        self._names_seen = len(names)
+        # Dicts keep insertion order: the names added since the last measure are last.
+        self._name_chars -= sum(map(len, itertools.islice(reversed(names), fresh)))
+        if len(names) > self._max_names or self._name_chars < 0:
+            self._limit(
+                "limit-names",
+                f"more than {self._max_names} distinct element and attribute names "
+                "(or more than their characters' budget) in one document",
+            )
+
+    def _limit(self, code: str, message: str) -> NoReturn:
+        """A markup bound was crossed: the document ends here."""
+        self._sink.problem(code, message, fatal=True)
+        raise StopParsing(code)
 
     def _lite_pattern(self) -> re.Pattern[bytes] | None:
         """The lite grammar for where the document stands, or None (read in full)."""
@@ -449,7 +554,7 @@ class XmlReader:
         parser.StartElementHandler = None
         parser.EndElementHandler = self._end_lite
         try:
-            parser.Parse(data, False)
+            self._expat(data)
         finally:
             parser.StartElementHandler = self._start
             parser.EndElementHandler = self._end
@@ -474,11 +579,21 @@ class XmlReader:
                 self._another_loc(text)
         self._clear()
 
+    def flush(self) -> None:
+        """Parse the bytes held back for the lite path (not the end of input).
+
+        Called before a break that comes from outside the document (a gzip error, the
+        byte cap): what was decoded before it is read first, in stream order, so the
+        result is the same however the body was chunked."""
+        carry, self._carry = self._carry, b""
+        if carry:
+            self._parse(carry)
+
     def close(self) -> None:
         """End of input: raises ExpatError if the document is unfinished."""
         fixer = self._fixer
         tail = fixer.feed(self._decoder.decode(b"", True).encode()) if self._decoder else b""
-        self._parser.Parse(self._carry + tail + fixer.flush(), False)
+        self._expat(self._carry + tail + fixer.flush())
         self._carry = b""
         self._parser.Parse(b"", True)
         # Reported only for a document read to its end: how far a broken one got before
@@ -546,6 +661,19 @@ class XmlReader:
         self._kinds[name] = kind
         return kind
 
+    def _new_namespace(self, prefix: str, uri: str) -> None:
+        key = hash((prefix, uri))  # a hash, not the URI: the set stays small
+        if key not in self._namespaces:
+            if len(self._namespaces) >= self._max_namespaces:
+                self._limit(
+                    "limit-namespaces",
+                    f"more than {self._max_namespaces} namespace declarations in one document",
+                )
+            self._namespaces.add(key)
+
+    def _too_deep(self) -> NoReturn:
+        self._limit("limit-nesting", f"elements nested more than {self._max_depth} deep")
+
     @staticmethod
     def _extension(prefix: str, namespace: str) -> int:
         if namespace:
@@ -565,6 +693,7 @@ class XmlReader:
                 old = self._prefixes.get(prefix)
                 if old == value:
                     continue
+                self._new_namespace(prefix, value)
                 if self._format is not None:  # not the root
                     if not self._scopes:
                         self._scope_depth = 1
@@ -600,6 +729,10 @@ class XmlReader:
     # tag bearing its name, an entry likewise, which is all real sitemaps need.
 
     def _start(self, name: str, attrs: dict[str, str]) -> None:
+        depth = self._depth + 1
+        if depth > self._max_depth:
+            self._too_deep()
+        self._depth = depth
         if self._field:
             return  # inside a field, markup is swallowed and only its text is kept
         if attrs:
@@ -637,6 +770,7 @@ class XmlReader:
             self._field_name = name
 
     def _end(self, name: str) -> None:
+        self._depth -= 1
         field = self._field
         if field:
             if name != self._field_name:

@@ -171,3 +171,53 @@ async def run_case(
     )
     dumped, treed = await asyncio.gather(dump, tree)
     return Case(dumped, treed)
+
+
+# --------------------------------------------------------------------------- own peak (VmHWM)
+
+#: Runs the CLI in-process and writes the process's own VmHWM at exit.
+LAUNCHER = str(Path(__file__).with_name("hwm_launcher.py"))
+
+
+async def measured_own(args: Sequence[str], *, limit: float) -> Measured:
+    """Like :func:`measured`, but the peak is the process's own ``VmHWM``, read by the
+    process itself from ``/proc/self/status`` as it exits (see ``hwm_launcher``)."""
+    fd, peak_file = tempfile.mkstemp(prefix="hwm-")
+    os.close(fd)
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        LAUNCHER,
+        peak_file,
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(),
+        start_new_session=True,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=limit)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        raise AssertionError(f"sitemap-reader {' '.join(args)} ran over {limit} s") from None
+    finally:
+        text = Path(peak_file).read_text().strip()
+        os.unlink(peak_file)
+    seconds = time.monotonic() - started
+    assert proc.returncode is not None
+    assert text, "the child recorded no VmHWM"
+    return Measured(proc.returncode, out.decode(), err.decode(), seconds, int(text) / 1024)
+
+
+async def run_own_case(target: str, *flags: str, limit: float = 30.0) -> Case:
+    """:func:`run_case` with each process's own VmHWM as its peak."""
+    crawl = [*COMMON, *flags]
+    dump = measured_own(["dump", target, "-v", *crawl, "--user-agent", "hostile-dump"], limit=limit)
+    tree = measured_own(
+        ["tree", target, "--json", *crawl, "--user-agent", "hostile-tree"], limit=limit
+    )
+    dumped, treed = await asyncio.gather(dump, tree)
+    return Case(dumped, treed)

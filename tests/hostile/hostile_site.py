@@ -497,3 +497,84 @@ def add_bad_bytes(site: Site) -> tuple[str, list[str], list[str]]:
     site.add("/bytes/utf8.xml", utf8)
     site.add("/bytes/nul.xml", nul + URLSET_CLOSE)
     return add_index(site, "bytes", ["/bytes/utf8.xml", "/bytes/nul.xml"]), before, after
+
+
+# --------------------------------------------------------------------------- markup bombs
+# Small gzip files that expand to one hostile markup construct (issue 10, items 1-3): each
+# is a urlset that starts with good URLs, so a test can check they are kept.
+
+#: The hostile constructs, each ``(prefix, fill, suffix)``: ``fill`` (1 MiB) is repeated
+#: 60 times between the two. All but ``nesting`` are one markup token of 60 MiB.
+MARKUP_BOMBS: dict[str, tuple[bytes, bytes, bytes]] = {
+    "attribute": (b'<url a="', b"x" * MiB, b'"/>'),
+    "comment": (b"<!--", b"x" * MiB, b"-->"),
+    "tag-name": (b"<a", b"x" * MiB, b"/>"),
+    "pi": (b"<?pi ", b"x" * MiB, b"?>"),
+    "nesting": (b"", b"<a>" * (MiB // 3), b""),
+}
+
+
+def add_markup_bomb(site: Site, construct: str, repeat: int = 60) -> tuple[str, list[str]]:
+    """A ~60 KB gzip of a urlset holding one 60 MiB ``construct`` after two good URLs."""
+    case = f"markup-{construct}"
+    prefix, kept = bomb_prefix(site, case)
+    start, fill, end = MARKUP_BOMBS[construct]
+    bomb = streamed(
+        lambda _: gzip_member(prefix + start, fill, repeat, end + URLSET_CLOSE),
+        content_type="application/gzip",
+    )
+    site.add(f"/{case}/bomb.xml.gz", bomb)
+    return add_index(site, case, [f"/{case}/bomb.xml.gz"]), kept
+
+
+def add_doctype_bomb(site: Site, repeat: int = 60) -> str:
+    """A ~60 KB gzip of a DOCTYPE whose public identifier is 60 MiB long."""
+    prefix = b'<?xml version="1.0"?>\n<!DOCTYPE urlset PUBLIC "'
+    bomb = streamed(
+        lambda _: gzip_member(prefix, b"x" * MiB, repeat, b'" "x.dtd">\n<urlset/>'),
+        content_type="application/gzip",
+    )
+    site.add("/markup-doctype/bomb.xml.gz", bomb)
+    return add_index(site, "markup-doctype", ["/markup-doctype/bomb.xml.gz"])
+
+
+#: Name floods: ``count`` elements, each bringing a distinct name (or declaration) that
+#: differs from the others only at its end, so the flood compresses like the bombs above.
+NAME_FLOODS: dict[str, str] = {
+    "tag-names": "<t{pad}{n}/>\n",
+    "attribute-names": '<a n{pad}{n}="1"/>\n',
+    "namespaces": '<a xmlns:p{n}="http://example.com/{pad}{n}"/>\n',
+}
+
+
+def add_name_flood(
+    site: Site, flood: str, count: int = 1100, pad: int = 60_000
+) -> tuple[str, list[str]]:
+    """A gzip urlset after two good URLs with ``count`` distinct names of ``pad`` chars
+    (about 64 MiB: expat, pyexpat and the reader each keep every distinct name)."""
+    case = f"flood-{flood}"
+    prefix, kept = bomb_prefix(site, case)
+    template, filler = NAME_FLOODS[flood], "x" * pad
+
+    def pieces() -> Iterator[bytes]:
+        yield prefix
+        for n in range(count):
+            yield template.format(pad=filler, n=n).encode()
+        yield URLSET_CLOSE
+
+    bomb = streamed(lambda _: gzip_layer(pieces()), content_type="application/gzip")
+    site.add(f"/{case}/bomb.xml.gz", bomb)
+    return add_index(site, case, [f"/{case}/bomb.xml.gz"]), kept
+
+
+def add_declared_encoding(site: Site, encoding: str) -> tuple[str, str]:
+    """A tiny urlset declaring ``encoding`` (zlib, base64...) next to a good sibling;
+    the index URL and the URL the child lists."""
+    case = f"encoding-{encoding}"
+    listed = site.url(f"/{case}/in-child")
+    body = (
+        f'<?xml version="1.0" encoding="{encoding}"?>\n'
+        f'<urlset xmlns="{SITEMAP_NS}"><url><loc>{listed}</loc></url></urlset>\n'
+    ).encode()
+    site.add(f"/{case}/child.xml", body)
+    return add_index(site, case, [f"/{case}/child.xml"]), listed

@@ -209,3 +209,76 @@ def test_html_sniffer_is_linear_on_comment_floods() -> None:
         started = time.monotonic()
         assert sniff.classify(head, final=False) == sniff.XML
         assert time.monotonic() - started < 0.5
+
+
+# --------------------------------------------------------------------------- (e) markup bombs
+
+#: Hostile stretches at the default bounds, each a prefix, a filler repeated far past
+#: its bound and a suffix: one huge token of each kind, deep nesting, name floods.
+MARKUP = {
+    "attribute": (b'<x a="', b"v", b'"/>'),
+    "comment": (b"<!--", b"c", b"-->"),
+    "tag-name": (b"<t", b"n", b"/>"),
+    "pi": (b"<?pi ", b"p", b"?>"),
+    "nesting": (b"", b"<a>", b""),
+}
+MARKUP_CODES = {"limit-token", "limit-nesting", "limit-names", "limit-namespaces"}
+
+
+def _markup_stream(kind: str, gzipped: bool, piece: int) -> Iterable[bytes]:
+    """About 64 MiB of one hostile stretch after a good entry, in ``piece``-byte pieces."""
+    head = f'<?xml version="1.0"?><urlset xmlns="{NS}"><url><loc>https://example.com/dir/g'
+    head += "</loc></url>"
+    stream: Iterable[bytes]
+    if kind in MARKUP:
+        start, fill, _ = MARKUP[kind]
+        block = fill * (piece // len(fill) + 1)
+        stream = itertools.chain(
+            [head.encode() + start], itertools.repeat(block, (64 << 20) // len(block))
+        )
+    else:
+        template = {
+            "names": "<t{n}/>",
+            "attributes": '<x a{n}="1"/>',
+            "namespaces": '<x xmlns:p="urn:{n}"/>',
+        }[kind]
+        count = (64 << 20) // len(template)
+        stream = itertools.chain(
+            [head.encode()], (template.format(n=n).encode() for n in range(count))
+        )
+    if gzipped:
+        stream = gzip_layer(stream)
+    return stream
+
+
+@fuzz_settings(12, 200)
+@given(
+    kind=st.sampled_from([*MARKUP, "names", "attributes", "namespaces"]),
+    gzipped=st.booleans(),
+    piece=st.sampled_from([4096, 65_536, 1 << 20]),
+)
+def test_markup_bombs_end_on_their_bound(kind: str, gzipped: bool, piece: int) -> None:
+    """(e) A huge token, deep nesting or a name flood (plain or gzipped, fed in pieces of
+    4 KiB to 1 MiB) ends on its named bound at the default limits: the good entry kept,
+    a few MiB traced (expat allocates through Python, so its tables are traced too), and
+    long before 64 MiB was read."""
+    parser = SitemapParser(SITEMAP_URL, now=NOW)
+    items = []
+    fed = 0
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        for chunk in _markup_stream(kind, gzipped, piece):
+            items += parser.feed(chunk)
+            fed += len(chunk)
+            if parser.done:
+                break
+        items += parser.close()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert parser.done and parser.problems[0].code in MARKUP_CODES, parser.problems
+    assert [i.url for i in items] == ["https://example.com/dir/g"]
+    assert parser.bytes_out < 8 << 20, parser.bytes_out
+    assert peak < 16 << 20, peak
+    assert time.monotonic() - started < 5.0

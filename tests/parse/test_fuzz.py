@@ -32,8 +32,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.errors import SitemapReaderError
+from sitemap_reader.limits import Limits
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import SitemapParser, parse
+from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.records import SitemapRef, UrlRecord
 
 LONG = os.environ.get("SITEMAP_READER_FUZZ") == "long"
@@ -67,9 +69,11 @@ class Outcome:
     raised: bool
 
 
-def feed(body: bytes, sizes: list[int], url: str | None = SITEMAP_URL) -> Outcome:
+def feed(
+    body: bytes, sizes: list[int], url: str | None = SITEMAP_URL, limits: Limits | None = None
+) -> Outcome:
     """Feed ``body`` in chunks of the given sizes (cycled); only our own error may escape."""
-    parser = SitemapParser(url, now=NOW)
+    parser = SitemapParser(url, now=NOW, limits=limits)
     items: list[UrlRecord | SitemapRef] = []
     raised = False
     try:
@@ -108,14 +112,16 @@ def assert_clean(outcome: Outcome) -> None:
         assert outcome.codes, "an incomplete parse must record why"
 
 
-def check(body: bytes, sizes: list[int]) -> Outcome:
+def check(body: bytes, sizes: list[int], limits: Limits | None = None) -> Outcome:
     """The full invariant: parse() works, and one-shot and chunked feeding agree."""
     try:
-        result = parse(body, url=SITEMAP_URL)
+        result = parse(body, url=SITEMAP_URL, limits=limits)
     except SitemapReaderError:
         result = None
-    whole = feed(body, [])
-    chunked = feed(body, sizes)
+    whole = feed(body, [], limits=limits)
+    chunked = feed(body, sizes, limits=limits)
+    # An internal problem is a bug caught by the guard: the invariant holds, the code not.
+    assert "internal" not in whole.codes and "internal" not in chunked.codes, whole.codes
     assert chunked == whole
     if result is not None:
         assert [r.url for r in result.urls] == [r.url for r in whole.urls]
@@ -444,6 +450,25 @@ ENCODINGS = [
     ("big5", "Big5"),
     ("koi8-r", "KOI8-R"),
     ("utf-8", "x-no-such-charset"),
+    # Hostile declarations (issue 10): codecs that are no text encoding, codecs that
+    # cannot read the ASCII bytes they are declared on, names expat cannot look up.
+    ("utf-8", "zlib"),
+    ("utf-8", "base64"),
+    ("utf-8", "hex"),
+    ("utf-8", "bz2"),
+    ("utf-8", "uu"),
+    ("utf-8", "quopri"),
+    ("utf-8", "rot13"),
+    ("utf-8", "undefined"),
+    ("utf-8", "idna"),
+    ("utf-8", "UTF-16"),
+    ("utf-8", "UTF-32"),
+    ("utf-8", "cp037"),
+    ("utf-8", "UTF-" + "A" * 120 + "8"),
+    ("utf-32", "UTF-32"),
+    ("utf-32-le", "UTF-32"),
+    ("utf-32-be", "UTF-32"),
+    ("utf-16-be", "UTF-16"),
 ]
 
 
@@ -562,3 +587,120 @@ def test_declared_encodings_never_raise(codec: str, declared: str | None) -> Non
     ).encode(codec)
     outcome = check(body, [5])
     assert [r.url for r in outcome.urls] == ["https://example.com/dir/a"] or outcome.codes
+
+
+# --------------------------------------------------------------------------- (v) hostile markup
+
+#: Small markup bounds so that random documents of a few KiB cross them.
+SMALL = Limits(
+    max_xml_token=128,
+    max_xml_depth=6,
+    max_xml_names=20,
+    max_xml_name_chars=300,
+    max_xml_namespaces=4,
+)
+#: Markup bound codes: one of them, or another problem, ends a hostile document.
+BOUND_CODES = {"limit-token", "limit-nesting", "limit-names", "limit-namespaces"}
+
+
+@st.composite
+def hostile_markup(draw: st.DrawFn) -> bytes:
+    """A urlset with good entries around one hostile stretch: a huge token (attribute,
+    comment, tag name, PI, DOCTYPE), deep nesting, or a flood of distinct names or
+    namespace declarations, at random sizes around the small bounds."""
+    kind = draw(
+        st.sampled_from(
+            [
+                "attribute",
+                "comment",
+                "tag",
+                "pi",
+                "doctype",
+                "nest",
+                "names",
+                "attributes",
+                "namespaces",
+                "field-names",
+            ]
+        )
+    )
+    size = draw(st.integers(0, 600))
+    count = draw(st.integers(0, 40))
+    good = "".join(f"<url><loc>https://example.com/dir/g{n}</loc></url>" for n in range(3))
+    stretch = {
+        "attribute": f'<x a="{"v" * size}"/>',
+        "comment": f"<!--{'c' * size}-->",
+        "tag": f"<t{'n' * size}/>",
+        "pi": f"<?pi {'p' * size}?>",
+        "doctype": "",
+        "nest": "<a>" * count + "</a>" * draw(st.integers(0, count)),
+        "names": "".join(f"<t{n}/>" for n in range(count)),
+        "attributes": "".join(f'<x a{n}="1"/>' for n in range(count)),
+        "namespaces": "".join(f'<x xmlns:p="urn:{n}"/>' for n in range(count)),
+        "field-names": f"<url><loc>https://example.com/{''.join(f'<t{n}/>' for n in range(count))}"
+        "</loc></url>",
+    }[kind]
+    doctype = f'<!DOCTYPE urlset PUBLIC "{"d" * size}" "x.dtd">' if kind == "doctype" else ""
+    padding = " " * draw(st.integers(0, 400))  # moves the stretch across measuring offsets
+    text = (
+        f'<?xml version="1.0"?>{doctype}<urlset xmlns="{NS}">{padding}{good}{stretch}{good}'
+        "</urlset>"
+    )
+    return text.encode()
+
+
+@fuzz_settings(150)
+@given(body=hostile_markup(), sizes=chunk_sizes)
+def test_hostile_markup_never_raises(body: bytes, sizes: list[int]) -> None:
+    """(v) Huge tokens, deep nesting, name floods: records and problems, chunk-independent;
+    a document that ends early ends on a named problem, with the first good URLs kept."""
+    outcome = check(body, sizes, SMALL)
+    if not outcome.complete:
+        assert outcome.codes[0] in BOUND_CODES | {"xml-syntax"}, outcome.codes
+    if b"<!DOCTYPE" not in body:  # a DOCTYPE comes before the good entries
+        good = [f"https://example.com/dir/g{n}" for n in range(3)]
+        assert [r.url for r in outcome.urls][:3] == good
+
+
+@fuzz_settings(40)
+@given(body=hostile_markup())
+def test_hostile_markup_byte_by_byte(body: bytes) -> None:
+    """(v) The hostile documents fed one byte at a time give the one-shot result."""
+    assert feed(body, [1], limits=SMALL) == feed(body, [], limits=SMALL)
+
+
+@fuzz_settings(100)
+@given(
+    name=st.one_of(
+        st.sampled_from([e for _, e in ENCODINGS if e]),
+        st.text(st.characters(exclude_categories=["Cs"]), max_size=30),
+    ),
+    sizes=chunk_sizes,
+)
+def test_any_declared_encoding_name(name: str, sizes: list[int]) -> None:
+    """(v) Any text as the declared encoding name: the URL read, or a problem; no raise."""
+    quoted = name.replace('"', "").replace("<", "").replace(">", "")
+    body = (
+        f'<?xml version="1.0" encoding="{quoted}"?>\n<urlset xmlns="{NS}">'
+        "<url><loc>https://example.com/dir/a</loc></url></urlset>"
+    ).encode("utf-8", "replace")
+    outcome = check(body, sizes)
+    assert [r.url for r in outcome.urls] == ["https://example.com/dir/a"] or outcome.codes
+
+
+@fuzz_settings(150)
+@given(
+    body=st.one_of(
+        st.binary(max_size=2048),
+        st.text(max_size=500).map(lambda t: ("Sitemap: " + t).encode("utf-8", "replace")),
+        st.lists(st.sampled_from(VALUES), max_size=8).map(
+            lambda vs: "\n".join(f"Sitemap: {v}" for v in vs).encode()
+        ),
+    ),
+    as_text=st.booleans(),
+)
+def test_sitemaps_from_robots_never_raises(body: bytes, as_text: bool) -> None:
+    """(v) sitemaps_from_robots on any bytes (or text): a list of absolute URLs."""
+    value: bytes | str = body.decode("utf-8", "replace") if as_text else body
+    found = sitemaps_from_robots(value, "https://example.com/robots.txt")
+    assert all(u.startswith(("http://", "https://")) for u in found)
