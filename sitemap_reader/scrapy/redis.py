@@ -332,7 +332,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         return bool(pending)
 
     def __len__(self) -> int:
-        return int(len(self.queue)) + int(self.server.zcard(self.keys.todo)) + len(self.local)
+        return len(self.queue) + int(self.server.zcard(self.keys.todo)) + len(self.local)
 
     # -- the rest ------------------------------------------------------------------------
 
@@ -346,7 +346,13 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
             return False
         keys = self.keys
         result = self._push_sitemap(
-            keys=[keys.known, keys.todo, keys.requests, keys.seq, keys.sitemaps(ticket.get("target"))],
+            keys=[
+                keys.known,
+                keys.todo,
+                keys.requests,
+                keys.seq,
+                keys.sitemaps(ticket.get("target")),
+            ],
             args=[url, self._encode(request), limit],
         )
         if result == 1:

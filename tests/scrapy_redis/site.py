@@ -105,7 +105,9 @@ class Site:
             urls = "".join(f"<url><loc>{self.base}{p}</loc></url>" for p in self.pages_of(path))
             return _xml(f'<?xml version="1.0"?>\n<urlset xmlns="{NS}">{urls}</urlset>\n')
         if path.startswith("/page/"):
-            return web.Response(text=f"<html><title>{path}</title></html>", content_type="text/html")
+            return web.Response(
+                text=f"<html><title>{path}</title></html>", content_type="text/html"
+            )
         return web.Response(status=404)
 
 
