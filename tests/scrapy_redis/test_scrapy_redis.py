@@ -150,3 +150,29 @@ def test_sigkill_then_restart_reads_the_lost_sitemap(
     assert set(site.pages_of(SLOW)) <= set(hits)  # the sitemap it held was read again
     assert slow_reads == 2
     assert crawl.client.zcard(crawl.keys.expiry) == 0
+
+
+def test_scheduler_persist_false_is_refused(redis_server: RedisServer, tmp_path: Path) -> None:
+    """SCHEDULER_PERSIST = False: the crawl does not start and the error says why."""
+    crawl = Crawl(redis_server, tmp_path)
+    with Site(children=1, per_child=1) as site:
+        proc = _start(site, redis_server, crawl.name, crawl.out(0), "SCHEDULER_PERSIST=false")
+        _, err = proc.communicate(timeout=DEADLINE)
+        hits = sum(site.hits.values())
+    assert "needs SCHEDULER_PERSIST = True" in err
+    assert hits == 0 and not crawl.out(0).exists()
+
+
+def test_example_crawls_the_demo_site_once(redis_server: RedisServer) -> None:
+    """examples/scrapy_redis/run.py: two processes, every demo page crawled once in all."""
+    from sitemap_reader import demo
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "examples/scrapy_redis/run.py", "--redis", redis_server.url]
+    result = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=DEADLINE
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = result.stdout.strip().splitlines()[-1]
+    counts, distinct = line.removeprefix("pages per process: ").split("; distinct pages: ")
+    assert sum(int(n) for n in counts.split(", ")) == int(distinct) == len(demo.EXPECTED_PATHS)
