@@ -25,7 +25,7 @@ lint: $(STAMP_TEST)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 demo: $(STAMP_BASE)
 	$(BIN)/sitemap-reader demo

@@ -47,6 +47,10 @@ def _handler(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Commands whose examples need a Redis: ``tests/distributed/test_examples.py`` runs them.
+REDIS_COMMANDS = frozenset({"enqueue", "worker", "status"})
+
+
 def help_examples() -> list[tuple[str, str]]:
     """(command, example line) for every ``examples:`` line of every subcommand's help."""
     parser = build_parser(_handler, _handler, _handler, _handler, _handler)
@@ -92,7 +96,9 @@ def _localize(text: str, host: str) -> str:
     return text.replace("https://example.com", f"http://{host}").replace("example.com", host)
 
 
-@pytest.mark.parametrize(("command", "example"), help_examples())
+@pytest.mark.parametrize(
+    ("command", "example"), [e for e in help_examples() if e[0] not in REDIS_COMMANDS]
+)
 async def test_help_example_runs(
     command: str, example: str, aiohttp_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -112,7 +118,7 @@ async def test_help_example_runs(
 def test_help_examples_are_found() -> None:
     """The help of every command has examples, and the collector sees them."""
     commands = {command for command, _ in help_examples()}
-    assert commands == {"dump", "tree", "demo", "check", "report"}
+    assert commands == {"dump", "tree", "demo", "check", "report"} | REDIS_COMMANDS
 
 
 def test_readme_shell_blocks_are_all_run() -> None:
@@ -142,7 +148,7 @@ async def test_readme_shell_blocks_run_in_order(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "block",
     [b for b in readme_blocks("sh") if "sitemap-reader " in b and ".venv/bin/" not in b
-     and not b.startswith("make ")],
+     and not b.startswith("make ") and "--redis" not in b],
 )  # fmt: skip
 async def test_readme_real_site_block_runs(
     block: str, aiohttp_server: ServerFactory, tmp_path: Path
@@ -157,7 +163,11 @@ async def test_readme_real_site_block_runs(
 
 @pytest.mark.parametrize(
     "block",
-    [b for b in readme_blocks("python") if "import scrapy" not in b and "ADDONS" not in b],
+    [
+        b
+        for b in readme_blocks("python")
+        if "import scrapy" not in b and "ADDONS" not in b and "sitemap_reader.distributed" not in b
+    ],
 )
 async def test_readme_python_block_runs(
     block: str, aiohttp_server: ServerFactory, tmp_path: Path
