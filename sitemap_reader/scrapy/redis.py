@@ -124,10 +124,10 @@ if page[1] then
 end
 return false
 """
-# KEYS: todo, expiry, owners, busy, queue; ARGV: owner, now.
-# This owner is idle; expired leases go back to the queue; returns {requeued, pending}.
+# KEYS: todo, expiry, owners, busy, queue; ARGV: owner, now, idle ('1': this owner is idle).
+# Expired leases go back to the queue, dead owners leave busy; returns {requeued, pending}.
 _IDLE: Final = """
-redis.call('ZREM', KEYS[4], ARGV[1])
+if ARGV[3] == '1' then redis.call('ZREM', KEYS[4], ARGV[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
 for _, url in ipairs(expired) do
@@ -323,7 +323,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         keys = self.keys
         requeued, pending = self._idle(
             keys=[keys.todo, keys.expiry, keys.owners, keys.busy, self.queue.key],
-            args=[self.owner, time.time()],
+            args=[self.owner, time.time(), "1"],
         )
         if requeued:
             logger.info("sitemap-reader: %d expired sitemap leases back in the queue", requeued)
@@ -399,20 +399,30 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         return not engine.downloader.active and (slot is None or slot.is_idle())
 
     def _beat(self) -> None:
-        """Renew this process's leases; wake the engine of a waiting process to poll."""
+        """Renew this process's leases, requeue expired ones, wake a waiting engine."""
         try:
             keys = self.keys
             self._renew(
                 keys=[keys.expiry, keys.owners, keys.busy],
                 args=[self.owner, time.time() + self.lease, *sorted(self.claimed)],
             )
+            if not self.waiting:  # a busy process takes back dead leases too
+                requeued, _ = self._idle(
+                    keys=[keys.todo, keys.expiry, keys.owners, keys.busy, self.queue.key],
+                    args=[self.owner, time.time(), "0"],
+                )
+                if requeued:
+                    self._stat("leases_expired", int(requeued))
         except Exception as exc:  # a Redis hiccup: the next beat tries again
             logger.warning("sitemap-reader: lease renewal failed: %s", exc)
             return
         engine = self.crawler.engine
-        if self.waiting and engine is not None and engine.spider is not None:
-            # Scrapy's own heartbeat polls an idle scheduler every 5 s; crawl() schedules
-            # the engine's next loop now (the request itself is dropped by enqueue_request).
+        if engine is None or engine.spider is None:
+            return
+        if self.waiting or not engine.needs_backout():
+            # A process with room for more (idle, or waiting on one long download) would
+            # only ask the shared queue again on Scrapy's 5 s heartbeat; crawl() runs the
+            # engine's next loop now (the request itself is dropped by enqueue_request).
             engine.crawl(Request("data:,", meta={_WAKE_KEY: True}, dont_filter=True))
 
     def _encode(self, request: Request) -> bytes:

@@ -130,8 +130,10 @@ def test_sigkill_then_restart_reads_the_lost_sitemap(
         assert site.slow_reached.wait(DEADLINE)
         owner = crawl.client.hget(crawl.keys.owners, site.base + SLOW)
         assert isinstance(owner, str)
-        victim = next(p for p in procs if p.pid == owner_pid(owner))
-        survivor = next(p for p in procs if p is not victim)
+        index = next(i for i, p in enumerate(procs) if p.pid == owner_pid(owner))
+        victim, survivor = procs[index], procs[1 - index]
+        # Mid-run: the victim holds the gated sitemap and is crawling pages meanwhile.
+        _wait(lambda: len(_pages(crawl.out(index))) >= 20, "the victim to crawl pages")
         victim.send_signal(signal.SIGKILL)
         victim.communicate(timeout=DEADLINE)
         assert victim.returncode == -signal.SIGKILL
@@ -144,7 +146,9 @@ def test_sigkill_then_restart_reads_the_lost_sitemap(
     expected = site.all_pages()
     lost = expected - set(hits)
     done = [len(_pages(crawl.out(i))) for i in range(3)]
-    print(f"kill: pages per process (first two, restarted) {done}, lost {len(lost)}")
+    print(
+        f"kill: pages per process (first two, restarted) {done}, victim {index}, lost {len(lost)}"
+    )
     assert set(hits) <= expected and max(hits.values()) == 1  # nothing fetched twice
     assert len(lost) <= IN_FLIGHT, sorted(lost)  # only what the killed process had popped
     assert set(site.pages_of(SLOW)) <= set(hits)  # the sitemap it held was read again
