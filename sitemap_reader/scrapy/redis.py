@@ -1,0 +1,479 @@
+"""Sitemap discovery in N Scrapy processes sharing one Redis (scrapy-redis underneath).
+
+What this module owns: the shared state that makes a :class:`RedisSitemapMixin` spider
+crawl a site once across many processes on scrapy-redis's queue and dupefilter, with the
+limits shared, a clean common end, and no sitemap lost to a killed process.
+
+* :class:`Scheduler` extends ``scrapy_redis.scheduler.Scheduler``. Page requests go to
+  scrapy-redis's priority queue and dupefilter (one Lua call sets the fingerprint, counts
+  ``max_urls`` and queues the request, so nothing is marked seen without being queued).
+  Robots.txt and sitemap requests go to a queue of their own, deduplicated by URL across
+  all processes and counted against ``max_sitemaps`` (per target, robots.txt not counted).
+* A process takes a sitemap with a *lease* (owner and expiry, in the same Lua call that
+  pops it) and keeps it alive every ``SITEMAP_READER_REDIS_POLL`` seconds. The sitemap
+  counts as done only once every request its callback produced is in Redis: the mixin
+  appends a marker request after the callback's output, and Scrapy schedules a
+  callback's requests in order, so the marker reaches the scheduler last; a process that
+  is locally idle also finishes any lease it still holds (all its output is scheduled by
+  then). A lease that expires (its owner was killed) puts the sitemap back in the queue, so
+  another process, or the restarted one, reads it again; the pages it had already queued
+  are dropped by the dupefilter, the others are queued now.
+* Each process that popped anything is marked *busy* (same Lua call) until it is locally
+  idle again. A process closes only when the shared queues are empty, no lease is held and
+  no process is busy, so all processes end together, and none ends while another could
+  still produce work. Waiting processes poll every ``SITEMAP_READER_REDIS_POLL`` seconds
+  instead of Scrapy's 5 s heartbeat.
+
+What a SIGKILL costs: scrapy-redis pops page requests destructively, so the requests the
+killed process had popped and not finished are lost (at most its ``CONCURRENT_REQUESTS``
+downloads, plus the callbacks of responses it was handling). Sitemaps are never lost.
+
+``SCHEDULER_PERSIST`` must be True (enforced): otherwise the first process to close would
+delete the shared queue and dupefilter under the others. The state stays in Redis after the
+crawl (a restarted process then finds nothing to do); delete the keys ``<spider>:*`` before
+crawling the same spider afresh.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+from scrapy import Request
+from scrapy.http import Response
+from scrapy.utils.request import request_from_dict
+from twisted.internet import task
+
+from sitemap_reader.errors import UsageError
+from sitemap_reader.limits import Limits
+from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY, Options
+from sitemap_reader.scrapy.spider import SitemapReaderMixin
+
+try:
+    from scrapy_redis.dupefilter import RFPDupeFilter
+    from scrapy_redis.queue import PriorityQueue
+    from scrapy_redis.scheduler import Scheduler as _RedisScheduler
+except ImportError as exc:  # pragma: no cover - tested by the extra's presence
+    raise ImportError(
+        "sitemap_reader.scrapy.redis needs scrapy-redis: pip install sitemap-reader[scrapy-redis]"
+    ) from exc
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger("sitemap_reader.scrapy.redis")
+
+#: ``meta`` key of a sitemap request taken from the shared queue: the URL it is leased by.
+CLAIM_KEY: Final = "sitemap_reader_claim"
+#: ``meta`` key of the marker that ends a sitemap's output: the URL of the sitemap.
+DONE_KEY: Final = "sitemap_reader_done"
+#: ``meta`` key of the request that only wakes a waiting engine (never stored).
+_WAKE_KEY: Final = "sitemap_reader_wake"
+#: Default seconds a lease lasts without being renewed (a long parse blocks the renewal).
+DEFAULT_LEASE: Final = 60.0
+#: Default seconds between lease renewals and polls of a waiting process.
+DEFAULT_POLL: Final = 1.0
+#: Default key prefix of the shared state (``%(spider)s`` is the spider's name).
+DEFAULT_KEY: Final = "%(spider)s:sitemap_reader"
+
+# KEYS: known, todo, requests, seq, count; ARGV: url, data, limit (0: none).
+# 1 queued, 0 known already, -1 over the limit.
+_PUSH_SITEMAP: Final = """
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+local limit = tonumber(ARGV[3])
+if limit > 0 and redis.call('INCR', KEYS[5]) > limit then return -1 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
+return 1
+"""
+# KEYS: dupefilter, queue, count; ARGV: fingerprint ('' for dont_filter), score, data, limit.
+_PUSH_PAGE: Final = """
+if ARGV[1] ~= '' and redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+local limit = tonumber(ARGV[4])
+if limit > 0 and redis.call('INCR', KEYS[3]) > limit then return -1 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
+"""
+# KEYS: todo, requests, expiry, owners, busy, queue; ARGV: owner, until.
+# A sitemap first (leased), else a page; either way the owner is busy until idle.
+_NEXT: Final = """
+while true do
+  local popped = redis.call('ZPOPMIN', KEYS[1])
+  if not popped[1] then break end
+  local data = redis.call('HGET', KEYS[2], popped[1])
+  if data then
+    redis.call('ZADD', KEYS[3], ARGV[2], popped[1])
+    redis.call('HSET', KEYS[4], popped[1], ARGV[1])
+    redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+    return {'s', data}
+  end
+end
+local page = redis.call('ZRANGE', KEYS[6], 0, 0)
+if page[1] then
+  redis.call('ZREMRANGEBYRANK', KEYS[6], 0, 0)
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+  return {'p', page[1]}
+end
+return false
+"""
+# KEYS: todo, expiry, owners, busy, queue; ARGV: owner, now, idle ('1': this owner is idle).
+# Expired leases go back to the queue, dead owners leave busy; returns {requeued, pending}.
+_IDLE: Final = """
+if ARGV[3] == '1' then redis.call('ZREM', KEYS[4], ARGV[1]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+for _, url in ipairs(expired) do
+  redis.call('ZREM', KEYS[2], url)
+  redis.call('HDEL', KEYS[3], url)
+  redis.call('ZADD', KEYS[1], 0, url)
+end
+local pending = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[5])
+  + redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[4])
+return {#expired, pending}
+"""
+# KEYS: todo, requests, expiry, owners, done; ARGV: url, owner, release (1: give it back).
+_FINISH: Final = """
+if ARGV[3] == '1' then
+  if redis.call('HGET', KEYS[4], ARGV[1]) == ARGV[2] then
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('HDEL', KEYS[4], ARGV[1])
+    redis.call('ZADD', KEYS[1], 0, ARGV[1])
+  end
+  return 0
+end
+redis.call('SADD', KEYS[5], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+if redis.call('HGET', KEYS[4], ARGV[1]) == ARGV[2] then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('HDEL', KEYS[4], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+end
+return 1
+"""
+# KEYS: expiry, owners, busy; ARGV: owner, until, url... (leases this owner still holds).
+_RENEW: Final = """
+redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[1])
+for i = 3, #ARGV do
+  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[i])
+  end
+end
+return 0
+"""
+
+
+class Keys:
+    """The Redis keys of one spider's shared sitemap state (``prefix:name``)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        #: Set: every sitemap URL ever queued (the cross-process "visited").
+        self.known = f"{prefix}:known"
+        #: Sorted set: sitemap URLs waiting, in discovery order.
+        self.todo = f"{prefix}:todo"
+        #: Hash: sitemap URL -> its serialized request (until it is done).
+        self.requests = f"{prefix}:requests"
+        #: Sorted set: leased sitemap URL -> lease expiry (Unix time).
+        self.expiry = f"{prefix}:expiry"
+        #: Hash: leased sitemap URL -> owner.
+        self.owners = f"{prefix}:owners"
+        #: Set: sitemap URLs whose requests are all in Redis.
+        self.done = f"{prefix}:done"
+        #: Sorted set: owner -> expiry, for each process holding popped work.
+        self.busy = f"{prefix}:busy"
+        #: Hash: owner -> start time, every process that opened (for status and tests).
+        self.workers = f"{prefix}:workers"
+        self.seq = f"{prefix}:seq"
+        #: Counter of page requests admitted (``max_urls``).
+        self.urls = f"{prefix}:urls"
+
+    def sitemaps(self, target: object) -> str:
+        """Counter of sitemaps admitted for one target (``max_sitemaps``)."""
+        return f"{self.prefix}:sitemaps:{target}"
+
+
+def owner_pid(owner: str) -> int:
+    """The process id in an owner name (``host:pid:nonce``)."""
+    return int(owner.split(":")[-2])
+
+
+class Scheduler(_RedisScheduler):  # type: ignore[misc]
+    """scrapy-redis's scheduler, with shared sitemap leases, limits and a common end.
+
+    Settings: ``SCHEDULER_PERSIST = True`` (required), scrapy-redis's ``REDIS_URL`` and
+    ``DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"`` (or a subclass),
+    ``SCHEDULER_QUEUE_CLASS`` left at scrapy-redis's ``PriorityQueue``;
+    ``SITEMAP_READER_REDIS_LEASE`` (seconds, default 60), ``SITEMAP_READER_REDIS_POLL``
+    (seconds, default 1) and ``SITEMAP_READER_REDIS_KEY`` (default ``%(spider)s:sitemap_reader``).
+    """
+
+    crawler: Crawler
+    keys: Keys
+    owner: str
+    lease: float
+    poll: float
+    _prefix: str
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Scheduler:
+        """scrapy-redis's constructor, then the checks and the settings of this one."""
+        settings = crawler.settings
+        if not settings.getbool("SCHEDULER_PERSIST"):
+            raise UsageError(
+                "sitemap_reader.scrapy.redis.Scheduler needs SCHEDULER_PERSIST = True: "
+                "without it the first process to finish deletes the shared queue"
+            )
+        instance: Scheduler = super().from_crawler(crawler)
+        instance.crawler = crawler
+        instance.lease = settings.getfloat("SITEMAP_READER_REDIS_LEASE", DEFAULT_LEASE)
+        instance.poll = settings.getfloat("SITEMAP_READER_REDIS_POLL", DEFAULT_POLL)
+        instance.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        instance._prefix = settings.get("SITEMAP_READER_REDIS_KEY") or DEFAULT_KEY
+        return instance
+
+    # -- Scrapy's scheduler interface ----------------------------------------------------
+
+    def open(self, spider: Spider) -> None:
+        """Open scrapy-redis's queue and dupefilter, check them, start the heartbeat."""
+        super().open(spider)
+        if not isinstance(self.queue, PriorityQueue):
+            raise UsageError("SCHEDULER_QUEUE_CLASS must be scrapy_redis.queue.PriorityQueue")
+        if not isinstance(self.df, RFPDupeFilter):
+            raise UsageError("DUPEFILTER_CLASS must be scrapy_redis.dupefilter.RFPDupeFilter")
+        self.keys = Keys(self._prefix % {"spider": spider.name})
+        self.codec = self.queue.serializer  # scrapy-redis's (pickle unless configured)
+        server = self.server
+        self._push_sitemap = server.register_script(_PUSH_SITEMAP)
+        self._push_page = server.register_script(_PUSH_PAGE)
+        self._next = server.register_script(_NEXT)
+        self._idle = server.register_script(_IDLE)
+        self._finish = server.register_script(_FINISH)
+        self._renew = server.register_script(_RENEW)
+        self.limits = _limits_of(spider, self.crawler)
+        self.claimed: set[str] = set()
+        self.local: deque[Request] = deque()
+        self.waiting = False
+        server.hset(self.keys.workers, self.owner, str(time.time()))
+        self.beat = task.LoopingCall(self._beat)
+        self.beat.start(self.poll, now=False)
+
+    def close(self, reason: str) -> None:
+        """Give back the leases still held and leave the shared state (persisted)."""
+        if getattr(self, "beat", None) is not None and self.beat.running:
+            self.beat.stop()
+        for url in list(getattr(self, "claimed", ())):
+            self._finish(keys=self._finish_keys(), args=[url, self.owner, "1"])
+        if hasattr(self, "keys"):
+            self.server.zrem(self.keys.busy, self.owner)
+        super().close(reason)  # persist is enforced: nothing is flushed
+
+    def enqueue_request(self, request: Request) -> bool:
+        """Sitemaps to the shared sitemap queue, pages to scrapy-redis's; markers act."""
+        meta = request.meta
+        if meta.get(_WAKE_KEY):
+            return True
+        done = meta.get(DONE_KEY)
+        if done is not None:
+            self._done(done)
+            return True
+        if SITEMAP_META_KEY in meta:
+            claim = meta.get(CLAIM_KEY)
+            if claim is not None and claim in self.claimed:
+                self.local.append(request)  # a redirect or retry of a sitemap leased here
+                return True
+            return self._enqueue_sitemap(request)
+        return self._enqueue_page(request)
+
+    def next_request(self) -> Request | None:
+        """A follow-up of a leased sitemap, else a sitemap (leased), else a page."""
+        if self.local:
+            return self.local.popleft()
+        keys = self.keys
+        reply = self._next(
+            keys=[keys.todo, keys.requests, keys.expiry, keys.owners, keys.busy, self.queue.key],
+            args=[self.owner, time.time() + self.lease],
+        )
+        if not reply:
+            return None
+        kind, data = reply
+        request = self._decode(data)
+        if kind in (b"s", "s"):
+            self.claimed.add(request.meta[CLAIM_KEY])
+            self._stat("sitemaps_taken")
+        elif self.stats is not None:
+            self.stats.inc_value("scheduler/dequeued/redis", spider=self.spider)
+        self.waiting = False
+        return request
+
+    def has_pending_requests(self) -> bool:
+        """True while this process or any other holds or could produce work."""
+        if self.local or not self._locally_idle():
+            return True
+        # Idle here: every request of the sitemaps still leased here has been scheduled.
+        for url in list(self.claimed):
+            self._done(url)
+        keys = self.keys
+        requeued, pending = self._idle(
+            keys=[keys.todo, keys.expiry, keys.owners, keys.busy, self.queue.key],
+            args=[self.owner, time.time(), "1"],
+        )
+        if requeued:
+            logger.info("sitemap-reader: %d expired sitemap leases back in the queue", requeued)
+            self._stat("leases_expired", int(requeued))
+        self.waiting = bool(pending)
+        return bool(pending)
+
+    def __len__(self) -> int:
+        return len(self.queue) + int(self.server.zcard(self.keys.todo)) + len(self.local)
+
+    # -- the rest ------------------------------------------------------------------------
+
+    def _enqueue_sitemap(self, request: Request) -> bool:
+        url = request.url
+        ticket = request.meta[SITEMAP_META_KEY]
+        request.meta[CLAIM_KEY] = url
+        limit = 0 if ticket.get("kind") == "robots" else self.limits.max_sitemaps
+        if self.limits.max_urls and self._urls_exhausted():
+            self._stat("sitemaps_over_max_urls")
+            return False
+        keys = self.keys
+        result = self._push_sitemap(
+            keys=[
+                keys.known,
+                keys.todo,
+                keys.requests,
+                keys.seq,
+                keys.sitemaps(ticket.get("target")),
+            ],
+            args=[url, self._encode(request), limit],
+        )
+        if result == 1:
+            self._stat("sitemaps_queued")
+            return True
+        self._stat("sitemaps_known" if result == 0 else "sitemaps_over_max_sitemaps")
+        return False
+
+    def _enqueue_page(self, request: Request) -> bool:
+        fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
+        limit = (self.limits.max_urls or 0) if META_KEY in request.meta else 0
+        result = self._push_page(
+            keys=[self.df.key, self.queue.key, self.keys.urls],
+            args=[fingerprint, -request.priority, self._encode(request), limit],
+        )
+        if result == 1:
+            if self.stats is not None:
+                self.stats.inc_value("scheduler/enqueued/redis", spider=self.spider)
+            return True
+        if result == 0:
+            self.df.log(request, self.spider)
+        else:
+            self._stat("urls_over_max_urls")
+        return False
+
+    def _urls_exhausted(self) -> bool:
+        cap = self.limits.max_urls or 0
+        return cap > 0 and int(self.server.get(self.keys.urls) or 0) >= cap
+
+    def _done(self, url: str) -> None:
+        self.claimed.discard(url)
+        self._finish(keys=self._finish_keys(), args=[url, self.owner, "0"])
+        self._stat("sitemaps_done")
+
+    def _finish_keys(self) -> list[str]:
+        keys = self.keys
+        return [keys.todo, keys.requests, keys.expiry, keys.owners, keys.done]
+
+    def _locally_idle(self) -> bool:
+        engine = self.crawler.engine
+        if engine is None:
+            return True
+        slot = engine.scraper.slot
+        return not engine.downloader.active and (slot is None or slot.is_idle())
+
+    def _beat(self) -> None:
+        """Renew this process's leases, requeue expired ones, wake a waiting engine."""
+        try:
+            keys = self.keys
+            self._renew(
+                keys=[keys.expiry, keys.owners, keys.busy],
+                args=[self.owner, time.time() + self.lease, *sorted(self.claimed)],
+            )
+            if not self.waiting:  # a busy process takes back dead leases too
+                requeued, _ = self._idle(
+                    keys=[keys.todo, keys.expiry, keys.owners, keys.busy, self.queue.key],
+                    args=[self.owner, time.time(), "0"],
+                )
+                if requeued:
+                    self._stat("leases_expired", int(requeued))
+        except Exception as exc:  # a Redis hiccup: the next beat tries again
+            logger.warning("sitemap-reader: lease renewal failed: %s", exc)
+            return
+        engine = self.crawler.engine
+        if engine is None or engine.spider is None:
+            return
+        if self.waiting or not engine.needs_backout():
+            # A process with room for more (idle, or waiting on one long download) would
+            # only ask the shared queue again on Scrapy's 5 s heartbeat; crawl() runs the
+            # engine's next loop now (the request itself is dropped by enqueue_request).
+            engine.crawl(Request("data:,", meta={_WAKE_KEY: True}, dont_filter=True))
+
+    def _encode(self, request: Request) -> bytes:
+        data: bytes = self.codec.dumps(request.to_dict(spider=self.spider))
+        return data
+
+    def _decode(self, data: bytes) -> Request:
+        return request_from_dict(self.codec.loads(data), spider=self.spider)
+
+    def _stat(self, name: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"sitemap_reader/redis/{name}", count, spider=self.spider)
+
+
+def _limits_of(spider: Spider, crawler: Crawler) -> Limits:
+    """The spider's limits (the mixin's), else those of the ``SITEMAP_READER_*`` settings."""
+    driver = getattr(spider, "_sitemap_reader", None)
+    if callable(driver):
+        limits: Limits = driver().options.limits
+        return limits
+    return Options.from_settings(crawler.settings).limits
+
+
+class RedisSitemapMixin(SitemapReaderMixin):
+    """:class:`SitemapReaderMixin` for N processes on :class:`Scheduler` (scrapy-redis).
+
+    The same attributes and callbacks; each robots.txt / sitemap callback's output ends with
+    a marker telling the scheduler that every request of that sitemap is in Redis.
+    """
+
+    def _sitemap_reader_parse(self, response: Response) -> Iterator[Request]:
+        """The mixin's callback, then the end-of-sitemap marker."""
+        return _ended(super()._sitemap_reader_parse(response), response.meta, response.url)
+
+    def _sitemap_reader_failed(self, failure: Failure) -> Iterator[Request]:
+        """The mixin's errback, then the end-of-sitemap marker."""
+        request = getattr(failure, "request", None)
+        meta = request.meta if request is not None else {}
+        url = request.url if request is not None else "data:,"
+        return _ended(super()._sitemap_reader_failed(failure), meta, url)
+
+
+def _ended(output: Iterable[Request], meta: dict[str, Any], url: str) -> Iterator[Request]:
+    """``output``, then a marker request for the sitemap leased in ``meta`` (if any)."""
+    try:
+        yield from output
+    except Exception:  # the sitemap is finished all the same; a re-read would fail again
+        logger.exception("sitemap-reader: a sitemap callback failed: %s", url)
+    claim = meta.get(CLAIM_KEY)
+    if claim is not None:
+        yield Request(
+            url, meta={DONE_KEY: claim, "allow_offsite": True, "depth_reset": True},
+            dont_filter=True,
+        )  # fmt: skip

@@ -1,0 +1,182 @@
+"""Scrapy on scrapy-redis in real processes: N processes, one Redis, one loopback site."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+
+from sitemap_reader.scrapy.redis import DEFAULT_KEY, Keys, owner_pid
+from tests.distributed.redis_kit import RedisServer
+from tests.scrapy_redis.site import SLOW, Site
+
+pytest.importorskip("scrapy_redis")
+
+RUNNER = Path(__file__).with_name("runner.py")
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE = 60.0
+#: The runner's CONCURRENT_REQUESTS: the most page requests a process holds popped.
+IN_FLIGHT = 4
+
+
+def _start(
+    site: Site, server: RedisServer, name: str, out: Path, *sets: str
+) -> subprocess.Popen[str]:
+    command = [sys.executable, str(RUNNER), site.base, server.url, name, str(out)]
+    for setting in sets:
+        command += ["--set", setting]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> str:
+    _, err = process.communicate(timeout=DEADLINE)
+    assert process.returncode == 0, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    return err
+
+
+def _wait(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)  # the poll interval of a bounded wait
+
+
+def _pages(out: Path) -> list[str]:
+    return out.read_text().splitlines() if out.exists() else []
+
+
+class Crawl:
+    """One test's spider name, Redis view and per-process output files."""
+
+    def __init__(self, server: RedisServer, tmp: Path) -> None:
+        self.name = f"t{uuid.uuid4().hex[:8]}"
+        self.client = redis.Redis.from_url(server.url, decode_responses=True)
+        self.keys = Keys(DEFAULT_KEY % {"spider": self.name})
+        self.tmp = tmp
+
+    def out(self, index: int) -> Path:
+        return self.tmp / f"pages-{index}.txt"
+
+    def workers(self) -> int:
+        return int(self.client.hlen(self.keys.workers))
+
+
+def test_two_processes_crawl_every_page_once(redis_server: RedisServer, tmp_path: Path) -> None:
+    """Two processes on one Redis: every page fetched exactly once, both did work, both end."""
+    crawl = Crawl(redis_server, tmp_path)
+    with Site(children=8, per_child=40) as site:
+        site.open("slow")
+        procs = [_start(site, redis_server, crawl.name, crawl.out(i)) for i in range(2)]
+        _wait(lambda: crawl.workers() == 2, "both processes to open")
+        site.open("index")
+        for proc in procs:
+            _finish(proc)
+        hits = site.page_hits()
+    assert set(hits) == site.all_pages() and len(hits) == 360
+    assert max(hits.values()) == 1
+    per_process = [_pages(crawl.out(i)) for i in range(2)]
+    print(f"two processes: pages per process {[len(p) for p in per_process]}")
+    assert all(per_process), [len(p) for p in per_process]
+    assert sum(len(p) for p in per_process) == 360
+    # Every sitemap read once across both processes, and each left marked done.
+    assert all(
+        site.hits[p] == 1 for p in ["/robots.txt", "/sitemap_index.xml", *site.sitemap_paths()]
+    )
+    assert crawl.client.scard(crawl.keys.done) == 2 + 9
+    assert crawl.client.zcard(crawl.keys.expiry) == 0
+
+
+def test_limits_are_shared(redis_server: RedisServer, tmp_path: Path) -> None:
+    """max_urls and max_sitemaps hold across two processes, not per process."""
+    crawl = Crawl(redis_server, tmp_path)
+    limits = ["SITEMAP_READER_MAX_URLS=50", "SITEMAP_READER_MAX_SITEMAPS=4"]
+    with Site(children=8, per_child=40) as site:
+        site.open("slow")
+        procs = [_start(site, redis_server, crawl.name, crawl.out(i), *limits) for i in range(2)]
+        _wait(lambda: crawl.workers() == 2, "both processes to open")
+        site.open("index")
+        for proc in procs:
+            _finish(proc)
+        hits = site.page_hits()
+        sitemaps = [p for p in ["/sitemap_index.xml", *site.sitemap_paths()] if site.hits[p]]
+    assert sum(hits.values()) == 50 and max(hits.values()) == 1
+    assert len(sitemaps) == 4  # the index and 3 children
+    read = {page for sitemap in sitemaps[1:] for page in site.pages_of(sitemap)}
+    assert set(hits) <= read
+
+
+def test_sigkill_then_restart_reads_the_lost_sitemap(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """SIGKILL of the process holding a sitemap, then a restart: it is re-read, loss bounded."""
+    crawl = Crawl(redis_server, tmp_path)
+    with Site(children=8, per_child=40) as site:
+        procs = [_start(site, redis_server, crawl.name, crawl.out(i)) for i in range(2)]
+        _wait(lambda: crawl.workers() == 2, "both processes to open")
+        site.open("index")
+        assert site.slow_reached.wait(DEADLINE)
+        owner = crawl.client.hget(crawl.keys.owners, site.base + SLOW)
+        assert isinstance(owner, str)
+        index = next(i for i, p in enumerate(procs) if p.pid == owner_pid(owner))
+        victim, survivor = procs[index], procs[1 - index]
+        # Mid-run: the victim holds the gated sitemap and is crawling pages meanwhile.
+        _wait(lambda: len(_pages(crawl.out(index))) >= 20, "the victim to crawl pages")
+        victim.send_signal(signal.SIGKILL)
+        victim.communicate(timeout=DEADLINE)
+        assert victim.returncode == -signal.SIGKILL
+        site.open("slow")  # the dead process's request for it is gone; a re-read is served
+        restarted = _start(site, redis_server, crawl.name, crawl.out(2))
+        _finish(survivor)
+        _finish(restarted)
+        hits = site.page_hits()
+        slow_reads = site.hits[SLOW]
+    expected = site.all_pages()
+    lost = expected - set(hits)
+    done = [len(_pages(crawl.out(i))) for i in range(3)]
+    print(
+        f"kill: pages per process (first two, restarted) {done}, victim {index}, lost {len(lost)}"
+    )
+    assert set(hits) <= expected and max(hits.values()) == 1  # nothing fetched twice
+    assert len(lost) <= IN_FLIGHT, sorted(lost)  # only what the killed process had popped
+    assert set(site.pages_of(SLOW)) <= set(hits)  # the sitemap it held was read again
+    assert slow_reads == 2
+    assert crawl.client.zcard(crawl.keys.expiry) == 0
+
+
+def test_scheduler_persist_false_is_refused(redis_server: RedisServer, tmp_path: Path) -> None:
+    """SCHEDULER_PERSIST = False: the crawl does not start and the error says why."""
+    crawl = Crawl(redis_server, tmp_path)
+    with Site(children=1, per_child=1) as site:
+        proc = _start(site, redis_server, crawl.name, crawl.out(0), "SCHEDULER_PERSIST=false")
+        _, err = proc.communicate(timeout=DEADLINE)
+        hits = sum(site.hits.values())
+    assert "needs SCHEDULER_PERSIST = True" in err
+    assert hits == 0 and not crawl.out(0).exists()
+
+
+def test_example_crawls_the_demo_site_once(redis_server: RedisServer) -> None:
+    """examples/scrapy_redis/run.py: two processes, every demo page crawled once in all."""
+    from sitemap_reader import demo
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "examples/scrapy_redis/run.py", "--redis", redis_server.url]
+    result = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=DEADLINE
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = result.stdout.strip().splitlines()[-1]
+    counts, distinct = line.removeprefix("pages per process: ").split("; distinct pages: ")
+    assert sum(int(n) for n in counts.split(", ")) == int(distinct) == len(demo.EXPECTED_PATHS)
