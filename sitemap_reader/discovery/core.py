@@ -48,6 +48,7 @@ from sitemap_reader.discovery.dedupe import UrlSet
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import Run, SitemapNode
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
+from sitemap_reader.discovery.parsing import ParserFactory, local_parser
 from sitemap_reader.discovery.rules import is_robots, run_error, server_of
 from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.sitemaps import Expired, SitemapRules
@@ -67,8 +68,11 @@ class Discovery(SitemapRules):
         observer: Observer | None = None,
         run: Run | None = None,
         now: datetime | None = None,
+        parsers: ParserFactory | None = None,
     ) -> None:
         self.config = config = config or Config()
+        #: Makes the parser of each body (a driver may parse elsewhere: ``parsing``).
+        self.parsers: ParserFactory = parsers or local_parser
         self.limits = config.limits
         self.targets = list(targets)
         self.run = run if run is not None else Run(targets=tuple(t.text for t in targets))
@@ -206,6 +210,13 @@ class Discovery(SitemapRules):
         if job is None or not job.reading:
             return []
         return self._safely(job, self._body, job, chunk, expired)
+
+    def parsed(self, ticket: Ticket) -> list[Action]:
+        """The job's parser, working elsewhere, has items ready: the core collects them."""
+        job = self._find(ticket)
+        if job is None or not job.reading or self.stopped is not None:
+            return []
+        return self._safely(job, self._parsed, job)
 
     def end(self, ticket: Ticket) -> list[Action]:
         """The body ended (or was not wanted, or the driver stopped reading)."""
