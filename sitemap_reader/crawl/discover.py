@@ -87,9 +87,10 @@ class SitemapReader:
     resolver (for tests: map made-up names to 127.0.0.1).
 
     ``processes`` is how many worker processes parse large bodies (0: every body is
-    parsed in this process; None: one per core, up to 4, on a machine of more than one
-    core). Workers start only once a run meets a large body (:mod:`~sitemap_reader.crawl.pool`)
-    and stop when the reader closes; records and their order are the same either way.
+    parsed in this process; None: the default, 0 for now, see
+    :func:`~sitemap_reader.crawl.pool.default_processes`). Workers start only once a run
+    meets a large body (:mod:`~sitemap_reader.crawl.pool`) and stop when the reader
+    closes; records and their order are the same either way.
     """
 
     def __init__(

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import pickle
 import queue
 import subprocess
@@ -66,9 +65,13 @@ _BOOT = (
 
 
 def default_processes() -> int:
-    """Workers by default: every core (the parent rebuilds records on its own)."""
-    cores = os.cpu_count() or 1
-    return min(cores, 4) if cores > 1 else 0
+    """Workers by default: none, for now. Measured on a 2-core machine shared with other
+    work (``benchmarks/discovery.py --processes 0 2``), two workers were 1.15-1.3x
+    *slower* in wall time: this process keeps about 60 % of the per-URL work (building
+    and scoring each record, dedupe, scope, shaping, the consumer), so a worker saves
+    only the parse, and pays for packing, pickling and rebuilding. Opt in with
+    ``processes=N`` where cores are idle."""
+    return 0
 
 
 class WorkerFailed(RuntimeError):
