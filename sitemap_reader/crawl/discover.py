@@ -324,7 +324,7 @@ class SitemapReader:
         """The incremental state of a run (None without ``state``)."""
         if self.state is None:
             return None
-        store = StateStore(self.state)
+        store = StateStore(self.state, background=True)  # writes off the loop
         try:
             return Incremental(
                 store,
