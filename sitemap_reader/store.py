@@ -320,6 +320,8 @@ class StateStore:
         self._lock = threading.RLock()
         self._writer: _Writer | None = None
         self._background = background
+        #: True when the state held no URL as the current run began (see begin_run).
+        self.empty_at_start = False
         try:
             self._db = sqlite3.connect(
                 self.path,
@@ -482,6 +484,9 @@ class StateStore:
         db = self._write()
         db.execute("UPDATE meta SET value = value + 1 WHERE name = 'run'")
         self.run = int(db.execute("SELECT value FROM meta WHERE name = 'run'").fetchone()[0])
+        # A state that knew no URL when the run began (a first run) holds, during the
+        # run, only URLs the run saved itself: a lookup of a URL new to the run is moot.
+        self.empty_at_start = db.execute("SELECT 1 FROM urls LIMIT 1").fetchone() is None
         self.commit()
         return self.run
 

@@ -230,7 +230,9 @@ class SitemapWatch(Watch):
         if not batch:
             return batch
         keys = tracker.add(batch)
-        previous = self.owner.store.lastmods(keys)
+        store = self.owner.store
+        # ``batch`` holds URLs new to this run: on a first run none can be stored yet
+        previous = {} if store.empty_at_start else store.lastmods(keys)
         out: Batch = []
         unchanged = 0
         changed_only = self.owner.changed_only
