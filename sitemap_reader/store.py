@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import queue
 import sqlite3
@@ -581,7 +582,11 @@ class StateStore:
             self._gone_children(db, old, read)
             self._missing_urls(db, sitemap_id, old_urls, read.keys)
         run = self.run
-        rows = sorted(zip(read.keys, read.lastmods, strict=True))  # B-tree order: fewer splits
+        # B-tree order: fewer page splits. Sorted on the key alone (an int compare, about
+        # 4x faster than comparing pairs); the upsert does not depend on the order of two
+        # rows of one key (same sitemap, same run: the newest lastmod wins either way).
+        rows = list(zip(read.keys, read.lastmods, strict=True))
+        rows.sort(key=_first)
         return [(k, sitemap_id, m, run) for k, m in rows]
 
     def _gone_children(self, db: sqlite3.Connection, old: StoredSitemap, read: SitemapRead) -> None:
@@ -668,6 +673,9 @@ class StateStore:
             )
         db.executemany("DELETE FROM urls WHERE key = ?", keys)
         return removed
+
+
+_first = operator.itemgetter(0)
 
 
 def _one(db: sqlite3.Connection, query: str, args: tuple[Any, ...]) -> Any:

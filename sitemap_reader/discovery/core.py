@@ -16,7 +16,9 @@ Scrapy in :mod:`sitemap_reader.scrapy`) carries out the actions the core returns
   chunk), then :meth:`Discovery.end`, or :meth:`Discovery.failure` at any point.
   :meth:`Discovery.reading` says whether the job still wants its body.
 * A sitemap's body goes to a :class:`~sitemap_reader.parse.SitemapParser` built on the
-  final URL. Each chunk's child sitemaps become new jobs (unless skipped: already
+  final URL (or to the parser a driver's factory makes, which may parse in another
+  process: :mod:`~sitemap_reader.discovery.parsing`; :meth:`Discovery.parsed` then
+  collects what it has ready between chunks). Each chunk's child sitemaps become new jobs (unless skipped: already
   visited, robots.txt, too deep, over the sitemap budget, not followed); its records
   pass the scope filter and the run-wide dedupe, the incremental watch and the record
   shaper, and leave as one :class:`Emit`.
