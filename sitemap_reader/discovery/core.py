@@ -18,10 +18,10 @@ Scrapy in :mod:`sitemap_reader.scrapy`) carries out the actions the core returns
 * A sitemap's body goes to a :class:`~sitemap_reader.parse.SitemapParser` built on the
   final URL (or to the parser a driver's factory makes, which may parse in another
   process: :mod:`~sitemap_reader.discovery.parsing`; :meth:`Discovery.parsed` then
-  collects what it has ready between chunks). Each chunk's child sitemaps become new jobs (unless skipped: already
-  visited, robots.txt, too deep, over the sitemap budget, not followed); its records
-  pass the scope filter and the run-wide dedupe, the incremental watch and the record
-  shaper, and leave as one :class:`Emit`.
+  collects what it has ready between chunks). Each chunk's child sitemaps become new
+  jobs (unless skipped: already visited, robots.txt, too deep, over the sitemap
+  budget, not followed); its records pass the scope filter and the run-wide dedupe,
+  the incremental watch and the record shaper, and leave as one :class:`Emit`.
 
 Every policy lives here: the https -> http fallback of a bare domain, "robots.txt is
 not a sitemap", the refused redirect hops ("visited" holds every sitemap scheduled and
