@@ -66,11 +66,13 @@ _BOOT = (
 
 def default_processes() -> int:
     """Workers by default: none, for now. Measured on a 2-core machine shared with other
-    work (``benchmarks/discovery.py --processes 0 2``), two workers were 1.15-1.3x
-    *slower* in wall time: this process keeps about 60 % of the per-URL work (building
-    and scoring each record, dedupe, scope, shaping, the consumer), so a worker saves
-    only the parse, and pays for packing, pickling and rebuilding. Opt in with
-    ``processes=N`` where cores are idle."""
+    work (``benchmarks/discovery.py --processes 0 1 2``, 200k and 1M URLs), workers were
+    1.15-1.5x *slower* in wall time. The split itself is sound: a worker spends about
+    5.4 us per URL (parse 4.6, pack and pickle 0.8) and this process about 2.5 us per
+    URL it gets back (unpickle 0.25, rebuild 2.0, then dedupe, scope, shaping), against
+    7 us per URL all here; but the worker did not get a core of its own there (1.0 s of
+    CPU took it 1.65 s), so the work was serialized plus the overheads. Opt in with
+    ``processes=N`` on a machine with idle cores (and measure)."""
     return 0
 
 
