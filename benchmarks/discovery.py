@@ -31,7 +31,8 @@ The peers are in the ``bench`` extra: ``.venv/bin/pip install -e '.[bench]'``; a
 one is reported and skipped.
 
 Run: ``.venv/bin/python benchmarks/discovery.py [--urls 200k 1M | --children 4 20]
-[--variants port noport] [--tools ours usp scrapy advertools] [--repeat 1] [--latency 0]``.
+[--variants port noport] [--tools ours usp scrapy advertools] [--repeat 1] [--latency 0]
+[--processes 0 2]``. ``--repeat`` runs take turns; medians are reported.
 ``--latency`` delays every response (seconds). Generated files are cached in
 ``$TMPDIR/sitemap-reader-bench`` (about 90 MB per variant at 1M URLs).
 """
@@ -45,7 +46,9 @@ import importlib.util
 import json
 import os
 import random
+import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,6 +73,8 @@ BENCH_HOST = "www.bench.test"
 #: Page origins per variant: pages are never fetched, so the files need not know the port.
 PAGE_ORIGINS = {"port": "http://127.0.0.1:8765", "noport": f"http://{BENCH_HOST}"}
 TOOLS = ("ours", "usp", "scrapy", "advertools")
+#: Environment variable that passes ``--processes`` to the ``ours`` worker.
+PROCESSES_ENV = "SITEMAP_BENCH_PROCESSES"
 #: Module each tool needs (None: always there).
 TOOL_MODULES = {"ours": None, "usp": "usp", "scrapy": "scrapy", "advertools": "advertools"}
 NAMES = {
@@ -216,11 +221,14 @@ class Clock:
             self.first = time.perf_counter() - self.wall
 
     def report(self, emitted: int, unique: int) -> dict[str, Any]:
-        """The worker's JSON report."""
+        """The worker's JSON report (CPU and RSS of its own child processes included:
+        sitemap-reader's parsing processes are waited for when the reader closes)."""
         wall = time.perf_counter() - self.wall
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         return {
             "wall": wall,
-            "cpu": time.process_time() - self.cpu,
+            "cpu": time.process_time() - self.cpu + children.ru_utime + children.ru_stime,
+            "child_rss": children.ru_maxrss / 1024,
             "first": wall if self.first is None else self.first,
             "emitted": emitted,
             "unique": unique,
@@ -273,6 +281,9 @@ def work_ours(variant: str, port: int, children: int) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if variant == "noport":
         options = {"resolver": BenchResolver(), "allow_private": True}
+    processes = os.environ.get(PROCESSES_ENV)
+    if processes:
+        options["processes"] = int(processes)
     emitted = 0
     clock = Clock()
 
@@ -372,7 +383,9 @@ WORKERS = {
 # -- the driver --------------------------------------------------------------------------
 
 
-def measure(tool: str, variant: str, port: int, children: int) -> dict[str, Any]:
+def measure(
+    tool: str, variant: str, port: int, children: int, processes: int | None = None
+) -> dict[str, Any]:
     """Run one worker subprocess and return its report."""
     command = [sys.executable, __file__, "--work", tool, "--variant", variant]
     command += ["--port", str(port), "--urls", str(children * URLS_PER_CHILD)]
@@ -381,6 +394,9 @@ def measure(tool: str, variant: str, port: int, children: int) -> dict[str, Any]
         env.pop(key, None)
     if variant == "noport" and tool != "ours":
         env["http_proxy"] = env["HTTP_PROXY"] = f"http://127.0.0.1:{port}"
+    env.pop(PROCESSES_ENV, None)
+    if processes is not None:
+        env[PROCESSES_ENV] = str(processes)
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tool} worker failed with exit code {done.returncode}")
@@ -407,7 +423,12 @@ Row = tuple[int, str, str, dict[str, Any]]
 
 
 def run_all(
-    sizes: list[int], variants: list[str], tools: list[str], latency: float, repeat: int
+    sizes: list[int],
+    variants: list[str],
+    tools: list[str],
+    latency: float,
+    repeat: int,
+    processes: list[int | None],
 ) -> None:
     """Measure every tool on every variant and size; print one markdown table."""
     missing = [t for t in tools if (m := TOOL_MODULES[t]) and importlib.util.find_spec(m) is None]
@@ -420,12 +441,30 @@ def run_all(
         server, port = start_server(children, latency, variants)
         try:
             for variant in variants:
-                for tool in tools:
-                    runs = [measure(tool, variant, port, children) for _ in range(repeat)]
-                    best = min(runs, key=lambda r: r["wall"])
-                    best["rss"] = max(r["rss"] for r in runs)
-                    rows.append((children, variant, tool, best))
-                    print(f"  N={children} {variant} {tool}: {best}", file=sys.stderr, flush=True)
+                # (tool, processes) pairs, measured in turns so that a busy moment of the
+                # shared machine does not land on one of them only; the median is reported
+                configs = [(t, p) for t in tools for p in (processes if t == "ours" else [None])]
+                runs: dict[tuple[str, int | None], list[dict[str, Any]]] = {c: [] for c in configs}
+                for _ in range(repeat):
+                    for tool, count in configs:
+                        report = measure(tool, variant, port, children, count)
+                        runs[(tool, count)].append(report)
+                        print(
+                            f"  N={children} {variant} {tool} p={count}: {report}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                for (tool, count), done in runs.items():
+                    middle = sorted(done, key=lambda r: r["wall"])[len(done) // 2]
+                    middle = dict(middle)
+                    for key in ("wall", "cpu", "first"):
+                        middle[key] = statistics.median(r[key] for r in done)
+                    middle["rss"] = max(r["rss"] for r in done)
+                    middle["child_rss"] = max(r.get("child_rss", 0.0) for r in done)
+                    middle["label"] = NAMES[tool] + (
+                        "" if count is None else f" (processes={count})"
+                    )
+                    rows.append((children, variant, tool, middle))
         finally:
             server.kill()
             server.wait()
@@ -438,17 +477,20 @@ def print_table(rows: list[Row], latency: float) -> None:
     print()
     print(
         "| URLs | variant | tool | wall (s) | CPU (s) | first URL (s) | URLs emitted | unique "
-        "| peak RSS (MiB) | wall / ours |"
+        "| peak RSS (MiB) | worker RSS (MiB) | wall / ours |"
     )
-    print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    ours = {(n, v): r for n, v, tool, r in rows if tool == "ours"}
+    print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    ours: dict[tuple[int, str], dict[str, Any]] = {}
+    for n, v, tool, r in rows:
+        if tool == "ours":
+            ours.setdefault((n, v), r)  # the first processes value given is the reference
     for n, variant, tool, r in rows:
         mine = ours.get((n, variant))
         ratio = f"{r['wall'] / mine['wall']:.2f}x" if mine else "n/a"
         print(
-            f"| {n * URLS_PER_CHILD + DUPLICATES:,} | {variant} | {NAMES[tool]} "
+            f"| {n * URLS_PER_CHILD + DUPLICATES:,} | {variant} | {r.get('label', NAMES[tool])} "
             f"| {r['wall']:.2f} | {r['cpu']:.2f} | {r['first']:.3f} | {r['emitted']:,} "
-            f"| {r['unique']:,} | {r['rss']:.0f} | {ratio} |"
+            f"| {r['unique']:,} | {r['rss']:.0f} | {r.get('child_rss', 0.0):.0f} | {ratio} |"
         )
 
 
@@ -467,6 +509,12 @@ def main() -> None:
     parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        nargs="+",
+        help="sitemap-reader's processes= values to measure, in turns (default: its default)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--work", choices=TOOLS, help=argparse.SUPPRESS)
     parser.add_argument("--variant", choices=PAGE_ORIGINS, help=argparse.SUPPRESS)
@@ -481,7 +529,8 @@ def main() -> None:
         report = WORKERS[args.work](args.variant, args.port, children)
         print(json.dumps(report), flush=True)
     else:
-        run_all(args.urls, args.variants, args.tools, args.latency, max(1, args.repeat))
+        processes: list[int | None] = list(args.processes) if args.processes else [None]
+        run_all(args.urls, args.variants, args.tools, args.latency, max(1, args.repeat), processes)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ For each: requests the server answered, body bytes downloaded, seconds, URLs emi
 then the state file's size per URL, and whether the unchanged run stays under 2% of the
 first run's bytes and 10% of its time.
 
-Run: ``.venv/bin/python benchmarks/incremental.py [--children 20] [--latency 0]``.
+Run: ``.venv/bin/python benchmarks/incremental.py [--children 20] [--latency 0]
+[--repeat 1]`` (``--repeat 5``: five baseline / first-run pairs in turns, medians).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -148,7 +150,7 @@ def one_run(origin: str, **options: Any) -> dict[str, Any]:
     from sitemap_reader.crawl import SitemapReader
 
     async def main() -> dict[str, Any]:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         emitted = 0
         async with SitemapReader(**options) as reader:
             async for batch in reader.batches(origin + "/"):
@@ -157,6 +159,7 @@ def one_run(origin: str, **options: Any) -> dict[str, Any]:
             stats = reader.last_run.stats
         return {
             "seconds": time.perf_counter() - started,
+            "cpu": time.process_time() - cpu,  # every thread of this process
             "bytes": stats.bytes,
             "emitted": emitted,
             "unchanged": stats.sitemaps_unchanged,
@@ -166,6 +169,13 @@ def one_run(origin: str, **options: Any) -> dict[str, Any]:
     result = asyncio.run(main())
     result["requests"] = requests_since(origin)
     return result
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median wall time, with the median CPU time."""
+    middle = dict(sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2])
+    middle["cpu"] = statistics.median(r["cpu"] for r in runs)
+    return middle
 
 
 def start_server(
@@ -183,16 +193,34 @@ def start_server(
     return server, origin
 
 
-def run_all(children: int, latency: float) -> None:
-    """The five runs; print the table and the verdict."""
+def run_all(children: int, latency: float, repeat: int = 1) -> None:
+    """The five runs; print the table and the verdict.
+
+    With ``repeat`` > 1 the baseline and the first run are measured that many times in
+    turns (a fresh state file each time) and their medians reported, with the ratio of
+    the first run to the baseline (issue 13: at most 1.15x)."""
     directory = prepare(children)
     state = directory / "state.db"
     server, origin = start_server(directory, children, latency)
     rows: list[tuple[str, dict[str, Any]]] = []
     try:
         incremental = {"state": state, "changed_only": True}
-        rows.append(("no state (baseline)", one_run(origin)))
-        rows.append(("1st run, empty state", one_run(origin, **incremental)))
+        bases, firsts = [], []
+        for _ in range(max(1, repeat)):
+            state.unlink(missing_ok=True)
+            bases.append(one_run(origin))
+            firsts.append(one_run(origin, **incremental))
+        rows.append(("no state (baseline)", _median(bases)))
+        rows.append(("1st run, empty state", _median(firsts)))
+        ratios = [f["seconds"] / b["seconds"] for b, f in zip(bases, firsts, strict=True)]
+        cpu = [f["cpu"] / b["cpu"] for b, f in zip(bases, firsts, strict=True)]
+        print(
+            f"1st run / baseline over {len(bases)} pairs: wall {statistics.median(ratios):.2f}x "
+            f"(each: {', '.join(f'{r:.2f}' for r in ratios)}), CPU {statistics.median(cpu):.2f}x "
+            f"(each: {', '.join(f'{r:.2f}' for r in cpu)})",
+            file=sys.stderr,
+            flush=True,
+        )
         rows.append(("2nd run, nothing changed", one_run(origin, **incremental)))
         change_child(directory, CHANGED_CHILD)
         rows.append(("3rd run, one child changed", one_run(origin, **incremental)))
@@ -244,12 +272,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--children", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--repeat", type=int, default=1, help="baseline/1st-run pairs")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(Path(args.serve), args.children, args.latency)
     else:
-        run_all(args.children, args.latency)
+        run_all(args.children, args.latency, args.repeat)
 
 
 if __name__ == "__main__":

@@ -38,3 +38,4 @@ class ReaderOptions(TypedDict, total=False):
     removed: bool
     trust_index_lastmod: bool
     state_commit: str
+    processes: int | None

@@ -299,6 +299,12 @@ def _add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--user-agent", metavar="UA", help="the User-Agent header to send")
     group.add_argument(
+        "--processes",
+        type=non_negative_int,
+        metavar="N",
+        help="worker processes that parse large sitemaps (default 0: all in this process)",
+    )
+    group.add_argument(
         "--allow-private",
         action="store_true",
         help="let sitemaps, indexes and redirects of a public target reach loopback, private "

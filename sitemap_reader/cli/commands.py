@@ -283,6 +283,7 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "user_agent": args.user_agent,
         "allow_private": True if args.allow_private else None,
         "limits": Limits().replace(**changes) if changes else None,
+        "processes": getattr(args, "processes", None),
     }
 
 

@@ -43,6 +43,7 @@ from sitemap_reader.crawl.best_first import make_sink
 from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agent
 from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
 from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
+from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.discovery.config import Config
@@ -84,6 +85,12 @@ class SitemapReader:
     allows everything; False refuses non-public addresses even for the targets (for a
     service that fetches targets its users submit). ``resolver`` replaces aiohttp's DNS
     resolver (for tests: map made-up names to 127.0.0.1).
+
+    ``processes`` is how many worker processes parse large bodies (0: every body is
+    parsed in this process; None: the default, 0 for now, see
+    :func:`~sitemap_reader.crawl.pool.default_processes`). Workers start only once a run
+    meets a large body (:mod:`~sitemap_reader.crawl.pool`) and stop when the reader
+    closes; records and their order are the same either way.
     """
 
     def __init__(
@@ -106,6 +113,7 @@ class SitemapReader:
         removed: bool = False,
         trust_index_lastmod: bool = True,
         state_commit: str = "sitemap",
+        processes: int | None = None,
     ) -> None:
         if concurrency < 1 or per_host < 1:
             raise UsageError("concurrency and per_host must be at least 1")
@@ -117,6 +125,8 @@ class SitemapReader:
             raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {scope!r}")
         if timeout is not None and timeout <= 0:
             raise UsageError("timeout must be positive")
+        if processes is not None and processes < 0:
+            raise UsageError("processes must be 0 (parse here) or more")
         self.limits = limits or Limits()
         self.concurrency = concurrency
         self.per_host = min(per_host, concurrency)
@@ -133,7 +143,9 @@ class SitemapReader:
         self.removed = removed
         self.trust_index_lastmod = trust_index_lastmod
         self.state_commit = state_commit
+        self.processes = default_processes() if processes is None else processes
         self.last_run: Run | None = None
+        self._pool: ParsePool | None = None
         self._given_resolver = resolver
         self._resolver: AbstractResolver | None = None
         self._policy = AddressPolicy()
@@ -144,6 +156,7 @@ class SitemapReader:
     async def __aenter__(self) -> SitemapReader:
         self._resolver = self._given_resolver or aiohttp.DefaultResolver()
         self._fetcher = self._new_fetcher(private=self.allow_private is True)
+        self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
 
     def _new_fetcher(self, *, private: bool) -> Fetcher:
@@ -183,6 +196,9 @@ class SitemapReader:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None and pool.started:
+            await asyncio.to_thread(pool.close)
         for session in self._sessions:
             await session.close()
         if self._resolver is not None and self._resolver is not self._given_resolver:
@@ -297,13 +313,18 @@ class SitemapReader:
         )
         fetchers = [self.fetcher_for(t) for t in targets]
         scheduler = HostScheduler(self.concurrency, self.per_host)
-        return Traversal(config, run, targets, fetchers, scheduler, channel, state)
+        return Traversal(config, run, targets, fetchers, scheduler, channel, state, self._pool)
+
+    @property
+    def pool(self) -> ParsePool | None:
+        """The reader's parsing processes (None with ``processes=0``, or outside ``async with``)."""
+        return self._pool
 
     def _open_state(self, run: Run, *, commit_each: bool) -> Incremental | None:
         """The incremental state of a run (None without ``state``)."""
         if self.state is None:
             return None
-        store = StateStore(self.state)
+        store = StateStore(self.state, background=True)  # writes off the loop
         try:
             return Incremental(
                 store,

@@ -66,8 +66,6 @@ Batch = list[UrlRecord]
 Item = Batch | Checkpoint
 #: ``state_commit`` values: commit after each sitemap, or once at the end of the run.
 COMMIT_MODES = ("sitemap", "run")
-#: Lastmod stored in a tracker's array for "no lastmod".
-_NONE = -(1 << 63)
 
 
 async def unpack(channel: Channel[Item]) -> AsyncGenerator[Batch, None]:
@@ -86,46 +84,57 @@ def node_key(url: str) -> str:
 
 
 class Tracker:
-    """What one sitemap read lists so far (see the module docstring)."""
+    """What one sitemap read lists so far (see the module docstring).
 
-    __slots__ = ("children", "digest", "etag", "keys", "last_modified", "lastmods", "parts", "zip")
+    On the loop's thread it computes only what the run needs at once: each record's key
+    (for the lookups). The rest of the saved read (lastmods as seconds, the compressed
+    URL text) is made from the kept records by :meth:`read`, which runs on the state's
+    writer thread."""
+
+    __slots__ = ("batches", "children", "count", "digest", "etag", "keys", "last_modified")
 
     def __init__(self, etag: str | None, last_modified: str | None) -> None:
         self.etag = etag
         self.last_modified = last_modified
         self.digest = hashlib.blake2b(digest_size=16)
         self.keys = array("q")
-        self.lastmods = array("q")
-        self.zip = zlib.compressobj(6)
-        self.parts: list[bytes] = []
+        self.batches: list[list[UrlRecord]] = []
+        self.count = 0
         self.children: list[tuple[str, int | None]] = []
 
     def add(self, records: list[UrlRecord]) -> list[int]:
         """Track records; their keys, in order."""
         keys = [url_key(r.url) for r in records]
         self.keys.extend(keys)
-        self.lastmods.extend(
-            _NONE if r.lastmod is None else int(r.lastmod.timestamp()) for r in records
-        )
-        text = "".join(r.url + "\n" for r in records).encode("utf-8", "surrogatepass")
-        if part := self.zip.compress(text):
-            self.parts.append(part)
+        self.batches.append(records)
+        self.count += len(records)
         return keys
 
-    def read(self, url: str, node: SitemapNode) -> SitemapRead:
-        """The finished read, for :meth:`StateStore.save_read`."""
-        self.parts.append(self.zip.flush())
+    def read(self, url: str, node: SitemapNode, digest: bytes) -> SitemapRead:
+        """The finished read, for :meth:`StateStore.save_read` (``digest``: the body's
+        hash, taken when the sitemap settled)."""
+        zipper = zlib.compressobj(6)
+        parts: list[bytes] = []
+        lastmods: list[int | None] = []
+        for records in self.batches:
+            lastmods.extend(
+                None if r.lastmod is None else int(r.lastmod.timestamp()) for r in records
+            )
+            text = "".join(r.url + "\n" for r in records).encode("utf-8", "surrogatepass")
+            if part := zipper.compress(text):
+                parts.append(part)
+        parts.append(zipper.flush())
         return SitemapRead(
             url=url,
             format=node.format or "unknown",
-            hash=self.digest.digest(),
+            hash=digest,
             records=len(self.keys),
             etag=self.etag,
             last_modified=self.last_modified,
             index_lastmod=to_seconds(node.lastmod),
             keys=list(self.keys),
-            lastmods=[None if m == _NONE else m for m in self.lastmods],
-            urls_blob=b"".join(self.parts) if self.keys else None,
+            lastmods=lastmods,
+            urls_blob=b"".join(parts) if self.keys else None,
             children=self.children,
         )
 
@@ -221,7 +230,9 @@ class SitemapWatch(Watch):
         if not batch:
             return batch
         keys = tracker.add(batch)
-        previous = self.owner.store.lastmods(keys)
+        store = self.owner.store
+        # ``batch`` holds URLs new to this run: on a first run none can be stored yet
+        previous = {} if store.empty_at_start else store.lastmods(keys)
         out: Batch = []
         unchanged = 0
         changed_only = self.owner.changed_only
@@ -257,11 +268,14 @@ class SitemapWatch(Watch):
             return owner.unchanged_write(node, key, tracker)
         if tracker is None or not complete or not key:
             return None
-        read = tracker.read(key, node)
-        if stored is not None and stored.hash == read.hash and stored.format == read.format:
+        digest = tracker.digest.digest()
+        if stored is not None and stored.hash == digest and stored.format == node.format:
             node.unchanged = "same content"
             return owner.unchanged_write(node, key, tracker)
-        return Checkpoint(lambda: owner.write(lambda: owner.store.save_read(read)))
+        store = owner.store
+        return Checkpoint(
+            lambda: owner.write(lambda: store.save_read(tracker.read(key, node, digest)))
+        )
 
 
 class Incremental(Observer):
@@ -305,10 +319,12 @@ class Incremental(Observer):
         return Checkpoint(lambda: self.write(save))
 
     def write(self, save: Callable[[], None]) -> Iterator[Batch]:
-        """Run a save; commit it at once in ``state_commit="sitemap"`` mode."""
-        save()
+        """Queue a save for the state's writer thread (then its commit, in
+        ``state_commit="sitemap"`` mode): in order, off the event loop."""
+        store = self.store
+        store.defer(save)
         if self.commit_each:
-            self.store.commit()
+            store.defer(store.commit)
         return iter(())
 
     def finale(self) -> Checkpoint:
@@ -316,6 +332,7 @@ class Incremental(Observer):
         return Checkpoint(self._finish)
 
     def _finish(self) -> Iterator[Batch]:
+        self.store.flush()  # every sitemap's write is in before removals are resolved
         for batch in self.store.finish_run(self.listed):
             self.stats.urls_removed += len(batch)
             if self.removed:
@@ -325,6 +342,7 @@ class Incremental(Observer):
 
     def commit(self) -> None:
         """Commit whatever is written (the end of a run the consumer read to its end)."""
+        self.store.flush()
         self.store.commit()
 
     def close(self) -> None:

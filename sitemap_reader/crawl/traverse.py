@@ -20,10 +20,12 @@ import functools
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from datetime import datetime
 from typing import IO
 
 from sitemap_reader.crawl.fetch import CHUNK_SIZE, Deadline, Fetcher, FetchFailed
 from sitemap_reader.crawl.incremental import Item
+from sitemap_reader.crawl.pool import ParsePool, RemoteParser
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.discovery import (
     Action,
@@ -38,7 +40,9 @@ from sitemap_reader.discovery import (
     Target,
     Ticket,
 )
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.discovery.parsing import BodyParser, local_parser
+from sitemap_reader.limits import Limits
+from sitemap_reader.records import RecordBuilder, UrlRecord
 
 Batch = list[UrlRecord]
 
@@ -68,9 +72,14 @@ class Traversal:
         scheduler: HostScheduler,
         channel: Channel[Item] | None,
         observer: Observer | None = None,
+        pool: ParsePool | None = None,
     ) -> None:
-        self.core = Discovery(targets, config, observer=observer, run=run)
+        self.pool = pool
+        parsers = self._parser if pool is not None and pool.processes > 0 else None
+        self.core = Discovery(targets, config, observer=observer, run=run, parsers=parsers)
         self.timeout = config.seconds
+        #: The remote parser the core's last ``response`` made (claimed by that fetch).
+        self._made: RemoteParser | None = None
         self.channel = channel
         self.scheduler = scheduler
         self.fetchers = list(fetchers)
@@ -119,10 +128,49 @@ class Traversal:
 
     # -- fetching ------------------------------------------------------------------------
 
+    def _parser(
+        self,
+        url: str | None,
+        content_type: str | None,
+        *,
+        strict: bool,
+        limits: Limits,
+        now: datetime,
+        build: RecordBuilder,
+        size: int | None,
+    ) -> BodyParser:
+        """The core's parser factory: a large body goes to a worker process (``pool``)."""
+        assert self.pool is not None
+        remote = self.pool.parser(
+            url,
+            content_type,
+            strict=strict,
+            limits=limits,
+            now=now,
+            build=build,
+            size=size,
+            seen=self.core.stats.bytes,
+            timeout=self.timeout,
+        )
+        if remote is None:
+            return local_parser(
+                url, content_type, strict=strict, limits=limits, now=now, build=build, size=size
+            )
+        self._made = remote
+        return remote
+
     async def _fetch(self, fetch: Fetch) -> list[Action]:
         """Do one fetch for the core; its final answer (end of body, or the failure)."""
         if fetch.kind != "http":
             return await self._read_local(fetch)
+        remotes: list[RemoteParser] = []
+        try:
+            return await self._fetch_http(fetch, remotes)
+        finally:
+            for remote in remotes:  # a body given up (retry, crash): the worker forgets it
+                remote.drop()
+
+    async def _fetch_http(self, fetch: Fetch, remotes: list[RemoteParser]) -> list[Action]:
         core, ticket = self.core, fetch.ticket
         try:
             async with (
@@ -138,12 +186,18 @@ class Traversal:
             ):
                 if resp.refused is not None:
                     return core.refused(ticket, resp.refused, resp.redirects, resp.status)
+                self._made = None
                 actions = core.response(
                     ticket, url=resp.url, status=resp.status, headers=resp.headers
                 )
+                remote, self._made = self._made, None
+                if remote is not None:
+                    remotes.append(remote)
                 await self._perform(actions, deadline)
                 if fetch.body and core.reading(ticket):
-                    await self._stream(ticket, resp.chunks(), deadline)
+                    await self._stream(ticket, resp.chunks(), deadline, remote)
+                if remote is not None:
+                    await self._collect(ticket, remote, deadline)
         except FetchFailed as exc:
             return core.failure(
                 ticket,
@@ -155,15 +209,33 @@ class Traversal:
         return core.end(ticket)
 
     async def _stream(
-        self, ticket: Ticket, chunks: AsyncGenerator[bytes, None], deadline: Deadline
+        self,
+        ticket: Ticket,
+        chunks: AsyncGenerator[bytes, None],
+        deadline: Deadline,
+        remote: RemoteParser | None = None,
     ) -> None:
         core = self.core
         expired = deadline.passed
         async with contextlib.aclosing(chunks) as body:
             async for chunk in body:
                 await self._perform(core.body(ticket, chunk, expired), deadline)
+                while remote is not None and remote.backlogged:  # the worker is behind
+                    await remote.arrival()
+                    await self._perform(core.parsed(ticket), deadline)
                 if not core.reading(ticket):
                     break
+
+    async def _collect(self, ticket: Ticket, remote: RemoteParser, deadline: Deadline) -> None:
+        """The body is read: take the worker's answers until its last (or its failure)."""
+        core = self.core
+        if not core.reading(ticket) and (deadline.passed() or core.stopped is not None):
+            remote.drop()  # out of time, or the run stopped: its answers are not wanted
+            return
+        remote.end_of_body()
+        while not remote.settled:
+            await remote.arrival()
+            await self._perform(core.parsed(ticket), deadline)
 
     @contextlib.asynccontextmanager
     async def _budget(self) -> AsyncIterator[Deadline]:

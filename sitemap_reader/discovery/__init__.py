@@ -23,10 +23,13 @@ any I/O of its own, is the harness in ``tests/discovery/test_core.py``::
 
 Tickets are plain JSON-able dicts, so a worker that takes jobs from a shared queue can
 put a ticket in a message and report on it from another process (a ticket of another
-run is rebuilt into a job). Parsing happens inside :meth:`Discovery.body`, so a process
-that runs a :class:`Discovery` parses its own sitemaps: to spread parsing over processes,
-give each process its own targets (and, for a run-wide dedupe across them, a shared
-seen-set in front of the output).
+run is rebuilt into a job). Parsing happens inside :meth:`Discovery.body` by default;
+a driver may hand it elsewhere with a parser factory (``Discovery(parsers=...)``, see
+:mod:`sitemap_reader.discovery.parsing`): the core still owns every policy, and collects
+what the remote parser has ready on :meth:`Discovery.parsed`. The aiohttp driver does so
+for large bodies (``SitemapReader(processes=N)``). To spread whole jobs over processes
+instead, give each process its own targets (and, for a run-wide dedupe across them, a
+shared seen-set in front of the output).
 """
 
 from __future__ import annotations

@@ -16,10 +16,12 @@ Scrapy in :mod:`sitemap_reader.scrapy`) carries out the actions the core returns
   chunk), then :meth:`Discovery.end`, or :meth:`Discovery.failure` at any point.
   :meth:`Discovery.reading` says whether the job still wants its body.
 * A sitemap's body goes to a :class:`~sitemap_reader.parse.SitemapParser` built on the
-  final URL. Each chunk's child sitemaps become new jobs (unless skipped: already
-  visited, robots.txt, too deep, over the sitemap budget, not followed); its records
-  pass the scope filter and the run-wide dedupe, the incremental watch and the record
-  shaper, and leave as one :class:`Emit`.
+  final URL (or to the parser a driver's factory makes, which may parse in another
+  process: :mod:`~sitemap_reader.discovery.parsing`; :meth:`Discovery.parsed` then
+  collects what it has ready between chunks). Each chunk's child sitemaps become new
+  jobs (unless skipped: already visited, robots.txt, too deep, over the sitemap
+  budget, not followed); its records pass the scope filter and the run-wide dedupe,
+  the incremental watch and the record shaper, and leave as one :class:`Emit`.
 
 Every policy lives here: the https -> http fallback of a bare domain, "robots.txt is
 not a sitemap", the refused redirect hops ("visited" holds every sitemap scheduled and
@@ -48,6 +50,7 @@ from sitemap_reader.discovery.dedupe import UrlSet
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import Run, SitemapNode
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
+from sitemap_reader.discovery.parsing import ParserFactory, local_parser
 from sitemap_reader.discovery.rules import is_robots, run_error, server_of
 from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.sitemaps import Expired, SitemapRules
@@ -67,8 +70,11 @@ class Discovery(SitemapRules):
         observer: Observer | None = None,
         run: Run | None = None,
         now: datetime | None = None,
+        parsers: ParserFactory | None = None,
     ) -> None:
         self.config = config = config or Config()
+        #: Makes the parser of each body (a driver may parse elsewhere: ``parsing``).
+        self.parsers: ParserFactory = parsers or local_parser
         self.limits = config.limits
         self.targets = list(targets)
         self.run = run if run is not None else Run(targets=tuple(t.text for t in targets))
@@ -206,6 +212,13 @@ class Discovery(SitemapRules):
         if job is None or not job.reading:
             return []
         return self._safely(job, self._body, job, chunk, expired)
+
+    def parsed(self, ticket: Ticket) -> list[Action]:
+        """The job's parser, working elsewhere, has items ready: the core collects them."""
+        job = self._find(ticket)
+        if job is None or not job.reading or self.stopped is not None:
+            return []
+        return self._safely(job, self._parsed, job)
 
     def end(self, ticket: Ticket) -> list[Action]:
         """The body ended (or was not wanted, or the driver stopped reading)."""

@@ -14,9 +14,9 @@ from typing import Any
 from sitemap_reader.discovery.actions import Ticket
 from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.discovery.observer import Watch
+from sitemap_reader.discovery.parsing import BodyParser
 from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.targets import Target
-from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.parse.scope import Scope
 from sitemap_reader.records import format_datetime
 
@@ -46,7 +46,7 @@ class Job:
     shaper: Shaper
     #: The http:// URL to try when the https one cannot connect (bare-domain targets).
     fallback: str | None = None
-    parser: SitemapParser | None = None
+    parser: BodyParser | None = None
     #: True while the driver should go on reading the body.
     reading: bool = False
     #: robots.txt: the body gathered so far (None: no body, or absent).

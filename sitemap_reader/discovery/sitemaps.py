@@ -13,6 +13,7 @@ from sitemap_reader.discovery.actions import Action, Done, Fetch
 from sitemap_reader.discovery.children import ChildRules
 from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.parsing import BodyParser, ParserFactory
 from sitemap_reader.discovery.rules import is_robots
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item, SitemapParser
@@ -36,6 +37,7 @@ class SitemapRules(ChildRules):
 
     if TYPE_CHECKING:
         now: datetime
+        parsers: ParserFactory
 
     def _begin(self, job: Job) -> list[Action]:
         node = job.node
@@ -109,13 +111,14 @@ class SitemapRules(ChildRules):
         limits = self.limits
         if max_body is not None and 0 < max_body < limits.max_decompressed_bytes:
             limits = limits.replace(max_decompressed_bytes=max_body)
-        job.parser = SitemapParser(
+        job.parser = self.parsers(
             url,
             _header(headers, "content-type"),
             strict=self.config.strict,
             limits=limits,
             now=self.now,
             build=job.shaper.build,
+            size=_length(headers),
         )
         job.watch.begin(_header(headers, "etag"), _header(headers, "last-modified"))
         job.reading = True
@@ -145,6 +148,17 @@ class SitemapRules(ChildRules):
             )
             job.reading = False
         elif parser.done:
+            job.reading = False
+        return actions
+
+    def _parsed(self, job: Job) -> list[Action]:
+        """Items a parser working elsewhere has ready (between chunks, or after the last)."""
+        parser = job.parser
+        if parser is None:
+            return []
+        items = parser.feed(b"")
+        actions = self._emit(job, items) if items else []
+        if parser.done:
             job.reading = False
         return actions
 
@@ -230,7 +244,7 @@ class SitemapRules(ChildRules):
             stats.sitemaps_failed += 1
 
 
-def _feed(job: Job, parser: SitemapParser, chunk: bytes, expired: Expired | None) -> list[Item]:
+def _feed(job: Job, parser: BodyParser, chunk: bytes, expired: Expired | None) -> list[Item]:
     """Feed a chunk; with a deadline, in slices of bounded work, the clock read between."""
     if expired is None:
         return parser.feed(chunk)
@@ -259,3 +273,11 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
             if key.lower() == name:
                 return found
     return value
+
+
+def _length(headers: Mapping[str, str]) -> int | None:
+    """The Content-Length a response announced (None: absent or not a number)."""
+    value = _header(headers, "content-length")
+    if value is None or not value.strip().isdigit():
+        return None
+    return int(value)
