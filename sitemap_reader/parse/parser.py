@@ -39,7 +39,16 @@ from defusedxml import DefusedXmlException
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import PROTOCOL_MAX_URLS, Limits
 from sitemap_reader.parse import sniff
+from sitemap_reader.parse.entry import ALTERNATES, PageEntry, Sink, SitemapEntry, StopParsing
+from sitemap_reader.parse.extensions import (
+    build_image,
+    build_news,
+    build_pagemaps,
+    build_video,
+    human_text,
+)
 from sitemap_reader.parse.gunzip import Gunzip, GunzipError
+from sitemap_reader.parse.kinds import ROOTS, SITEMAP_NS
 from sitemap_reader.parse.normalize import (
     fast_url_match,
     normalize_url,
@@ -49,20 +58,7 @@ from sitemap_reader.parse.normalize import (
 )
 from sitemap_reader.parse.scope import in_location
 from sitemap_reader.parse.text import TextReader, schemeless_host
-from sitemap_reader.parse.xml import (
-    ALTERNATES,
-    ROOTS,
-    SITEMAP_NS,
-    Sink,
-    StopParsing,
-    XmlReader,
-    build_image,
-    build_news,
-    build_pagemaps,
-    build_video,
-    expat_message,
-    human_text,
-)
+from sitemap_reader.parse.xml import XmlReader, expat_message
 from sitemap_reader.records import (
     Alternate,
     Image,
@@ -118,7 +114,7 @@ class _Emitter(Sink):
         if strict:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
         self.max_entries = -1 if cap is None else cap
-        self.pending: list[list[Any] | tuple[str, str | None]] = []
+        self.pending: list[PageEntry | SitemapEntry] = []
         # With a count limit, entries are drained one by one so that the body stops at
         # exactly the limit however it was chunked; otherwise in batches (faster).
         self.batch = 1 if cap is not None else 256
@@ -314,7 +310,7 @@ class _Emitter(Sink):
             self.problem("schemeless-url", f"location {loc[:200]!r} without a scheme read as {url}")
         return url
 
-    # -- ExtensionContext (for the builders in parse.xml) --------------------------------
+    # -- ExtensionContext (for the builders in parse.extensions) ----------------------
 
     def ext_url(self, raw: str, what: str) -> str | None:
         """Extension URLs (images, videos, alternates) must be absolute: no resolution,
