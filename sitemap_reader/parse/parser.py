@@ -118,11 +118,11 @@ class _Emitter(Sink):
         # With a count limit, entries are drained one by one so that the body stops at
         # exactly the limit however it was chunked; otherwise in batches (faster).
         self.batch = 1 if cap is not None else 256
-        # Field values repeat a lot within a sitemap (one changefreq, a few priorities,
-        # often one lastmod), so drain() memoizes their parses in small per-sitemap caches.
+        # Real sitemaps repeat lastmods a lot (often one for all), so drain() memoizes
+        # their parses per sitemap. changefreq and priority parse in about a dict
+        # lookup's time: their memos (and two more copies of this block) measured as
+        # nothing, so they are gone.
         self._dates: dict[str, datetime | None] = {}
-        self._freqs: dict[str, str | None] = {}
-        self._priorities: dict[str, float | None] = {}
 
     # -- problems ------------------------------------------------------------------------
 
@@ -167,7 +167,7 @@ class _Emitter(Sink):
         out = self.out.append
         fast, max_length, base = fast_url_match, self.max_url_length, self.base
         strict, cap, build = self.strict, self.max_entries, self.build
-        dates, freqs, priorities = self._dates, self._freqs, self._priorities
+        dates = self._dates
         problem = self.problem
         count = self.urls
         try:
@@ -203,19 +203,11 @@ class _Emitter(Sink):
                     if modified is None:
                         problem("bad-date", f"date {lastmod[:60]!r} not understood")
                 if changefreq:
-                    freq = freqs.get(changefreq, _MISS)
-                    if freq is _MISS:
-                        freq = parse_changefreq(changefreq)
-                        if len(freqs) < _CACHE_SIZE:
-                            freqs[changefreq] = freq
+                    freq = parse_changefreq(changefreq)
                     if freq is None:
                         problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
                 if priority:
-                    prio = priorities.get(priority, _MISS)
-                    if prio is _MISS:
-                        prio = parse_priority(priority)
-                        if len(priorities) < _CACHE_SIZE:
-                            priorities[priority] = prio
+                    prio = parse_priority(priority)
                     if prio is None:
                         problem("bad-priority", f"priority {priority[:40]!r} ignored")
                 if (
