@@ -57,6 +57,7 @@ class BoundedExpat:
         "_names_seen",
         "_namespaces",
         "_sink",
+        "_skew",
         "parser",
     )
 
@@ -82,6 +83,9 @@ class BoundedExpat:
         self._namespaces: set[int] = set()  # hashes of (prefix, URI) declared
         self._fed = 0  # bytes handed to expat so far
         self._grid = max_token  # next offset at which the open token is measured
+        # Document bytes not handed to expat (stood for by a shorter blank, see skip()):
+        # expat's byte index plus this is the document offset.
+        self._skew = 0
         self.parser = self._make_parser()
 
     def _make_parser(self) -> Any:
@@ -132,6 +136,17 @@ class BoundedExpat:
             self.parser.Parse(view, False)
             self._fed += len(view)
 
+    def skip(self, size: int, blank: bytes) -> None:
+        """``size`` bytes of the document were read elsewhere (the scanner): expat gets
+        ``blank``, character data of the same line breaks and last-line length. The
+        caller has checked (:meth:`names_settled`) that no verdict can fall due at a
+        grid offset inside them: no token is open there, no name awaits its count."""
+        self.parser.Parse(blank, False)
+        self._skew += size - len(blank)
+        self._fed += size
+        while self._grid <= self._fed:
+            self._grid += self._max_token
+
     def finish(self) -> None:
         """End of input: raises ExpatError if the document is unfinished."""
         self.parser.Parse(b"", True)
@@ -142,7 +157,7 @@ class BoundedExpat:
             self._count_names()
         parser = self.parser
         start = parser.CurrentByteIndex
-        if start >= 0 and self._fed - start > self._max_token:
+        if start >= 0 and self._fed - (start + self._skew) > self._max_token:
             where = f"line {parser.CurrentLineNumber}, column {parser.CurrentColumnNumber}"
             self.limit(
                 "limit-token",
@@ -161,6 +176,15 @@ class BoundedExpat:
                 f"more than {self._max_names} distinct element and attribute names "
                 "(or more than their characters' budget) in one document",
             )
+
+    def names_settled(self, names: list[str], ahead: int) -> bool:
+        """Would the next ``ahead`` bytes, holding only these (tag) names, leave every
+        names verdict as it is? Yes when each is interned already and no name awaits
+        its count at a grid offset within them."""
+        known = self._names
+        if len(known) != self._names_seen and self._fed + ahead >= self._grid:
+            return False
+        return all(name in known for name in names)
 
     def new_namespace(self, prefix: str, uri: str) -> None:
         """A namespace declaration: counted, up to the cap (distinct pairs only)."""

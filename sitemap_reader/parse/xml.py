@@ -16,15 +16,17 @@ from __future__ import annotations
 import codecs
 import pyexpat
 
+from sitemap_reader.parse import scan
 from sitemap_reader.parse.amp import AmpFixer
 from sitemap_reader.parse.entry import Sink
 from sitemap_reader.parse.kinds import ROOTS, SITEMAP_NS
-from sitemap_reader.parse.lite import LiteReader, entry_boundary
+from sitemap_reader.parse.lite import LITE_URLS, entry_boundary
+from sitemap_reader.parse.scan import ScanReader
 
 __all__ = ["ROOTS", "SITEMAP_NS", "XmlReader", "expat_message"]
 
 
-class XmlReader(LiteReader):
+class XmlReader(ScanReader):
     """Drives pyexpat over a byte stream and reports entries to a :class:`Sink`."""
 
     def __init__(
@@ -58,6 +60,7 @@ class XmlReader(LiteReader):
         )
         self._fixer = AmpFixer()
         self._carry = b""  # bytes after the last entry end, parsed with the next chunk
+        self._scan_on = scan.ENABLED
 
     def feed(self, data: bytes) -> None:
         """Parse a chunk. Raises ExpatError, defusedxml errors or StopParsing."""
@@ -75,6 +78,12 @@ class XmlReader(LiteReader):
 
     def _parse(self, data: bytes) -> None:
         lite = self._lite_pattern()
+        if lite is LITE_URLS and self._scan_on:
+            done = self._scan(data)
+            if done:
+                if done == len(data):
+                    return
+                data = data[done:]
         if lite is not None and lite.fullmatch(data):
             self._parse_lite(data)
         else:
