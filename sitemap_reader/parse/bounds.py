@@ -136,6 +136,11 @@ class BoundedExpat:
             self.parser.Parse(view, False)
             self._fed += len(view)
 
+    def at_rest(self) -> bool:
+        """Has expat consumed everything handed to it (no tag, comment, PI open)?"""
+        index: int = self.parser.CurrentByteIndex
+        return index + self._skew == self._fed
+
     def skip(self, size: int, blank: bytes) -> None:
         """``size`` bytes of the document were read elsewhere (the scanner): expat gets
         ``blank``, character data of the same line breaks and last-line length. The
@@ -179,12 +184,19 @@ class BoundedExpat:
 
     def names_settled(self, names: list[str], ahead: int) -> bool:
         """Would the next ``ahead`` bytes, holding only these (tag) names, leave every
-        names verdict as it is? Yes when each is interned already and no name awaits
-        its count at a grid offset within them."""
+        names verdict as it is? Each must be interned already; then the count due at a
+        grid offset within them is known now (no name can arrive before it): done here
+        when it passes, refused (False) when it would end the document there."""
         known = self._names
-        if len(known) != self._names_seen and self._fed + ahead >= self._grid:
+        if not all(name in known for name in names):
             return False
-        return all(name in known for name in names)
+        if len(known) != self._names_seen and self._fed + ahead >= self._grid:
+            fresh = len(known) - self._names_seen
+            chars = sum(map(len, itertools.islice(reversed(known), fresh)))
+            if len(known) > self._max_names or self._name_chars - chars < 0:
+                return False
+            self._count_names()
+        return True
 
     def new_namespace(self, prefix: str, uri: str) -> None:
         """A namespace declaration: counted, up to the cap (distinct pairs only)."""

@@ -16,7 +16,9 @@ controls and every ``&`` but the five predefined entities (so never ``&#``, neve
 entity expat would have to refuse); ``]]>``, U+FFFE/U+FFFF and invalid UTF-8 (a strict
 decode) make the scanner give up on the chunk, so expat sees those bytes and reports
 them. Values are then read as expat would hand them over: predefined entities replaced,
-line breaks (CRLF, CR) normalized to LF, stripped.
+line breaks (CRLF, CR) normalized to LF, stripped. A run is read only where expat is at
+rest (no tag, comment or PI open, no CDATA section open): the XML reader cuts chunks by
+searching bytes, which may have found an entry end inside a comment.
 
 Expat must still end up exactly where it would have been: the run is replaced by a
 *blank* of the same bytes (every byte but CR and LF turned into a space) and fed to it.
@@ -64,7 +66,7 @@ _TEXT_SLACK: Final = 2 * 1024
 _NAMES: Final = (("url", b"<url>"), ("loc", b"<loc>"), ("lastmod", b"<lastmod>"),
                  ("changefreq", b"<changefreq>"), ("priority", b"<priority>"))  # fmt: skip
 _NONCHARS: Final = (b"\xef\xbf\xbe", b"\xef\xbf\xbf", b"]]>")
-_SHORTEST: Final = 64  # a run shorter than this is left to the other paths
+_SHORTEST: Final = 32  # a run shorter than this is left to the other paths
 
 
 def _unescape(text: str) -> str:
@@ -81,6 +83,13 @@ class ScanReader(LiteReader):
     """The lite reader with the scanner in front (see the module docstring)."""
 
     _scan_on: bool
+    _in_cdata = False  # a CDATA section is open (expat consumes its text as it goes)
+
+    def _cdata_start(self) -> None:
+        self._in_cdata = True
+
+    def _cdata_end(self) -> None:
+        self._in_cdata = False
 
     def _scan(self, data: bytes) -> int:
         """Read the run of plain entries at the start of ``data``; return its length in
@@ -88,6 +97,8 @@ class ScanReader(LiteReader):
         end = RUN.match(data).end()  # type: ignore[union-attr]  # RUN matches ""
         if end < _SHORTEST or self._depth < 1 or self._depth + 2 > self._max_depth:
             return 0
+        if self._in_cdata or not self._bounded.at_rest():
+            return 0  # the run's bytes would be inside a CDATA section, comment or tag
         run = data[:end] if end < len(data) else data
         if any(bad in run for bad in _NONCHARS):
             return 0

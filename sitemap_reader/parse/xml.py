@@ -61,6 +61,9 @@ class XmlReader(ScanReader):
         self._fixer = AmpFixer()
         self._carry = b""  # bytes after the last entry end, parsed with the next chunk
         self._scan_on = scan.ENABLED
+        if self._scan_on:
+            self._parser.StartCdataSectionHandler = self._cdata_start
+            self._parser.EndCdataSectionHandler = self._cdata_end
 
     def feed(self, data: bytes) -> None:
         """Parse a chunk. Raises ExpatError, defusedxml errors or StopParsing."""
@@ -69,6 +72,14 @@ class XmlReader(ScanReader):
         data = self._fixer.feed(data)
         if self._carry:
             data = self._carry + data
+        elif self._format is None and self._scan_on:
+            # Before the root: the prolog, the root tag and the first entry (whose tag
+            # names the scanner needs interned) go to expat alone, so that the entries
+            # after them can be scanned (most real sitemaps are a chunk or two).
+            first = data.find(b"</url>")
+            if first > 0:
+                self._parse(data[: first + 6])
+                data = data[first + 6 :]
         # Cut after the last entry end: the next chunk then starts on an entry boundary,
         # where the lite path can take over.
         end = entry_boundary(data)
