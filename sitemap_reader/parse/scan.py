@@ -38,6 +38,7 @@ import functools
 import re
 from typing import Final
 
+from sitemap_reader.parse.kinds import X_IMAGE, extension_of
 from sitemap_reader.parse.lite import LiteReader
 
 #: Turn scanning off (tests compare it with the element handlers' reading).
@@ -48,24 +49,45 @@ _WS: Final = rb"[ \t\r\n]{0,1024}+"
 # alternation per character is four times slower).
 _CHAR: Final = rb"[^<&\x00-\x08\x0b\x0c\x0e-\x1f]"
 _TEXT: Final = _CHAR + rb"*+(?:&(?:amp|lt|gt|quot|apos);" + _CHAR + rb"*+)*+"
-#: A run of plain entries (the prefix of a chunk).
-RUN: Final = re.compile(
+_FIELDS: Final = (
     rb"(?:" + _WS + rb"<url>" + _WS + rb"<loc>" + _TEXT + rb"</loc>" + _WS
     + rb"(?:<lastmod>" + _TEXT + rb"</lastmod>" + _WS + rb")?"
     + rb"(?:<changefreq>" + _TEXT + rb"</changefreq>" + _WS + rb")?"
     + rb"(?:<priority>" + _TEXT + rb"</priority>" + _WS + rb")?"
+)  # fmt: skip
+#: A run of plain entries (the prefix of a chunk).
+RUN: Final = re.compile(_FIELDS + rb"</url>)*+")
+#: The same with images (the fat path): ``image:image`` blocks after the fields, each a
+#: location, then maybe a title, then maybe a caption (used where the ``image`` prefix
+#: names Google's image namespace).
+RUN_IMAGES: Final = re.compile(
+    _FIELDS
+    + rb"(?:<image:image>" + _WS + rb"<image:loc>" + _TEXT + rb"</image:loc>" + _WS
+    + rb"(?:<image:title>" + _TEXT + rb"</image:title>" + _WS + rb")?"
+    + rb"(?:<image:caption>" + _TEXT + rb"</image:caption>" + _WS + rb")?"
+    + rb"</image:image>" + _WS + rb")*+"
     + rb"</url>)*+"
 )  # fmt: skip
-# One entry of a validated run, over its decoded text.
+# One entry of a validated run, over its decoded text (its images as one block).
 _ENTRY: Final = re.compile(
     r"<url>\s*<loc>([^<]*)</loc>\s*(?:<lastmod>([^<]*)</lastmod>\s*)?"
-    r"(?:<changefreq>([^<]*)</changefreq>\s*)?(?:<priority>([^<]*)</priority>\s*)?</url>"
+    r"(?:<changefreq>([^<]*)</changefreq>\s*)?(?:<priority>([^<]*)</priority>\s*)?"
+    r"((?:<image:image>.*?</image:image>\s*)*)</url>",
+    re.DOTALL,
+)
+_IMAGE: Final = re.compile(
+    r"<image:image>\s*<image:loc>([^<]*)</image:loc>\s*"
+    r"(?:<image:title>([^<]*)</image:title>\s*)?"
+    r"(?:<image:caption>([^<]*)</image:caption>\s*)?</image:image>"
 )
 # The lite path joins a field's text with the blank space before it (up to two runs of
 # _WS): a value this much under the text cap is under it on every path.
 _TEXT_SLACK: Final = 2 * 1024
 _NAMES: Final = (("url", b"<url>"), ("loc", b"<loc>"), ("lastmod", b"<lastmod>"),
-                 ("changefreq", b"<changefreq>"), ("priority", b"<priority>"))  # fmt: skip
+                 ("changefreq", b"<changefreq>"), ("priority", b"<priority>"),
+                 ("image:image", b"<image:image>"), ("image:loc", b"<image:loc>"),
+                 ("image:title", b"<image:title>"),
+                 ("image:caption", b"<image:caption>"))  # fmt: skip
 _NONCHARS: Final = (b"\xef\xbf\xbe", b"\xef\xbf\xbf", b"]]>")
 _SHORTEST: Final = 32  # a run shorter than this is left to the other paths
 
@@ -102,8 +124,9 @@ class ScanReader(LiteReader):
     def _scan(self, data: bytes) -> int:
         """Read the run of plain entries at the start of ``data``; return its length in
         bytes (0: nothing was read, the caller parses all of ``data``)."""
-        end = RUN.match(data).end()  # type: ignore[union-attr]  # RUN matches ""
-        if end < _SHORTEST or self._depth < 1 or self._depth + 2 > self._max_depth:
+        images = extension_of("image", self._prefixes.get("image", "")) == X_IMAGE
+        end = (RUN_IMAGES if images else RUN).match(data).end()  # type: ignore[union-attr]
+        if end < _SHORTEST or self._depth < 1 or self._depth + 3 > self._max_depth:
             return 0
         if self._in_cdata or not self._bounded.at_rest():
             return 0  # the run's bytes would be inside a CDATA section, comment or tag
@@ -134,16 +157,17 @@ class ScanReader(LiteReader):
         self._emit_run(found, "&" in text)
         return end
 
-    def _emit_run(self, found: list[tuple[str, str, str, str]], entities: bool) -> None:
+    def _emit_run(self, found: list[tuple[str, str, str, str, str]], entities: bool) -> None:
         sink = self._sink
         pending = self._pending
         batch = sink.batch
-        for loc, lastmod, changefreq, priority in found:
+        for loc, lastmod, changefreq, priority, images in found:
             if entities:  # rare but for the location (a query's "&amp;")
                 if "&" in loc:
                     loc = _unescape(loc)
                 if "&" in lastmod or "&" in changefreq or "&" in priority:
                     lastmod, changefreq, priority = map(_unescape, (lastmod, changefreq, priority))
+            gathered = self._images(images, entities) if images else None
             loc = loc.strip()
             if not loc:
                 sink.problem("missing-loc", "an entry without a location was skipped")
@@ -153,7 +177,25 @@ class ScanReader(LiteReader):
             # (a list display: the cheapest way to build one).
             pending.append(
                 [loc, lastmod.strip(), changefreq.strip(), priority.strip(),
-                 None, None, None, None, None, None, None, None, None]
+                 None, None, None, None, None, gathered, None, None, None]
             )  # fmt: skip
             if len(pending) >= batch:
                 sink.drain()
+
+    def _images(self, block: str, entities: bool) -> list[dict[str, str]]:
+        """One entry's images as the element handlers gather them: the non-empty fields
+        of each, up to the per-URL cap (each one past it counted)."""
+        found: list[dict[str, str]] = []
+        for parts in _IMAGE.findall(block):
+            if entities:
+                parts = tuple(map(_unescape, parts))
+            fields = {}
+            for name, value in zip(("loc", "title", "caption"), parts, strict=True):
+                value = value.strip()
+                if value:
+                    fields[name] = value
+            if len(found) < self._max_ext:
+                found.append(fields)
+            else:
+                self._over_cap("image:image")
+        return found

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -174,6 +176,13 @@ def plain_entries(draw: st.DrawFn) -> str:
         parts.append(f"<changefreq>{draw(_FREQS)}</changefreq>{sep}")
     if draw(st.booleans()):
         parts.append(f"<priority>{draw(_PRIOS)}</priority>{draw(_SEPS)}")
+    for _ in range(draw(st.integers(0, 3))):
+        image = [f"<image:image>{draw(_SEPS)}<image:loc>{draw(_PIECES)}</image:loc>"]
+        if draw(st.booleans()):
+            image.append(f"{draw(_SEPS)}<image:title>{draw(_PIECES)}</image:title>")
+        if draw(st.booleans()):
+            image.append(f"<image:caption> a &amp; b </image:caption>{draw(_SEPS)}")
+        parts.append("".join(image) + "</image:image>" + draw(_SEPS))
     parts.append("</url>" + draw(_SEPS))
     return "".join(parts)
 
@@ -184,7 +193,15 @@ def urlsets(draw: st.DrawFn) -> bytes:
     items = draw(st.lists(plain_entries(), min_size=1, max_size=120))
     for odd in draw(st.lists(_ODD, max_size=3)):
         items.insert(draw(st.integers(0, len(items))), odd)
-    prefix = 'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"'
+    prefix = draw(
+        st.sampled_from(
+            [
+                'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"',
+                'xmlns:image="http://example.com/not-images"',
+                "",
+            ]
+        )
+    )
     head = HEAD.replace(b"<urlset ", f"<urlset {prefix} ".encode())
     tail = draw(st.sampled_from(["</urlset>\n", "", "</urlset>\n<junk/>"]))
     return head + "".join(items).encode() + tail.encode()
@@ -198,6 +215,7 @@ _LIMITS = st.sampled_from(
         Limits(max_urls_per_sitemap=7),
         Limits(max_text_length=100),
         Limits(max_xml_names=6),
+        Limits(max_extensions_per_url=1),
     ]
 )
 
@@ -215,3 +233,19 @@ _LIMITS = st.sampled_from(
 def test_scanner_on_and_off_agree(body: bytes, sizes: list[int], limits: Limits | None) -> None:
     """Random plain urlsets in random chunkings: records, problems and positions equal."""
     assert run(body, sizes, on=True, limits=limits) == run(body, sizes, on=False, limits=limits)
+
+
+REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata"
+
+
+@pytest.mark.skipif(not (REALDATA / "files").is_dir(), reason="../shared/realdata is absent")
+def test_real_files_read_the_same_with_and_without_the_scanner() -> None:
+    """Every real XML sitemap gives the same records and problems, scanner on or off."""
+    files = sorted(p for p in (REALDATA / "files").iterdir() if p.suffix == ".xml")
+    assert files
+    scanned = 0
+    for path in files:
+        body = path.read_bytes()
+        assert run(body, [65536], on=True) == run(body, [65536], on=False), path.name
+        scanned += scanned_bytes(body, [65536])
+    assert scanned > 0
