@@ -2,8 +2,10 @@
 and Google's image, video, news, hreflang, mobile and PageMap extensions.
 
 :class:`XmlReader` is the driver: it decodes a non-UTF-8 body, repairs stray ampersands
-(:mod:`~sitemap_reader.parse.amp`), cuts chunks on entry boundaries and hands each either
-to the lite path (:mod:`~sitemap_reader.parse.lite`) or to the full element state machine
+(:mod:`~sitemap_reader.parse.amp`), cuts chunks on entry boundaries and hands each to
+the scanner (:mod:`~sitemap_reader.parse.scan`: a run of plain entries read by regex,
+no callbacks), then what is left to the lite path (:mod:`~sitemap_reader.parse.lite`:
+end-tag callbacks only) or to the full element state machine
 (:mod:`~sitemap_reader.parse.elements`, with extension gathering in
 :mod:`~sitemap_reader.parse.gather`), through the hardened, bounded expat parser of
 :mod:`~sitemap_reader.parse.bounds`. Entries go to a :class:`~sitemap_reader.parse.entry.Sink`
