@@ -39,7 +39,16 @@ from defusedxml import DefusedXmlException
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import PROTOCOL_MAX_URLS, Limits
 from sitemap_reader.parse import sniff
+from sitemap_reader.parse.entry import ALTERNATES, PageEntry, Sink, SitemapEntry, StopParsing
+from sitemap_reader.parse.extensions import (
+    build_image,
+    build_news,
+    build_pagemaps,
+    build_video,
+    human_text,
+)
 from sitemap_reader.parse.gunzip import Gunzip, GunzipError
+from sitemap_reader.parse.kinds import ROOTS, SITEMAP_NS
 from sitemap_reader.parse.normalize import (
     fast_url_match,
     normalize_url,
@@ -49,20 +58,7 @@ from sitemap_reader.parse.normalize import (
 )
 from sitemap_reader.parse.scope import in_location
 from sitemap_reader.parse.text import TextReader, schemeless_host
-from sitemap_reader.parse.xml import (
-    ALTERNATES,
-    ROOTS,
-    SITEMAP_NS,
-    Sink,
-    StopParsing,
-    XmlReader,
-    build_image,
-    build_news,
-    build_pagemaps,
-    build_video,
-    expat_message,
-    human_text,
-)
+from sitemap_reader.parse.xml import XmlReader, expat_message
 from sitemap_reader.records import (
     Alternate,
     Image,
@@ -118,15 +114,15 @@ class _Emitter(Sink):
         if strict:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
         self.max_entries = -1 if cap is None else cap
-        self.pending: list[list[Any] | tuple[str, str | None]] = []
+        self.pending: list[PageEntry | SitemapEntry] = []
         # With a count limit, entries are drained one by one so that the body stops at
         # exactly the limit however it was chunked; otherwise in batches (faster).
         self.batch = 1 if cap is not None else 256
-        # Field values repeat a lot within a sitemap (one changefreq, a few priorities,
-        # often one lastmod), so drain() memoizes their parses in small per-sitemap caches.
+        # Real sitemaps repeat lastmods a lot (often one for all), so drain() memoizes
+        # their parses per sitemap. changefreq and priority parse in about a dict
+        # lookup's time: their memos (and two more copies of this block) measured as
+        # nothing, so they are gone.
         self._dates: dict[str, datetime | None] = {}
-        self._freqs: dict[str, str | None] = {}
-        self._priorities: dict[str, float | None] = {}
 
     # -- problems ------------------------------------------------------------------------
 
@@ -171,7 +167,7 @@ class _Emitter(Sink):
         out = self.out.append
         fast, max_length, base = fast_url_match, self.max_url_length, self.base
         strict, cap, build = self.strict, self.max_entries, self.build
-        dates, freqs, priorities = self._dates, self._freqs, self._priorities
+        dates = self._dates
         problem = self.problem
         count = self.urls
         try:
@@ -207,19 +203,11 @@ class _Emitter(Sink):
                     if modified is None:
                         problem("bad-date", f"date {lastmod[:60]!r} not understood")
                 if changefreq:
-                    freq = freqs.get(changefreq, _MISS)
-                    if freq is _MISS:
-                        freq = parse_changefreq(changefreq)
-                        if len(freqs) < _CACHE_SIZE:
-                            freqs[changefreq] = freq
+                    freq = parse_changefreq(changefreq)
                     if freq is None:
                         problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
                 if priority:
-                    prio = priorities.get(priority, _MISS)
-                    if prio is _MISS:
-                        prio = parse_priority(priority)
-                        if len(priorities) < _CACHE_SIZE:
-                            priorities[priority] = prio
+                    prio = parse_priority(priority)
                     if prio is None:
                         problem("bad-priority", f"priority {priority[:40]!r} ignored")
                 if (
@@ -314,7 +302,7 @@ class _Emitter(Sink):
             self.problem("schemeless-url", f"location {loc[:200]!r} without a scheme read as {url}")
         return url
 
-    # -- ExtensionContext (for the builders in parse.xml) --------------------------------
+    # -- ExtensionContext (for the builders in parse.extensions) ----------------------
 
     def ext_url(self, raw: str, what: str) -> str | None:
         """Extension URLs (images, videos, alternates) must be absolute: no resolution,

@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from sitemap_reader.parse.xml import ENTRY_SIZE, Sink
+from sitemap_reader.parse.entry import Sink, loc_entry
 
-_NO_FIELDS: Final = [None] * (ENTRY_SIZE - 1)
 _LINE: Final = re.compile(rb"[^\s][^\r\n]*")
 _ABSOLUTE: Final = re.compile(r"https?://", re.IGNORECASE)
 _SPACE: Final = " \t\r\n\f\v\u00a0\u3000\ufeff" + "".join(map(chr, range(0x2000, 0x200C)))
@@ -123,7 +122,7 @@ class TextReader:
                 self._started = True
                 self._sink.text_started()
             pending = self._sink.pending
-            pending.append([text, *_NO_FIELDS])
+            pending.append(loc_entry(text))
             if len(pending) >= self._sink.batch:
                 self._sink.drain()
         else:
