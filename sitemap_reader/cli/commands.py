@@ -268,10 +268,18 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
 def reader_options(args: argparse.Namespace) -> dict[str, Any]:
     """The :class:`SitemapReader` keyword arguments the crawl options ask for."""
     changes: dict[str, object] = {}
-    if args.max_depth is not None:
+    read_depth = None
+    if args.max_depth is not None and getattr(args, "action", None) == "tree":
+        read_depth = args.max_depth  # tree: list the children below, as "not read"
+    elif args.max_depth is not None:
         changes["max_depth"] = args.max_depth
     if args.max_sitemaps is not None:
         changes["max_sitemaps"] = args.max_sitemaps
+    if _core_budget(args):
+        changes["max_urls"] = args.max_urls  # stop reading at once, not N batches later
+    headers: dict[str, str] = {}
+    for name, value in args.header:
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return {
         "concurrency": args.concurrency,
         "per_host": args.per_host,
@@ -283,7 +291,24 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "user_agent": args.user_agent,
         "allow_private": True if args.allow_private else None,
         "limits": Limits().replace(**changes) if changes else None,
+        "headers": headers or None,
+        "proxy": args.proxy,
+        "trust_env": args.trust_env,
+        "delay": args.delay,
+        "crawl_delay": not args.ignore_crawl_delay,
+        "obey_robots": args.obey_robots,
+        "follow": tuple(args.follow),
+        "guess_paths": args.paths,
+        "read_depth": read_depth,
     }
+
+
+def _core_budget(args: argparse.Namespace) -> bool:
+    """Whether ``--max-urls`` can be the reader's own budget: every record it emits is
+    written (no filter drops any, no ranking needs them all)."""
+    if getattr(args, "max_urls", None) is None or args.ranked or args.top is not None:
+        return False
+    return not (args.since or args.include or args.exclude)
 
 
 def state_options(args: argparse.Namespace) -> dict[str, Any]:
