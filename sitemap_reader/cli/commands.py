@@ -432,7 +432,29 @@ def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: 
     lines = summary_lines(
         run.stats, run.tree, outcome, verbose=args.verbose > 0, colour=wants_colour(sys.stderr)
     )
+    lines.extend(politeness_lines(run, obey=bool(getattr(args, "obey_robots", False))))
     print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def politeness_lines(run: Run, *, obey: bool) -> list[str]:
+    """Summary lines of the robots audit, the crawl delays honoured and unread children."""
+    stats = run.stats
+    lines: list[str] = []
+    if stats.urls_disallowed:
+        fate = "dropped (--obey-robots)" if obey else 'written with "robots": "disallowed"'
+        lines.append(
+            f"robots.txt: {stats.urls_disallowed:,} listed but disallowed URLs, {fate}"
+        )
+    for node in run.nodes():
+        if node.kind == "robots" and node.crawl_delay is not None:
+            host = (node.final_url or node.url).split("/")[2]
+            lines.append(
+                f"crawl delay: {node.crawl_delay:g} s between requests to {host} "
+                "(robots.txt asks it; --ignore-crawl-delay to not wait)"
+            )
+    if stats.sitemaps_not_read:
+        lines.append(f"not read: {stats.sitemaps_not_read:,} child sitemaps (--max-depth)")
+    return lines
 
 
 def _say(args: argparse.Namespace, message: str) -> None:

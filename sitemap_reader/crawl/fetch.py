@@ -225,15 +225,17 @@ class Pacer:
     """
 
     def __init__(self) -> None:
-        self._next: dict[str, float] = {}
+        self._last: dict[str, float] = {}  # host -> start of its latest request (reserved)
 
     async def wait(self, host: str, delay: float) -> None:
-        """Sleep until ``delay`` seconds passed since the previous request to ``host``."""
-        if delay <= 0:
-            return
+        """Sleep until ``delay`` seconds passed since the previous request to ``host``.
+
+        Every request is noted, with a delay or not: a delay learnt from robots.txt
+        counts from the robots.txt request itself."""
         now = asyncio.get_running_loop().time()
-        start = max(now, self._next.get(host, now))
-        self._next[host] = start + delay
+        last = self._last.get(host)
+        start = now if last is None or delay <= 0 else max(now, last + delay)
+        self._last[host] = start
         if start > now:
             await asyncio.sleep(start - now)
 
@@ -464,10 +466,9 @@ class Fetcher:
         host = _host_key(url)
         attempt = 0
         while True:
-            if delay > 0:
-                if deadline is not None:
-                    deadline.pause()  # waiting on purpose: not the server's time
-                await self._pacer.wait(host, delay)
+            if deadline is not None and delay > 0:
+                deadline.pause()  # waiting on purpose: not the server's time
+            await self._pacer.wait(host, delay)
             if deadline is not None:
                 deadline.restart()
             storm = self._storms.get(host, 0) >= limits.max_host_storm_failures
