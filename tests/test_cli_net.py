@@ -4,6 +4,7 @@ real command against a loopback site (issue 15, points 8-11 and 1)."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -17,6 +18,9 @@ from tests.conftest_cli import Doc, Site, cli_env, index, run_cli, urlset
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
 class Logged(Site):
     """A site that also keeps each request's headers and arrival time."""
 
@@ -28,7 +32,7 @@ class Logged(Site):
         app = super().app()
 
         @web.middleware
-        async def log(request: web.Request, handler: web.RequestHandler) -> web.StreamResponse:
+        async def log(request: web.Request, handler: Handler) -> web.StreamResponse:
             self.seen.append((request.path, dict(request.headers), time.monotonic()))
             return await handler(request)
 
@@ -64,10 +68,10 @@ async def test_header_and_delay(aiohttp_server: ServerFactory) -> None:
     )  # fmt: skip
     assert result.code == 0, result.err
     assert len(result.out.splitlines()) == 3
-    assert [p for p, _, _ in site.seen][0] == "/robots.txt" and len(site.seen) == 4
+    assert next(p for p, _, _ in site.seen) == "/robots.txt" and len(site.seen) == 4
     assert all(h.get("Cookie") == "s=abc" and h.get("X-Run") == "7" for _, h, _ in site.seen)
     stamps = [t for _, _, t in site.seen]
-    assert min(b - a for a, b in zip(stamps, stamps[1:], strict=False)) >= 0.24
+    assert min(b - a for a, b in itertools.pairwise(stamps)) >= 0.24
 
 
 async def test_a_bad_header_is_a_usage_error() -> None:
@@ -84,7 +88,7 @@ async def test_crawl_delay_reported_and_ignored(aiohttp_server: ServerFactory) -
     polite = await run_cli("dump", base + "/", "--format", "txt")
     assert polite.code == 0 and "crawl delay: 0.2 s between requests to" in polite.err
     stamps = [t for _, _, t in site.seen]
-    assert min(b - a for a, b in zip(stamps, stamps[1:], strict=False)) >= 0.19
+    assert min(b - a for a, b in itertools.pairwise(stamps)) >= 0.19
     rude = await run_cli("dump", base + "/", "--format", "txt", "--ignore-crawl-delay")
     assert rude.code == 0 and "crawl delay" not in rude.err
 

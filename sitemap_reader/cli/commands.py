@@ -442,9 +442,7 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
     lines: list[str] = []
     if stats.urls_disallowed:
         fate = "dropped (--obey-robots)" if obey else 'written with "robots": "disallowed"'
-        lines.append(
-            f"robots.txt: {stats.urls_disallowed:,} listed but disallowed URLs, {fate}"
-        )
+        lines.append(f"robots.txt: {stats.urls_disallowed:,} listed but disallowed URLs, {fate}")
     for node in run.nodes():
         if node.kind == "robots" and node.crawl_delay is not None:
             host = (node.final_url or node.url).split("/")[2]

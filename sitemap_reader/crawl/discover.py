@@ -216,9 +216,7 @@ class SitemapReader:
             if session is None:
                 assert self._resolver is not None
                 resolver = (
-                    self._resolver
-                    if private
-                    else PublicOnlyResolver(self._resolver, self._policy)
+                    self._resolver if private else PublicOnlyResolver(self._resolver, self._policy)
                 )
                 session = build_session(
                     concurrency=self.concurrency,

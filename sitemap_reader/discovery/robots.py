@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sitemap_reader.discovery.actions import Action, Done, Fetch
+from sitemap_reader.discovery.rules import origin_prefix, server_of
 from sitemap_reader.discovery.targets import well_known_urls
 from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
-from sitemap_reader.discovery.rules import origin_prefix, server_of
 from sitemap_reader.parse.robots import RobotsTxt, parse_robots
 from sitemap_reader.parse.scope import host_of
 

@@ -5,8 +5,9 @@ URL budget's early stop (issue 15, points 8-11 and 1)."""
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -18,6 +19,8 @@ from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.errors import UsageError
 from tests.crawl.crawl_kit import FAST, Site, collect, gz, index, node_by_url, tree, urlset
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
 
 @dataclass
 class Arrivals:
@@ -28,7 +31,7 @@ class Arrivals:
     def gaps(self) -> list[float]:
         """Seconds between consecutive arrivals."""
         stamps = [t for _, t in self.times]
-        return [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+        return [b - a for a, b in itertools.pairwise(stamps)]
 
 
 def _timed(site: Site) -> Arrivals:
@@ -36,7 +39,7 @@ def _timed(site: Site) -> Arrivals:
     arrivals = Arrivals()
 
     @web.middleware
-    async def stamp(request: web.Request, handler: web.RequestHandler) -> web.StreamResponse:
+    async def stamp(request: web.Request, handler: Handler) -> web.StreamResponse:
         arrivals.times.append((request.path, time.monotonic()))
         return await handler(request)
 

@@ -66,8 +66,7 @@ def site_files(closed: int) -> dict[str, str]:
     )
     return {
         "/robots.txt": (
-            "User-agent: *\nDisallow: /p/2\n"
-            "Sitemap: {base}/index.xml\nSitemap: {base}/list.txt\n"
+            "User-agent: *\nDisallow: /p/2\nSitemap: {base}/index.xml\nSitemap: {base}/list.txt\n"
         ),
         "/index.xml": _index(
             "{base}/pages.xml.gz",
