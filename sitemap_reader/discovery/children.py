@@ -166,6 +166,7 @@ class ChildRules(RobotsRules):
         assert robots is not None
         can_fetch = robots.rules.can_fetch
         agent = self.config.user_agent
+        everything = site.robots_open
         origins = site.robots_origins
         prefix: str | None = None
         audited = False
@@ -177,7 +178,7 @@ class ChildRules(RobotsRules):
                 audited = prefix in origins
             if not audited:
                 continue
-            if can_fetch(url, agent):
+            if everything or can_fetch(url, agent):
                 set_record_robots(record, "allowed")
             else:
                 set_record_robots(record, "disallowed")

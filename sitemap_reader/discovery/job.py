@@ -39,6 +39,8 @@ class Site:
     #: The origins (``scheme://host[:port]/``) those rules apply to: the robots.txt's own,
     #: and the one it redirected to.
     robots_origins: tuple[str, ...] = ()
+    #: No rule of that robots.txt applies to us: every URL on those origins is allowed.
+    robots_open: bool = False
 
 
 @dataclass(slots=True, eq=False)

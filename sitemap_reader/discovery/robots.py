@@ -40,6 +40,17 @@ def robots_delay(rules: RobotsTxt, user_agent: str) -> float | None:
     return max(found) if found else None
 
 
+def allows_everything(rules: RobotsTxt, user_agent: str) -> bool:
+    """True when no Allow/Disallow rule applies to ``user_agent`` (the common case): the
+    audit then marks every record allowed without asking per URL. Reads protego's rule
+    groups; should they change shape, the answer is False and every URL is asked."""
+    try:
+        group = rules.rules._get_matching_rule_set(user_agent)
+    except Exception:  # protego's internals moved: ask per URL
+        return False
+    return group is None or not getattr(group, "_rules", True)
+
+
 class RobotsRules:
     """The robots.txt job's events (mixed into :class:`~sitemap_reader.discovery.Discovery`)."""
 
@@ -170,6 +181,7 @@ class RobotsRules:
         """Keep the rules for the robots audit; the host's crawl delay, capped, reported."""
         node, site = job.node, job.site
         site.robots = rules
+        site.robots_open = allows_everything(rules, self.config.user_agent)
         origins = {origin_prefix(node.url), origin_prefix(node.final_url or node.url)}
         site.robots_origins = tuple(o for o in origins if o is not None)
         if not self.config.crawl_delay:
