@@ -114,7 +114,9 @@ async def test_follow_and_paths(aiohttp_server: ServerFactory) -> None:
     """--follow keeps only matching children; --paths probes the given paths instead."""
     site = _site()
     base = await _serve(aiohttp_server, site)
-    followed = await run_cli("dump", base + "/", "--follow", r"/b\.xml", "--format", "txt")
+    followed = await run_cli(
+        "dump", base + "/", "--follow", "index", "--follow", r"/b\.xml", "--format", "txt"
+    )
     assert followed.out.splitlines() == [base + "/b/1"]
     assert "/a.xml" not in [p for p, _, _ in site.seen]
     probed = Site({"/robots.txt": Doc("User-agent: *\n"), "/maps/x.xml": urlset("/x")})

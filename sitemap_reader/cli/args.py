@@ -354,7 +354,8 @@ def _add_choice_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="REGEX",
-        help="fetch only the child sitemaps matching REGEX (repeatable, any one may match)",
+        help="fetch only the sitemaps (listed by robots.txt or an index) matching REGEX "
+        "(repeatable, any one may match)",
     )
     group.add_argument(
         "--paths",

@@ -481,7 +481,7 @@ class Fetcher:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
                     raise _translate(exc) from exc
-                delay = self._backoff(attempt)
+                pause = self._backoff(attempt)
             else:
                 if raw.status not in RETRY_STATUSES:
                     self._storms.pop(host, None)  # the host answers again
@@ -489,9 +489,9 @@ class Fetcher:
                 if last:
                     self._storms[host] = self._storms.get(host, 0) + 1
                     return raw
-                delay = self._status_delay(raw, attempt)
+                pause = self._status_delay(raw, attempt)
                 raw.release()
-            await self._sleep(delay, deadline)
+            await self._sleep(pause, deadline)
             attempt += 1
 
     def _status_delay(self, raw: aiohttp.ClientResponse, attempt: int) -> float:

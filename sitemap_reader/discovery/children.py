@@ -103,9 +103,7 @@ class ChildRules(RobotsRules):
         if site.sitemaps >= limits.max_sitemaps:
             return f"over max_sitemaps={limits.max_sitemaps}"
         follow = self.config.follow
-        # follow filters an index's children (depth > 0), as Scrapy's sitemap_follow does:
-        # the sitemaps robots.txt lists are always read.
-        if follow and depth > 0 and kind == "sitemap" and not any(p.search(key) for p in follow):
+        if follow and kind == "sitemap" and not any(p.search(key) for p in follow):
             return "not matched by follow"
         return None
 

@@ -238,9 +238,9 @@ async def test_no_robots_txt_no_field(site: Site) -> None:
 
 
 async def test_follow_fetches_only_matching_children(site: Site) -> None:
-    """follow=['s1']: only /s1.xml of the index is fetched; the others are skipped."""
+    """follow: robots.txt's index and /s1.xml match and are read; the others are skipped."""
     _four_sitemaps(site)
-    records, run = await collect(site.url("/"), follow=[r"/s1\.xml$"])
+    records, run = await collect(site.url("/"), follow=[r"/index\.xml$", r"/s1\.xml$"])
     assert [r.url for r in records] == [site.url("/p/1")]
     assert site.hits["/s0.xml"] == 0 and site.hits["/s2.xml"] == 0
     assert node_by_url(run, site.url("/s0.xml")).skipped == "not matched by follow"
