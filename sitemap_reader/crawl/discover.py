@@ -114,10 +114,10 @@ class SitemapReader:
 
     Choosing what to read: ``follow`` are regexes (strings or compiled) a sitemap
     listed by robots.txt or an index must match to be fetched (any one; empty: all);
-    ``guess_paths`` replaces the well-known paths probed when robots.txt lists no sitemap (``["/sitemap.php"]``);
-    ``read_depth=N`` reads N levels of index nesting and lists the children below as
-    "not read" in the tree (``read_depth=0`` lists an index's children without reading
-    them).
+    ``guess_paths`` replaces the well-known paths probed when robots.txt lists no
+    sitemap (``["/sitemap.php"]``); ``read_depth=N`` reads N levels of index nesting and
+    lists the children below as "not read" in the tree (``read_depth=0`` lists an
+    index's children without reading them).
     """
 
     def __init__(
