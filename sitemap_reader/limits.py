@@ -124,6 +124,10 @@ class Limits:
     max_retry_after: float = 60.0
     #: Base of the jittered exponential backoff, in seconds.
     backoff_base: float = 0.5
+    #: Longest robots.txt ``Crawl-delay`` (or ``Request-rate`` interval) honoured between
+    #: two sitemap fetches of one host, in seconds. Bing honours up to 30 s; beyond that
+    #: a site of 1,000 sitemaps would take more than eight hours: the cap is reported.
+    max_crawl_delay: float = 30.0
 
     def wire_cap(self) -> int:
         """The raw bytes one sitemap may take from the wire (``max_wire_bytes`` resolved).

@@ -9,9 +9,12 @@ step with ``SitemapReader.__init__``.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from aiohttp import ClientSession
     from aiohttp.abc import AbstractResolver
 
     from sitemap_reader.limits import Limits
@@ -39,3 +42,13 @@ class ReaderOptions(TypedDict, total=False):
     trust_index_lastmod: bool
     state_commit: str
     processes: int | None
+    headers: Mapping[str, str] | None
+    proxy: str | None
+    trust_env: bool
+    session: ClientSession | None
+    delay: float
+    crawl_delay: bool
+    obey_robots: bool
+    follow: Sequence[str | re.Pattern[str]]
+    guess_paths: Sequence[str] | None
+    read_depth: int | None

@@ -214,6 +214,8 @@ class UrlRecord:
     that left the site's sitemaps (``removed=True`` of :class:`SitemapReader`).
     ``title`` is an RSS or Atom item's title, ``mobile`` is True for a URL annotated
     ``<mobile:mobile/>``, ``pagemaps`` the PageMap DataObjects (when asked for).
+    ``robots`` is ``"allowed"`` or ``"disallowed"``: what the site's robots.txt says
+    about the URL for our user agent (None when no robots.txt was read for its origin).
     """
 
     url: str
@@ -231,6 +233,7 @@ class UrlRecord:
     title: str | None = None
     mobile: bool = False
     pagemaps: tuple[DataObject, ...] = ()
+    robots: str | None = None
 
     if not TYPE_CHECKING:  # hidden from mypy, which would then accept any attribute
 
@@ -274,6 +277,8 @@ class UrlRecord:
             out["revisit"] = round(self.revisit)
         if self.removed:
             out["removed"] = True
+        if self.robots is not None:
+            out["robots"] = self.robots
         return out
 
 
@@ -308,7 +313,12 @@ class Problem:
 
 
 #: Defaults of the UrlRecord fields that :data:`make_url_record` does not set.
-_LATE_DEFAULTS: Final[dict[str, Any]] = {"title": None, "mobile": False, "pagemaps": ()}
+_LATE_DEFAULTS: Final[dict[str, Any]] = {
+    "title": None,
+    "mobile": False,
+    "pagemaps": (),
+    "robots": None,
+}
 
 
 def _slot_setters(cls: type) -> tuple[Any, ...]:
@@ -389,7 +399,9 @@ make_url_record: Callable[
 ] = _record_factory()
 
 
-_SET_TITLE, _SET_MOBILE, _SET_PAGEMAPS = _slot_setters(UrlRecord)[-3:]
+_SET_TITLE, _SET_MOBILE, _SET_PAGEMAPS, _SET_ROBOTS = (
+    UrlRecord.__dict__[name].__set__ for name in ("title", "mobile", "pagemaps", "robots")
+)
 
 
 def set_record_extras(
@@ -402,6 +414,12 @@ def set_record_extras(
     _SET_MOBILE(record, mobile)
     _SET_PAGEMAPS(record, pagemaps)
     return record
+
+
+def set_record_robots(record: UrlRecord, verdict: str) -> None:
+    """Set the robots audit of a record fresh from the parser, before anyone sees it
+    (the discovery core's emit step: one slot write, no rebuild)."""
+    _SET_ROBOTS(record, verdict)
 
 
 #: What the parser hands its entries to: (url, lastmod, changefreq, priority, sitemap,

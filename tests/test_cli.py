@@ -130,8 +130,9 @@ async def test_jsonl_default_records_in_design_key_order(basic: tuple[str, Site]
     first = next(r for r in records if r["url"] == base + "/a")
     assert list(first) == [
         "url", "lastmod", "changefreq", "priority", "score", "sitemap", "alternates", "images",
-        "revisit",
+        "revisit", "robots",
     ]  # fmt: skip
+    assert first["robots"] == "allowed"  # the site's robots.txt was read
     assert first["lastmod"] == "2026-01-10T00:00:00Z" and first["priority"] == 0.9
     assert first["alternates"] == [{"hreflang": "de", "url": base + "/de/a"}]
     assert first["sitemap"] == base + "/sitemap.xml"

@@ -311,6 +311,65 @@ def _add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "and link-local addresses (refused by default; a target that is itself such an "
         "address, or localhost, or a file, is allowed anyway)",
     )
+    _add_network_options(parser, defaults)
+    _add_choice_options(parser)
+
+
+def _add_network_options(parser: argparse.ArgumentParser, defaults: Limits) -> None:
+    group = parser.add_argument_group("network and politeness")
+    group.add_argument(
+        "--header",
+        type=header,
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send this header with every request (repeatable; cookies: 'Cookie: a=1')",
+    )
+    group.add_argument("--proxy", metavar="URL", help="send every request through this proxy")
+    group.add_argument(
+        "--trust-env",
+        action="store_true",
+        help="use the HTTP_PROXY, HTTPS_PROXY and NO_PROXY variables (and ~/.netrc)",
+    )
+    group.add_argument(
+        "--delay",
+        type=non_negative_float,
+        default=0.0,
+        metavar="S",
+        help="at least S seconds between two requests to one host (0)",
+    )
+    group.add_argument(
+        "--ignore-crawl-delay",
+        action="store_true",
+        help="do not wait the Crawl-delay / Request-rate of robots.txt "
+        f"(honoured by default, up to {defaults.max_crawl_delay:g} s)",
+    )
+    group.add_argument(
+        "--obey-robots",
+        action="store_true",
+        help="drop the URLs robots.txt disallows for our user agent (each record says "
+        'robots: "allowed" or "disallowed" either way)',
+    )
+
+
+def _add_choice_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("what to read")
+    group.add_argument(
+        "--follow",
+        type=regex,
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="fetch only the sitemaps (listed by robots.txt or an index) matching REGEX "
+        "(repeatable, any one may match)",
+    )
+    group.add_argument(
+        "--paths",
+        type=path_list,
+        metavar="PATH,...",
+        help="probe these paths instead of the well-known ones when robots.txt lists no "
+        "sitemap (/sitemap.xml,/sitemap_index.xml,...)",
+    )
 
 
 # --------------------------------------------------------------------------- option types
@@ -344,6 +403,40 @@ def _at_least(kind: Callable[[str], _Number], text: str, low: _Number, what: str
     if not value >= low:  # written so that NaN fails too
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse type: a number >= 0 (seconds)."""
+    value = _at_least(float, text, 0.0, "a number >= 0")
+    if value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def header(text: str) -> tuple[str, str]:
+    """argparse type: ``'Name: value'``, as a (name, value) pair.
+
+    >>> header("Cookie: a=1; b=2")
+    ('Cookie', 'a=1; b=2')
+    """
+    name, colon, value = text.partition(":")
+    name = name.strip()
+    if not colon or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
+    return name, value.strip()
+
+
+def path_list(text: str) -> tuple[str, ...]:
+    """argparse type: comma-separated URL paths, each starting with ``/``.
+
+    >>> path_list("/a.xml, /b.xml")
+    ('/a.xml', '/b.xml')
+    """
+    paths = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in paths if not p.startswith("/")]
+    if not paths or bad:
+        raise argparse.ArgumentTypeError(f"expected paths starting with '/', got {text!r}")
+    return paths
 
 
 def regex(text: str) -> re.Pattern[str]:

@@ -268,10 +268,18 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
 def reader_options(args: argparse.Namespace) -> dict[str, Any]:
     """The :class:`SitemapReader` keyword arguments the crawl options ask for."""
     changes: dict[str, object] = {}
-    if args.max_depth is not None:
+    read_depth = None
+    if args.max_depth is not None and getattr(args, "action", None) == "tree":
+        read_depth = args.max_depth  # tree: list the children below, as "not read"
+    elif args.max_depth is not None:
         changes["max_depth"] = args.max_depth
     if args.max_sitemaps is not None:
         changes["max_sitemaps"] = args.max_sitemaps
+    if _core_budget(args):
+        changes["max_urls"] = args.max_urls  # stop reading at once, not N batches later
+    headers: dict[str, str] = {}
+    for name, value in args.header:
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return {
         "concurrency": args.concurrency,
         "per_host": args.per_host,
@@ -284,7 +292,24 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "allow_private": True if args.allow_private else None,
         "limits": Limits().replace(**changes) if changes else None,
         "processes": getattr(args, "processes", None),
+        "headers": headers or None,
+        "proxy": args.proxy,
+        "trust_env": args.trust_env,
+        "delay": args.delay,
+        "crawl_delay": not args.ignore_crawl_delay,
+        "obey_robots": args.obey_robots,
+        "follow": tuple(args.follow),
+        "guess_paths": args.paths,
+        "read_depth": read_depth,
     }
+
+
+def _core_budget(args: argparse.Namespace) -> bool:
+    """Whether ``--max-urls`` can be the reader's own budget: every record it emits is
+    written (no filter drops any, no ranking needs them all)."""
+    if getattr(args, "max_urls", None) is None or args.ranked or args.top is not None:
+        return False
+    return not (args.since or args.include or args.exclude)
 
 
 def state_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -408,7 +433,27 @@ def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: 
     lines = summary_lines(
         run.stats, run.tree, outcome, verbose=args.verbose > 0, colour=wants_colour(sys.stderr)
     )
+    lines.extend(politeness_lines(run, obey=bool(getattr(args, "obey_robots", False))))
     print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def politeness_lines(run: Run, *, obey: bool) -> list[str]:
+    """Summary lines of the robots audit, the crawl delays honoured and unread children."""
+    stats = run.stats
+    lines: list[str] = []
+    if stats.urls_disallowed:
+        fate = "dropped (--obey-robots)" if obey else 'written with "robots": "disallowed"'
+        lines.append(f"robots.txt: {stats.urls_disallowed:,} listed but disallowed URLs, {fate}")
+    for node in run.nodes():
+        if node.kind == "robots" and node.crawl_delay is not None:
+            host = (node.final_url or node.url).split("/")[2]
+            lines.append(
+                f"crawl delay: {node.crawl_delay:g} s between requests to {host} "
+                "(robots.txt asks it; --ignore-crawl-delay to not wait)"
+            )
+    if stats.sitemaps_not_read:
+        lines.append(f"not read: {stats.sitemaps_not_read:,} child sitemaps (--max-depth)")
+    return lines
 
 
 def _say(args: argparse.Namespace, message: str) -> None:

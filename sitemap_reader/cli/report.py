@@ -231,6 +231,8 @@ def _node_label(node: SitemapNode) -> str:
     url = node.url
     if node.final_url and node.final_url != node.url:
         url += f" -> {node.final_url}"
+    if node.not_read:
+        return f"{url}  [not read]"
     if node.skipped is not None:
         return f"{url}  [skipped: {node.skipped}]"
     status = str(node.status) if node.status is not None else "-"

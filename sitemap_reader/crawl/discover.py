@@ -33,14 +33,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncGenerator, Sequence
+import re
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from types import TracebackType
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
+from yarl import URL
 
 from sitemap_reader.crawl.best_first import make_sink
-from sitemap_reader.crawl.fetch import Fetcher, build_session, default_user_agent
+from sitemap_reader.crawl.fetch import (
+    Fetcher,
+    Pacer,
+    build_session,
+    check_headers,
+    check_proxy,
+    default_user_agent,
+)
 from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
 from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
 from sitemap_reader.crawl.pool import ParsePool, default_processes
@@ -91,6 +100,30 @@ class SitemapReader:
     :func:`~sitemap_reader.crawl.pool.default_processes`). Workers start only once a run
     meets a large body (:mod:`~sitemap_reader.crawl.pool`) and stop when the reader
     closes; records and their order are the same either way.
+    Network: ``headers`` go with every request (``{"Cookie": "session=..."}`` for
+    cookies; they override the User-Agent and Accept-Encoding we send); ``proxy`` is an
+    HTTP proxy URL for every request; ``trust_env=True`` lets aiohttp take
+    ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` from the environment. ``session`` is
+    your own ``aiohttp.ClientSession``: its connector, cookies, proxy settings and
+    timeouts are then yours (it is not closed), and we still apply our caps, retries,
+    deadlines and the guard's checks of IP literals on every request and redirect hop.
+    Host names are checked when resolved only by a connector built with
+    :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver`; give your connector one
+    (see the README) or keep ``session`` to trusted targets. Behind a proxy, names are
+    resolved by the proxy: only the literal checks hold.
+
+    Politeness and robots.txt: ``delay`` is the least time in seconds between two
+    requests to one host; a robots.txt ``Crawl-delay`` or ``Request-rate`` is honoured
+    for its host (capped at ``Limits.max_crawl_delay``) unless ``crawl_delay=False``.
+    Every record on the origin of the robots.txt read says ``robots="allowed"`` or
+    ``"disallowed"`` for ``user_agent``; ``obey_robots=True`` drops the disallowed ones.
+
+    Choosing what to read: ``follow`` are regexes (strings or compiled) a sitemap
+    listed by robots.txt or an index must match to be fetched (any one; empty: all);
+    ``guess_paths`` replaces the well-known paths probed when robots.txt lists no
+    sitemap (``["/sitemap.php"]``); ``read_depth=N`` reads N levels of index nesting and
+    lists the children below as "not read" in the tree (``read_depth=0`` lists an
+    index's children without reading them).
     """
 
     def __init__(
@@ -114,6 +147,16 @@ class SitemapReader:
         trust_index_lastmod: bool = True,
         state_commit: str = "sitemap",
         processes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        proxy: str | None = None,
+        trust_env: bool = False,
+        session: aiohttp.ClientSession | None = None,
+        delay: float = 0.0,
+        crawl_delay: bool = True,
+        obey_robots: bool = False,
+        follow: Sequence[str | re.Pattern[str]] = (),
+        guess_paths: Sequence[str] | None = None,
+        read_depth: int | None = None,
     ) -> None:
         if concurrency < 1 or per_host < 1:
             raise UsageError("concurrency and per_host must be at least 1")
@@ -144,6 +187,18 @@ class SitemapReader:
         self.trust_index_lastmod = trust_index_lastmod
         self.state_commit = state_commit
         self.processes = default_processes() if processes is None else processes
+        self.headers = check_headers(headers or {})
+        self.proxy = check_proxy(proxy)
+        self.trust_env = trust_env
+        self.delay = delay
+        self.crawl_delay = crawl_delay
+        self.obey_robots = obey_robots
+        self.follow = tuple(re.compile(p) if isinstance(p, str) else p for p in follow)
+        self.guess_paths = None if guess_paths is None else tuple(guess_paths)
+        self.read_depth = read_depth
+        self._config(merge=False)  # a bad delay, path or depth fails here, not in a run
+        self._user_session = session
+        self._pacer = Pacer()
         self.last_run: Run | None = None
         self._pool: ParsePool | None = None
         self._given_resolver = resolver
@@ -155,6 +210,8 @@ class SitemapReader:
 
     async def __aenter__(self) -> SitemapReader:
         self._resolver = self._given_resolver or aiohttp.DefaultResolver()
+        if self.proxy is not None:  # we connect to the proxy, the proxy resolves the rest
+            self._policy.trust(URL(self.proxy).host or "")
         self._fetcher = self._new_fetcher(private=self.allow_private is True)
         self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
@@ -167,19 +224,29 @@ class SitemapReader:
         """
         fetcher = self._fetchers.get(private)
         if fetcher is None:
-            assert self._resolver is not None
-            resolver = (
-                self._resolver if private else PublicOnlyResolver(self._resolver, self._policy)
+            session = self._user_session
+            if session is None:
+                assert self._resolver is not None
+                resolver = (
+                    self._resolver if private else PublicOnlyResolver(self._resolver, self._policy)
+                )
+                session = build_session(
+                    concurrency=self.concurrency,
+                    per_host=self.per_host,
+                    user_agent=self.user_agent,
+                    limits=self.limits,
+                    resolver=resolver,
+                    trust_env=self.trust_env,
+                )
+                self._sessions.append(session)
+            fetcher = Fetcher(
+                session,
+                self.limits,
+                policy=None if private else self._policy,
+                headers=self.headers,
+                proxy=self.proxy,
+                pacer=self._pacer,
             )
-            session = build_session(
-                concurrency=self.concurrency,
-                per_host=self.per_host,
-                user_agent=self.user_agent,
-                limits=self.limits,
-                resolver=resolver,
-            )
-            self._sessions.append(session)
-            fetcher = Fetcher(session, self.limits, policy=None if private else self._policy)
             self._fetchers[private] = fetcher
         return fetcher
 
@@ -301,7 +368,14 @@ class SitemapReader:
         merge: bool = False,
     ) -> Traversal:
         """The aiohttp driver of one run, over the core with this reader's policy."""
-        config = Config(
+        config = self._config(merge=merge)
+        fetchers = [self.fetcher_for(t) for t in targets]
+        scheduler = HostScheduler(self.concurrency, self.per_host)
+        return Traversal(config, run, targets, fetchers, scheduler, channel, state, self._pool)
+
+    def _config(self, *, merge: bool) -> Config:
+        """The core's policy for a run of this reader."""
+        return Config(
             limits=self.limits,
             strict=self.strict,
             scope=self.scope,
@@ -309,11 +383,15 @@ class SitemapReader:
             guess=self.guess,
             timeout=self.timeout,
             score=self.score,
+            follow=self.follow,
             merge_duplicates=merge,
+            user_agent=self.user_agent,
+            obey_robots=self.obey_robots,
+            delay=self.delay,
+            crawl_delay=self.crawl_delay,
+            guess_paths=self.guess_paths,
+            read_depth=self.read_depth,
         )
-        fetchers = [self.fetcher_for(t) for t in targets]
-        scheduler = HostScheduler(self.concurrency, self.per_host)
-        return Traversal(config, run, targets, fetchers, scheduler, channel, state, self._pool)
 
     @property
     def pool(self) -> ParsePool | None:

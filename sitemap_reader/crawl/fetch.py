@@ -24,6 +24,15 @@ Theory of operation
 * SSRF: a guarded session (:mod:`~sitemap_reader.crawl.guard`) refuses non-public
   addresses in its resolver, and :meth:`Fetcher._check_address` refuses non-public IP
   literals (which never reach a resolver) before every request and redirect hop.
+* Politeness: a :class:`Pacer` spaces the requests to one host by the delay the core
+  puts on each :class:`~sitemap_reader.discovery.Fetch` (``--delay``, robots.txt
+  ``Crawl-delay``); every request counts, retries and redirect hops included. Slots are
+  reserved in the order requests ask, so concurrent jobs of one host queue up, and the
+  wait pauses the per-sitemap deadline like a backoff does.
+* The user's own session (``SitemapReader(session=...)``): its connector, cookies,
+  proxy and timeouts are the user's; our retries, redirect handling, deadlines, caps
+  and the literal-address checks still apply per request and hop (the name-level
+  guard lives in a connector's resolver, which is then the user's to set).
 * Time: aiohttp enforces the connect and the per-read timeouts; :class:`Deadline` is the
   per-sitemap budget. It restarts with each attempt and pauses while we wait on purpose
   (backoff, or a slow consumer holding the output queue), so only the server's time counts.
@@ -35,6 +44,7 @@ import asyncio
 import contextlib
 import email.utils
 import random
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,7 +56,7 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress, check_numeric_host
-from sitemap_reader.errors import FetchError
+from sitemap_reader.errors import FetchError, UsageError
 from sitemap_reader.limits import Limits
 
 #: Statuses worth another attempt: timeouts, rate limiting and transient server errors.
@@ -173,6 +183,63 @@ class Deadline:
             self._timeout.reschedule(asyncio.get_running_loop().time() + self._remaining)
 
 
+#: An HTTP header name (RFC 9110 token characters).
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers to send with every request, checked: a token name, no line break in
+    the value (a UsageError otherwise).
+
+    >>> check_headers({"Cookie": "a=1"})
+    {'Cookie': 'a=1'}
+    """
+    checked: dict[str, str] = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise UsageError(f"not a header name: {name!r}")
+        if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
+            raise UsageError(f"header {name}: a value is one line of text, not {value!r}")
+        checked[name] = value.strip()
+    return checked
+
+
+def check_proxy(proxy: str | None) -> str | None:
+    """A proxy URL, checked: ``http://host[:port]`` (a UsageError otherwise)."""
+    if proxy is None:
+        return None
+    try:
+        url = URL(proxy)
+    except ValueError:
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise UsageError(f"a proxy is an http:// URL, not {proxy!r}")
+    return proxy
+
+
+class Pacer:
+    """The least time between the starts of two requests to one host (see the module doc).
+
+    ``wait(host, delay)`` reserves the host's next slot at once (no await in between, so
+    concurrent callers get successive slots) and sleeps until it comes.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, float] = {}  # host -> start of its latest request (reserved)
+
+    async def wait(self, host: str, delay: float) -> None:
+        """Sleep until ``delay`` seconds passed since the previous request to ``host``.
+
+        Every request is noted, with a delay or not: a delay learnt from robots.txt
+        counts from the robots.txt request itself."""
+        now = asyncio.get_running_loop().time()
+        last = self._last.get(host)
+        start = now if last is None or delay <= 0 else max(now, last + delay)
+        self._last[host] = start
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
 def build_session(
     *,
     concurrency: int,
@@ -180,11 +247,14 @@ def build_session(
     user_agent: str,
     limits: Limits,
     resolver: AbstractResolver | None = None,
+    trust_env: bool = False,
 ) -> aiohttp.ClientSession:
     """A session of a reader: bounded pool, our timeouts, no transparent gunzip.
 
     ``resolver`` is the connector's resolver (the SSRF guard's
     :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver` for guarded sites).
+    ``trust_env`` lets aiohttp read ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` (and
+    ``~/.netrc``) from the environment.
     """
     connector = aiohttp.TCPConnector(
         limit=concurrency,
@@ -200,6 +270,7 @@ def build_session(
         timeout=timeout,
         auto_decompress=False,
         headers={"User-Agent": user_agent, "Accept-Encoding": "gzip"},
+        trust_env=trust_env,
     )
 
 
@@ -285,7 +356,11 @@ class Fetcher:
     """GETs with retries and hand-followed redirects over one session.
 
     ``rand`` is the jitter source (``random.random``); tests may pass a fixed one.
-    ``policy`` is the SSRF guard of a guarded session (None: any address).
+    ``policy`` is the SSRF guard of a guarded session (None: any address). ``headers``
+    go with every request (the user's ``--header``s, over the session's own);
+    ``proxy`` is the proxy URL of every request (None: none, or the environment's with
+    a ``trust_env`` session); ``pacer`` spaces requests per host (shared by the fetchers
+    of one reader, so a delay holds across its guarded and open sessions).
     """
 
     def __init__(
@@ -295,10 +370,16 @@ class Fetcher:
         *,
         policy: AddressPolicy | None = None,
         rand: Callable[[], float] = random.random,
+        headers: Mapping[str, str] | None = None,
+        proxy: str | None = None,
+        pacer: Pacer | None = None,
     ) -> None:
         self._session = session
         self._limits = limits
         self._policy = policy
+        self._headers = dict(headers or {})
+        self._proxy = proxy
+        self._pacer = pacer or Pacer()
         self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
         self._rand = rand
 
@@ -312,11 +393,13 @@ class Fetcher:
         accept_hop: Callable[[str], bool] | None = None,
         retry_connect: bool = True,
         headers: Mapping[str, str] | None = None,
+        delay: float = 0.0,
     ) -> AsyncIterator[Response]:
         """GET ``url`` following redirects; yield the final :class:`Response`.
 
         ``headers`` go with every request of the fetch (an incremental run's
         ``If-None-Match`` / ``If-Modified-Since``; a 304 is returned like any status).
+        ``delay`` spaces every request of the fetch from the previous one to its host.
 
         ``accept_hop(url)`` is asked before each redirect is followed; False stops there
         with ``Response.refused`` set. Raises :class:`FetchFailed` when no final response
@@ -325,8 +408,9 @@ class Fetcher:
         """
         hops: list[str] = []
         current = url
+        sent = {**self._headers, **headers} if headers else self._headers
         while True:
-            raw = await self._attempts(current, deadline, retry_connect, headers)
+            raw = await self._attempts(current, deadline, retry_connect, sent, delay)
             location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
             if location is None:
                 break
@@ -370,6 +454,7 @@ class Fetcher:
         deadline: Deadline | None,
         retry_connect: bool,
         headers: Mapping[str, str] | None = None,
+        delay: float = 0.0,
     ) -> aiohttp.ClientResponse:
         """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned.
 
@@ -381,17 +466,22 @@ class Fetcher:
         host = _host_key(url)
         attempt = 0
         while True:
+            if deadline is not None and delay > 0:
+                deadline.pause()  # waiting on purpose: not the server's time
+            await self._pacer.wait(host, delay)
             if deadline is not None:
                 deadline.restart()
             storm = self._storms.get(host, 0) >= limits.max_host_storm_failures
             last = attempt >= limits.retries or storm
             try:
-                raw = await self._session.get(url, allow_redirects=False, headers=headers)
+                raw = await self._session.get(
+                    url, allow_redirects=False, headers=headers or None, proxy=self._proxy
+                )
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
                     raise _translate(exc) from exc
-                delay = self._backoff(attempt)
+                pause = self._backoff(attempt)
             else:
                 if raw.status not in RETRY_STATUSES:
                     self._storms.pop(host, None)  # the host answers again
@@ -399,9 +489,9 @@ class Fetcher:
                 if last:
                     self._storms[host] = self._storms.get(host, 0) + 1
                     return raw
-                delay = self._status_delay(raw, attempt)
+                pause = self._status_delay(raw, attempt)
                 raw.release()
-            await self._sleep(delay, deadline)
+            await self._sleep(pause, deadline)
             attempt += 1
 
     def _status_delay(self, raw: aiohttp.ClientResponse, attempt: int) -> float:

@@ -182,6 +182,7 @@ class Traversal:
                     accept_hop=functools.partial(core.redirect, ticket),
                     retry_connect=fetch.retry_connect,
                     headers=fetch.headers,
+                    delay=fetch.delay,
                 ) as resp,
             ):
                 if resp.refused is not None:

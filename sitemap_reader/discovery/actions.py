@@ -53,7 +53,10 @@ class Fetch:
     retrying (False for an https attempt that has an http fallback); ``body`` is False
     when only the status matters (the response body is not read). ``target`` is the
     index of the run's target this job belongs to (a driver may pick a guarded or an
-    open client per target).
+    open client per target). ``delay`` is the least time in seconds between the start of
+    two requests to the host of ``url`` (``--delay``, or the host's robots.txt
+    ``Crawl-delay``): the driver waits until that much time passed since its previous
+    request there.
     """
 
     ticket: Ticket
@@ -64,6 +67,7 @@ class Fetch:
     retry_connect: bool = True
     body: bool = True
     target: int = 0
+    delay: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

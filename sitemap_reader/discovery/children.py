@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from sitemap_reader.discovery.actions import Action, Done, Emit
 from sitemap_reader.discovery.job import Job, Site
-from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.model import NOT_READ, SitemapNode
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.discovery.robots import RobotsRules
 from sitemap_reader.discovery.rules import Batch, is_robots, limit_code, origin_prefix
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.records import UrlRecord, set_record_robots
 
 if TYPE_CHECKING:
     from sitemap_reader.discovery.dedupe import UrlSet
@@ -70,6 +70,11 @@ class ChildRules(RobotsRules):
             self._push(site, node, actions)
             return
         node.skipped = reason
+        if node.not_read:  # left unread on purpose: listed, neither a skip nor a limit
+            self.stats.sitemaps_not_read += 1
+            parent.children.append(node)
+            actions.append(Done(node))
+            return
         self.stats.sitemaps_skipped += 1
         limit = limit_code(reason)
         if limit is not None:  # sitemaps lost to a bound: say so where -v and the tree show it
@@ -90,6 +95,9 @@ class ChildRules(RobotsRules):
             return "robots.txt is not a sitemap"
         if key in self.visited:
             return "already visited"
+        read_depth = self.config.read_depth
+        if read_depth is not None and depth > read_depth:
+            return f"{NOT_READ} (max depth {read_depth})"
         if depth > limits.max_depth:
             return f"deeper than max_depth={limits.max_depth}"
         if site.sitemaps >= limits.max_sitemaps:
@@ -141,13 +149,46 @@ class ChildRules(RobotsRules):
         node.urls += urls
         self.stats.urls_out_of_scope += out
         self.stats.urls_duplicate += duplicates
+        if site.robots is not None and batch:
+            self._audit(job, batch)
         batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
         if merge and tracked and self.stopped is None:
             actions.append(Emit([], job.shaper.repeats(tracked)))
         return job.shaper.shape(node, batch) if batch else batch
 
+    def _audit(self, job: Job, batch: Batch) -> None:
+        """The robots audit: each new record on an origin of the site's robots.txt says
+        whether its rules allow it for us (set on the fresh record, no rebuild)."""
+        site, node = job.site, job.node
+        robots = site.robots
+        assert robots is not None
+        can_fetch = robots.rules.can_fetch
+        agent = self.config.user_agent
+        everything = site.robots_open
+        origins = site.robots_origins
+        prefix: str | None = None
+        audited = False
+        disallowed = 0
+        for record in batch:
+            url = record.url
+            if prefix is None or not url.startswith(prefix):
+                prefix = origin_prefix(url)
+                audited = prefix in origins
+            if not audited:
+                continue
+            if everything or can_fetch(url, agent):
+                set_record_robots(record, "allowed")
+            else:
+                set_record_robots(record, "disallowed")
+                disallowed += 1
+        node.disallowed += disallowed
+        self.stats.urls_disallowed += disallowed
+
     def _send(self, batch: Batch, actions: list[Action]) -> None:
-        """Apply the run's URL budget, then emit."""
+        """Drop what robots.txt disallows (``obey_robots``), apply the run's URL budget,
+        then emit."""
+        if self.config.obey_robots:
+            batch = [r for r in batch if r.robots != "disallowed"]
         cap = self.limits.max_urls
         emitted = self.stats.urls_emitted
         if cap is not None and emitted + len(batch) >= cap:

@@ -27,7 +27,8 @@ Every policy lives here: the https -> http fallback of a bare domain, "robots.tx
 not a sitemap", the refused redirect hops ("visited" holds every sitemap scheduled and
 every hop followed, so each sitemap is fetched at most once per run), the body retry of
 a cut connection, the budgets (``max_urls`` stops the run, ``max_sitemaps`` and
-``max_depth`` skip children), the per-sitemap deadline *while parsing* (a driver passes
+``max_depth`` skip children; with ``max_urls`` a body is fed in small slices so the
+run stops within a slice of the budget), the per-sitemap deadline *while parsing* (a driver passes
 an ``expired`` check; the body is fed in slices and the check runs between them), the
 cap on raw wire bytes, and the run's verdict when nothing was found.
 
@@ -84,6 +85,8 @@ class Discovery(SitemapRules):
         self.token = uuid.uuid4().hex[:12]
         self.seen = UrlSet()
         self.visited: set[str] = set()
+        #: Crawl delays robots.txt asked for, by server (``host[:port]``), as honoured.
+        self.delays: dict[str, float] = {}
         self.sites: list[Site] = []
         self.jobs: dict[int, Job] = {}
         self.stopped: str | None = None
@@ -141,6 +144,11 @@ class Discovery(SitemapRules):
         self.stats.finished = time.monotonic()
         self.run.error = run_error(self.sites, self.config.guess)
         return actions
+
+    def delay_for(self, url: str) -> float:
+        """Seconds between two requests to the server of ``url``: ``Config.delay``, or
+        the crawl delay its robots.txt asked for (capped) when that is longer."""
+        return max(self.config.delay, self.delays.get(server_of(url), 0.0))
 
     def in_scope(self, url: str, sitemap_url: str | None) -> bool:
         """Whether any target's scope allows ``url`` (for URLs a driver adds itself)."""

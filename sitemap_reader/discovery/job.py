@@ -17,6 +17,7 @@ from sitemap_reader.discovery.observer import Watch
 from sitemap_reader.discovery.parsing import BodyParser
 from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.targets import Target
+from sitemap_reader.parse.robots import RobotsTxt
 from sitemap_reader.parse.scope import Scope
 from sitemap_reader.records import format_datetime
 
@@ -33,6 +34,13 @@ class Site:
     unreachable: str | None = None
     #: Skipped children kept as nodes, per parent (see ``MAX_SKIPPED_NODES``).
     kept_skips: dict[int, int] = field(default_factory=dict)
+    #: The site's robots.txt rules, once read (the robots audit of its records).
+    robots: RobotsTxt | None = None
+    #: The origins (``scheme://host[:port]/``) those rules apply to: the robots.txt's own,
+    #: and the one it redirected to.
+    robots_origins: tuple[str, ...] = ()
+    #: No rule of that robots.txt applies to us: every URL on those origins is allowed.
+    robots_open: bool = False
 
 
 @dataclass(slots=True, eq=False)

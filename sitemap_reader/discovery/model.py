@@ -18,6 +18,8 @@ from sitemap_reader.records import Problem
 
 JsonDict = dict[str, Any]
 
+#: The skip reason of a child left unread on purpose (``Config.read_depth``).
+NOT_READ = "not read"
 #: Node kinds: the robots.txt of a site target, a sitemap (listed by robots.txt, given as
 #: the target, or a child of an index), a probed well-known path, a local file, stdin.
 NODE_KINDS = ("robots", "sitemap", "guess", "file", "stdin")
@@ -34,6 +36,8 @@ class SitemapNode:
     ``skipped`` says why the node was not fetched (None when it was). ``lastmod`` is the
     lastmod its index gave it; ``unchanged`` says why an incremental run found it
     unchanged since the last run (304, index lastmod, same content), None otherwise.
+    ``crawl_delay`` (a robots.txt) is the delay it asked for, as honoured (capped);
+    ``disallowed`` (a sitemap) counts its URLs that robots.txt disallows for us.
     """
 
     url: str
@@ -50,6 +54,13 @@ class SitemapNode:
     children: list[SitemapNode] = field(default_factory=list)
     lastmod: datetime | None = None
     unchanged: str | None = None
+    crawl_delay: float | None = None
+    disallowed: int = 0
+
+    @property
+    def not_read(self) -> bool:
+        """True for a child left unread on purpose (``read_depth``: listed, not fetched)."""
+        return self.skipped is not None and self.skipped.startswith(NOT_READ)
 
     @property
     def fetched(self) -> bool:
@@ -123,6 +134,8 @@ class SitemapNode:
             "problems": [p.to_dict() for p in self.problems],
             "children": [c.to_dict() for c in self.children],
             **({"unchanged": self.unchanged} if self.unchanged is not None else {}),
+            **({"crawl_delay": self.crawl_delay} if self.crawl_delay is not None else {}),
+            **({"disallowed": self.disallowed} if self.disallowed else {}),
         }
 
 
@@ -147,6 +160,10 @@ class Stats:
     sitemaps_unchanged: int = 0
     urls_unchanged: int = 0
     urls_removed: int = 0
+    #: URLs listed by the sitemaps that the site's robots.txt disallows for us.
+    urls_disallowed: int = 0
+    #: Child sitemaps listed but left unread on purpose (``read_depth``).
+    sitemaps_not_read: int = 0
     stopped: str | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -170,6 +187,8 @@ class Stats:
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped,
             **self._incremental(),
+            **({"urls_disallowed": self.urls_disallowed} if self.urls_disallowed else {}),
+            **({"sitemaps_not_read": self.sitemaps_not_read} if self.sitemaps_not_read else {}),
         }
 
     def _incremental(self) -> JsonDict:

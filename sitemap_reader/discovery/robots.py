@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sitemap_reader.discovery.actions import Action, Done, Fetch
+from sitemap_reader.discovery.rules import origin_prefix, server_of
 from sitemap_reader.discovery.targets import well_known_urls
 from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
-from sitemap_reader.parse.robots import parse_robots
+from sitemap_reader.parse.robots import RobotsTxt, parse_robots
 from sitemap_reader.parse.scope import host_of
 
 if TYPE_CHECKING:
@@ -26,6 +27,30 @@ if TYPE_CHECKING:
     from sitemap_reader.limits import Limits
 
 
+def robots_delay(rules: RobotsTxt, user_agent: str) -> float | None:
+    """Seconds between requests a robots.txt asks of ``user_agent``: the larger of its
+    ``Crawl-delay`` and its ``Request-rate`` interval (``1/5s``: 5 s), or None."""
+    found: list[float] = []
+    delay = rules.crawl_delay(user_agent)
+    if delay is not None:
+        found.append(delay)
+    rate = rules.rules.request_rate(user_agent)
+    if rate is not None and rate.requests:
+        found.append(float(rate.seconds) / float(rate.requests))
+    return max(found) if found else None
+
+
+def allows_everything(rules: RobotsTxt, user_agent: str) -> bool:
+    """True when no Allow/Disallow rule applies to ``user_agent`` (the common case): the
+    audit then marks every record allowed without asking per URL. Reads protego's rule
+    groups; should they change shape, the answer is False and every URL is asked."""
+    try:
+        group = rules.rules._get_matching_rule_set(user_agent)
+    except Exception:  # protego's internals moved: ask per URL
+        return False
+    return group is None or not getattr(group, "_rules", True)
+
+
 class RobotsRules:
     """The robots.txt job's events (mixed into :class:`~sitemap_reader.discovery.Discovery`)."""
 
@@ -34,6 +59,7 @@ class RobotsRules:
         limits: Limits
         token: str
         jobs: dict[int, Job]
+        delays: dict[str, float]
 
         def _add_child(
             self,
@@ -56,6 +82,7 @@ class RobotsRules:
                     max_redirects=self.limits.max_robots_redirects,
                     retry_connect=job.fallback is None,
                     target=job.site.index,
+                    delay=self.config.delay,
                 )
             ]
         node.skipped = "robots.txt disabled"
@@ -71,6 +98,7 @@ class RobotsRules:
                 retry_connect=False,
                 body=False,
                 target=job.site.index,
+                delay=self.config.delay,
             )
         ]
 
@@ -132,20 +160,45 @@ class RobotsRules:
             base = node.final_url or node.url
             if body is not None:
                 cap = self.limits.max_robots_bytes
-                listed = list(parse_robots(body, base, max_bytes=cap).sitemaps)
+                rules = parse_robots(body, base, max_bytes=cap)
+                listed = list(rules.sitemaps)
                 node.format = "robots"
+                self._robots_rules(job, rules)
             host = host_of(base)
             if site.scope is not None and host:
                 site.scope.add_host(host)  # a robots.txt vouches for what it lists
         for url in listed:
             self._add_child(job, url, "sitemap", 0, None, actions)
         if not listed and self.config.guess and site.unreachable is None:
-            for url in well_known_urls(node.final_url or node.url):
+            for url in well_known_urls(node.final_url or node.url, self.config.guess_paths):
                 self._add_child(job, url, "guess", 0, None, actions)
         job.finished = True
         self.jobs.pop(job.id, None)
         actions.append(Done(node, job.ticket(self.token)))
         return actions
+
+    def _robots_rules(self, job: Job, rules: RobotsTxt) -> None:
+        """Keep the rules for the robots audit; the host's crawl delay, capped, reported."""
+        node, site = job.node, job.site
+        site.robots = rules
+        site.robots_open = allows_everything(rules, self.config.user_agent)
+        origins = {origin_prefix(node.url), origin_prefix(node.final_url or node.url)}
+        site.robots_origins = tuple(o for o in origins if o is not None)
+        if not self.config.crawl_delay:
+            return
+        asked = robots_delay(rules, self.config.user_agent)
+        if asked is None or asked <= 0:
+            return
+        cap = self.limits.max_crawl_delay
+        if asked > cap:
+            node.add_problem(
+                "limit-crawl-delay",
+                f"robots.txt asks {asked:g} s between requests; {cap:g} s honoured",
+            )
+        node.crawl_delay = honoured = min(asked, cap)
+        for url in (node.url, node.final_url or node.url):
+            server = server_of(url)
+            self.delays[server] = max(self.delays.get(server, 0.0), honoured)
 
     def _robots_text(self, job: Job) -> bytes | None:
         """The robots.txt body (None when absent), at most the cap, gunzipped if gzip."""

@@ -129,6 +129,10 @@ class Options:
     strict: bool = False
     limits: Limits = _LIMITS
     score: ScoreFunc | None = None
+    #: The name robots.txt rules are read for in the records' robots audit: the crawl's
+    #: ``USER_AGENT``. (Delays are Scrapy's own: ``DOWNLOAD_DELAY`` / AutoThrottle; the
+    #: core's per-fetch ``delay`` is not mapped onto download slots.)
+    user_agent: str = "sitemap-reader"
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPE_MODES:
@@ -153,6 +157,7 @@ class Options:
             guess=settings.getbool("SITEMAP_READER_GUESS", True),
             strict=settings.getbool("SITEMAP_READER_STRICT"),
             limits=limits,
+            user_agent=settings.get("USER_AGENT") or "sitemap-reader",
         )
 
     def config(self) -> Config:
@@ -164,6 +169,7 @@ class Options:
             guess=self.guess,
             score=self.score,
             follow=self.follow,
+            user_agent=self.user_agent,
         )
 
 

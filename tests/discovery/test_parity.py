@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "tests" / "scrapy" / "runner.py"
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 #: The record fields both drivers must agree on.
-FIELDS = ("url", "lastmod", "changefreq", "priority", "score", "revisit", "sitemap")
+FIELDS = ("url", "lastmod", "changefreq", "priority", "score", "revisit", "sitemap", "robots")
 
 
 def _closed_port() -> int:
@@ -65,7 +65,9 @@ def site_files(closed: int) -> dict[str, str]:
         for i in range(40)
     )
     return {
-        "/robots.txt": "User-agent: *\nSitemap: {base}/index.xml\nSitemap: {base}/list.txt\n",
+        "/robots.txt": (
+            "User-agent: *\nDisallow: /p/2\nSitemap: {base}/index.xml\nSitemap: {base}/list.txt\n"
+        ),
         "/index.xml": _index(
             "{base}/pages.xml.gz",
             "{base}/nested.xml",
@@ -199,6 +201,10 @@ async def test_aiohttp_and_scrapy_agree(case: str, base: str, tmp_path: Path) ->
         # so the bare copy of list.txt (depth 0) wins over the one in pages.xml.gz.
         assert by_url[base + "/dup"]["sitemap"] == base + "/list.txt"
         assert by_url[base + "/u/0"]["score"] < 0.55  # uniform lastmod: recency ignored
+        # The robots audit, from the one core: /p/2 is disallowed, the others allowed.
+        assert by_url[base + "/p/2"]["robots"] == "disallowed"
+        assert by_url[base + "/p/1"]["robots"] == "allowed"
+        assert run["stats"]["urls_disallowed"] == 1
     else:
         assert run["stats"]["sitemaps_skipped"] >= 2
     skipped = {n["skipped"] for n in _walk(run["tree"]) if n["skipped"]}
