@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -93,3 +94,22 @@ def test_progress_text_rates_and_the_writing_phase() -> None:
     assert text == "discovery done: 3,000 URLs; writing the records"
     live = progress_text(stats)
     assert re.fullmatch(r"3,000 URLs \([\d,]+/s\), 4\.0 MB \(\d+\.\d MB/s\)", live), live
+
+
+def test_progress_eta_from_the_sitemaps_known() -> None:
+    """With sitemaps known from an index, the line estimates the time left at the pace of
+    the finished ones; none before the first finishes or once nothing is queued."""
+    from sitemap_reader.cli.report import eta, progress_text
+    from sitemap_reader.crawl.model import Stats
+
+    def at(ok: int, queued: int) -> Stats:
+        stats = Stats(sitemaps_ok=ok, sitemaps_queued=queued, started=0.0, finished=None)
+        stats.started = time.monotonic() - 10.0  # ten seconds into the run
+        return stats
+
+    left = eta(at(ok=2, queued=6))
+    assert left is not None and 29.0 < left < 32.0  # 10 s for 2, so ~30 s for 6 more
+    assert progress_text(at(ok=2, queued=6)).endswith(" s left")
+    assert eta(at(ok=0, queued=6)) is None and eta(at(ok=4, queued=0)) is None
+    assert "left" not in progress_text(at(ok=4, queued=0))
+    assert progress_text(at(ok=1, queued=600)).endswith(" h left")

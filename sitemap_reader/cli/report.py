@@ -73,10 +73,30 @@ def progress_text(stats: Stats) -> str:
     if stats.finished is not None:
         return f"discovery done: {stats.urls_emitted:,} URLs; writing the records"
     seconds = max(stats.seconds, 1e-3)
-    return (
+    text = (
         f"{stats.urls_emitted:,} URLs ({stats.urls_emitted / seconds:,.0f}/s), "
         f"{stats.bytes / MB:.1f} MB ({stats.bytes / MB / seconds:.1f} MB/s)"
     )
+    left = eta(stats)
+    return text if left is None else f"{text}, ~{_duration(left)} left"
+
+
+def eta(stats: Stats) -> float | None:
+    """Seconds left, from the sitemaps known but not finished (index counts say how many
+    there are) at the pace of those finished so far; None before the first is finished,
+    or when nothing is left."""
+    done = stats.sitemaps_ok + stats.sitemaps_failed
+    if done == 0 or stats.sitemaps_queued == 0:
+        return None
+    return stats.seconds * stats.sitemaps_queued / done
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 @dataclass(slots=True)
