@@ -109,9 +109,10 @@ def tree_dataframe(tree: Run | Iterable[SitemapNode], extra: Any = None) -> Any:
 
     Columns: ``url``, ``final_url``, ``kind``, ``depth``, ``parent``, ``format``,
     ``status``, ``bytes`` (as received), ``urls``, ``ok``, ``skipped``, ``problems``
-    (count), ``lastmod`` (from the index, ``datetime64[ns, UTC]``). ``extra`` maps a
-    node's URL to more columns (``sitemap-reader report`` adds ``seconds``,
-    ``last_modified`` and ``uncompressed`` from its second read).
+    (count), ``lastmod`` (from the index, ``datetime64[ns, UTC]``), ``last_modified``
+    (the HTTP header as sent), ``seconds`` (download time, None where not measured).
+    ``extra`` maps a node's URL to more columns (``sitemap-reader report`` adds
+    ``uncompressed`` from its second read).
     """
     pd = _pandas()
     roots = tree.tree if hasattr(tree, "tree") else list(tree)
@@ -132,6 +133,8 @@ def tree_dataframe(tree: Run | Iterable[SitemapNode], extra: Any = None) -> Any:
             "skipped": node.skipped,
             "problems": sum(p.count for p in node.problems),
             "lastmod": node.lastmod,
+            "last_modified": node.last_modified,
+            "seconds": node.seconds,
         }
         if extra is not None:
             row.update(extra.get(node.final_url or node.url, {}))

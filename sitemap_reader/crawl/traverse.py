@@ -172,6 +172,7 @@ class Traversal:
 
     async def _fetch_http(self, fetch: Fetch, remotes: list[RemoteParser]) -> list[Action]:
         core, ticket = self.core, fetch.ticket
+        started = time.monotonic()
         try:
             async with (
                 self._budget() as deadline,
@@ -207,7 +208,7 @@ class Traversal:
                 cannot_connect=exc.cannot_connect,
                 status=exc.status,
             )
-        return core.end(ticket)
+        return core.end(ticket, seconds=time.monotonic() - started)
 
     async def _stream(
         self,

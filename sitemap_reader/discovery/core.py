@@ -228,11 +228,14 @@ class Discovery(SitemapRules):
             return []
         return self._safely(job, self._parsed, job)
 
-    def end(self, ticket: Ticket) -> list[Action]:
-        """The body ended (or was not wanted, or the driver stopped reading)."""
+    def end(self, ticket: Ticket, *, seconds: float | None = None) -> list[Action]:
+        """The body ended (or was not wanted, or the driver stopped reading); ``seconds``
+        is how long the download took, if the driver measured it (the tree shows it)."""
         job = self._find(ticket)
         if job is None:
             return []
+        if seconds is not None:
+            job.node.seconds = seconds
         return self._safely(job, self._end, job)
 
     def failure(

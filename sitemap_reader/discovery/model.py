@@ -38,6 +38,9 @@ class SitemapNode:
     unchanged since the last run (304, index lastmod, same content), None otherwise.
     ``crawl_delay`` (a robots.txt) is the delay it asked for, as honoured (capped);
     ``disallowed`` (a sitemap) counts its URLs that robots.txt disallows for us.
+    ``last_modified`` is the response's ``Last-Modified`` header as sent; ``seconds`` the
+    download time, from the first request to the end of the body (when the driver
+    measured it: the aiohttp reader does).
     """
 
     url: str
@@ -56,6 +59,8 @@ class SitemapNode:
     unchanged: str | None = None
     crawl_delay: float | None = None
     disallowed: int = 0
+    last_modified: str | None = None
+    seconds: float | None = None
 
     @property
     def not_read(self) -> bool:
@@ -136,6 +141,8 @@ class SitemapNode:
             **({"unchanged": self.unchanged} if self.unchanged is not None else {}),
             **({"crawl_delay": self.crawl_delay} if self.crawl_delay is not None else {}),
             **({"disallowed": self.disallowed} if self.disallowed else {}),
+            **({"last_modified": self.last_modified} if self.last_modified else {}),
+            **({"seconds": round(self.seconds, 4)} if self.seconds is not None else {}),
         }
 
 

@@ -127,7 +127,8 @@ class SitemapRules(ChildRules):
             build=job.shaper.build,
             size=_length(headers),
         )
-        job.watch.begin(_header(headers, "etag"), _header(headers, "last-modified"))
+        job.node.last_modified = _header(headers, "last-modified")
+        job.watch.begin(_header(headers, "etag"), job.node.last_modified)
         job.reading = True
         return actions
 

@@ -9,6 +9,7 @@ import time
 import pytest
 from aiohttp import web
 
+import sitemap_reader as sr
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.errors import DiscoveryError, UsageError
 from tests.crawl.crawl_kit import FAST, Reply, Site, collect, gz, index, node_by_url, tree, urlset
@@ -514,3 +515,18 @@ async def test_strict_location_rule_over_http(site: Site) -> None:
     assert [r.url for r in records] == [site.url("/catalog/a")]
     records, _ = await collect(site.url("/catalog/s.xml"))
     assert len(records) == 2
+
+
+async def test_tree_nodes_carry_last_modified_and_download_time(site: Site) -> None:
+    """Each fetched node keeps the response's Last-Modified as sent and its download time;
+    both reach tree --json's shape and the tree DataFrame's columns."""
+    stamp = "Tue, 01 Dec 2026 08:00:00 GMT"
+    site.add("/a.xml", urlset(pages(site, "a", 2)), headers={"Last-Modified": stamp})
+    _, run = await collect(site.url("/a.xml"))
+    (node,) = run.tree
+    assert node.last_modified == stamp
+    assert node.seconds is not None and 0.0 <= node.seconds < 10.0
+    shape = node.to_dict()
+    assert shape["last_modified"] == stamp and shape["seconds"] == round(node.seconds, 4)
+    frame = sr.tree_dataframe(run)
+    assert frame.loc[0, "last_modified"] == stamp and frame.loc[0, "seconds"] == node.seconds

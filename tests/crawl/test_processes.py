@@ -86,9 +86,16 @@ def by_sitemap(records: list[UrlRecord]) -> dict[str | None, list[dict[str, Any]
 
 
 def shape(run: Any) -> dict[str, Any]:
-    """The run as JSON without its wall time."""
+    """The run as JSON without its wall time and the nodes' download times."""
     data: dict[str, Any] = run.to_dict()
     data["stats"].pop("seconds")
+
+    def untimed(nodes: list[dict[str, Any]]) -> None:
+        for node in nodes:
+            node.pop("seconds", None)
+            untimed(node["children"])
+
+    untimed(data["tree"])
     return data
 
 

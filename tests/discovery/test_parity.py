@@ -138,6 +138,7 @@ def _tree(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for node in nodes:
         node = dict(node)
         node["problems"] = [(p["code"], p["count"]) for p in node["problems"]]
+        node.pop("seconds", None)  # measured by the aiohttp driver only
         node["children"] = _tree(node["children"])
         out.append(node)
     return out
