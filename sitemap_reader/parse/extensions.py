@@ -12,7 +12,16 @@ import re
 from datetime import datetime
 from typing import Any, Final, Protocol
 
-from sitemap_reader.records import DataObject, Image, News, TvShow, Video, VideoId, VideoPrice
+from sitemap_reader.records import (
+    DataObject,
+    Image,
+    News,
+    TvShow,
+    Video,
+    VideoId,
+    VideoPrice,
+    make_image,
+)
 
 
 class ExtensionContext(Protocol):
@@ -55,7 +64,7 @@ def build_image(fields: dict[str, Any], ctx: ExtensionContext) -> Image | None:
         return None
     url = ctx.ext_url(loc, "image:loc")
     if url is None or len(fields) == 1:  # most images have a loc and nothing else
-        return None if url is None else Image(url)
+        return None if url is None else make_image(url)
     return Image(
         url,
         title=human_text(fields.get("title")),
