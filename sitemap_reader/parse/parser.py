@@ -69,6 +69,7 @@ from sitemap_reader.records import (
     UrlRecord,
     Video,
     make_alternate,
+    make_image,
     set_record_extras,
 )
 from sitemap_reader.scoring import plain_builder
@@ -349,16 +350,37 @@ class _Emitter(Sink):
         return value
 
     def _alternates(self, pairs: list[tuple[str, str]]) -> tuple[Alternate, ...]:
+        # A URL already in normal form is kept as it is: ext_url's own first step inlined
+        # (a fat sitemap has several alternates and images per entry).
+        fast, max_length = fast_url_match, self.max_url_length
         found = []
         for lang, href in pairs:
+            if fast(href) is not None and "/." not in href and len(href) <= max_length:
+                found.append(make_alternate(lang, href))
+                continue
             url = self.ext_url(href, "xhtml:link href")
             if url is not None:
                 found.append(make_alternate(lang, url))
         return tuple(found)
 
     def _images(self, items: list[dict[str, Any]]) -> tuple[Image, ...]:
-        built = (build_image(fields, self) for fields in items)
-        return tuple(image for image in built if image is not None)
+        fast, max_length = fast_url_match, self.max_url_length
+        found = []
+        for fields in items:
+            if len(fields) == 1:  # most images: a loc and nothing else (build_image inlined)
+                loc = fields.get("loc")
+                if (
+                    isinstance(loc, str)
+                    and fast(loc) is not None
+                    and "/." not in loc
+                    and len(loc) <= max_length
+                ):
+                    found.append(make_image(loc))
+                    continue
+            image = build_image(fields, self)
+            if image is not None:
+                found.append(image)
+        return tuple(found)
 
     def _videos(self, items: list[dict[str, Any]]) -> tuple[Video, ...]:
         built = (build_video(fields, self) for fields in items)
