@@ -347,11 +347,21 @@ def make_alternate(hreflang: str, url: str) -> Alternate:
     return alternate  # type: ignore[no-any-return]
 
 
-def make_image(loc: str) -> Image:
-    """``Image(loc)`` (no other field), built like :data:`make_url_record`."""
+def make_image(
+    loc: str,
+    title: str | None = None,
+    caption: str | None = None,
+    geo_location: str | None = None,
+    license: str | None = None,
+) -> Image:
+    """``Image(loc, title, caption, geo_location, license)``, built like
+    :data:`make_url_record`."""
     image = object.__new__(_ImageSlots)
     image.loc = loc
-    image.title = image.caption = image.geo_location = image.license = None
+    image.title = title
+    image.caption = caption
+    image.geo_location = geo_location
+    image.license = license
     image.__class__ = Image
     return image  # type: ignore[no-any-return]
 

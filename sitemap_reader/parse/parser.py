@@ -46,6 +46,7 @@ from sitemap_reader.parse.extensions import (
     build_pagemaps,
     build_video,
     human_text,
+    image_at,
 )
 from sitemap_reader.parse.gunzip import Gunzip, GunzipError
 from sitemap_reader.parse.kinds import ROOTS, SITEMAP_NS
@@ -69,7 +70,6 @@ from sitemap_reader.records import (
     UrlRecord,
     Video,
     make_alternate,
-    make_image,
     set_record_extras,
 )
 from sitemap_reader.scoring import plain_builder
@@ -367,16 +367,15 @@ class _Emitter(Sink):
         fast, max_length = fast_url_match, self.max_url_length
         found = []
         for fields in items:
-            if len(fields) == 1:  # most images: a loc and nothing else (build_image inlined)
-                loc = fields.get("loc")
-                if (
-                    isinstance(loc, str)
-                    and fast(loc) is not None
-                    and "/." not in loc
-                    and len(loc) <= max_length
-                ):
-                    found.append(make_image(loc))
-                    continue
+            loc = fields.get("loc")  # build_image's first steps inlined
+            if (
+                isinstance(loc, str)
+                and fast(loc) is not None
+                and "/." not in loc
+                and len(loc) <= max_length
+            ):
+                found.append(image_at(loc, fields))
+                continue
             image = build_image(fields, self)
             if image is not None:
                 found.append(image)

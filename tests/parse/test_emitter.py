@@ -3,15 +3,17 @@ and its changefreq/priority lookups give exactly what the parse functions give."
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from xml.sax.saxutils import escape
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sitemap_reader.parse.extensions import human_text
 from sitemap_reader.parse.normalize import parse_changefreq, parse_lastmod, parse_priority
 from sitemap_reader.parse.parser import SitemapParser
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.records import Image, UrlRecord
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 URL = "https://example.com/sitemap.xml"
@@ -127,3 +129,37 @@ def test_common_shapes_byte_by_byte() -> None:
         assert record.priority == parse_priority(prio)
     assert whole[0].lastmod == datetime(2024, 3, 5, 14, 30, 15, tzinfo=UTC)
     assert whole[-1].lastmod is None and whole[-1].changefreq is None
+
+
+@given(st.text(st.sampled_from(" \t\r\nab\u00a0é"), max_size=12))
+def test_human_text_equals_the_substitution(text: str) -> None:
+    """human_text's shortcut gives what collapsing every white-space run would give."""
+    expected = re.sub(r"[ \t\r\n]+", " ", text).strip(" ") or None
+    assert human_text(text) == expected
+
+
+def test_image_fields_kept_on_the_fast_path() -> None:
+    """An image with a title and caption keeps them (white space collapsed), and one whose
+    loc needs normalizing is normalized, whole or byte by byte."""
+    body = (
+        f"{HEAD}<url><loc>https://example.com/a</loc>"
+        '<image:image xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
+        "<image:loc>https://example.com/i.jpg</image:loc><image:title> A\n  cat </image:title>"
+        "<image:caption>x</image:caption></image:image>"
+        '<image:image xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
+        "<image:loc>HTTPS://Example.com/j.jpg</image:loc></image:image></url></urlset>"
+    ).encode()
+    results = []
+    for size in (len(body), 1):
+        parser = SitemapParser(URL, now=NOW)
+        found = []
+        for i in range(0, len(body), size):
+            found += parser.feed(body[i : i + size])
+        results.append(found + parser.close())
+    assert results[0] == results[1]
+    (record,) = results[0]
+    assert isinstance(record, UrlRecord)
+    assert record.images == (
+        Image("https://example.com/i.jpg", title="A cat", caption="x"),
+        Image("https://example.com/j.jpg"),
+    )
