@@ -14,6 +14,7 @@ from sitemap_reader.parse.extensions import human_text
 from sitemap_reader.parse.normalize import parse_changefreq, parse_lastmod, parse_priority
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.records import Image, UrlRecord
+from sitemap_reader.scoring import FREQUENCY_RANK, FieldScorer, Verdict, make_scorer
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 URL = "https://example.com/sitemap.xml"
@@ -163,3 +164,55 @@ def test_image_fields_kept_on_the_fast_path() -> None:
         Image("https://example.com/i.jpg", title="A cat", caption="x"),
         Image("https://example.com/j.jpg"),
     )
+
+
+def reference_scorer(now: datetime, verdict: Verdict | None = None) -> FieldScorer:
+    """make_scorer as it was before its terms were precomputed: the exactness reference."""
+    now_ts = now.timestamp()
+
+    def score(priority: float | None, changefreq: str | None, lastmod: datetime | None) -> float:
+        if lastmod is None:
+            fresh: float = 0.5 ** (90.0 / 30.0)
+        else:
+            age = now_ts - lastmod.timestamp()
+            fresh = 1.0 if age <= 0.0 else 0.5 ** (age / (30.0 * 86400.0))
+            if verdict is not None and fresh > 0.5**3.0 and verdict.uniform:
+                fresh = 0.5**3.0
+        return (
+            0.60 * (0.5 if priority is None else priority)
+            + 0.25 * FREQUENCY_RANK.get(changefreq or "", 0.5)
+            + 0.15 * fresh
+        )
+
+    return score
+
+
+_STAMPS = st.datetimes(
+    min_value=datetime(1990, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(UTC)
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.floats(0.0, 1.0)),
+            st.one_of(st.none(), st.sampled_from([*FREQUENCY_RANK, "often"])),
+            st.one_of(st.none(), _STAMPS),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.booleans(),
+    st.booleans(),
+)
+def test_scorer_equals_the_formula_exactly(
+    fields: list[tuple[float | None, str | None, datetime | None]], uniform: bool, repeat: bool
+) -> None:
+    """The scorer (precomputed terms, last recency kept) gives the formula's exact float,
+    for fresh and for repeated lastmod objects, with and without the lastmod-lie verdict."""
+    verdict = Verdict()
+    verdict.uniform = uniform
+    for votes in (None, verdict):
+        fast, slow = make_scorer(NOW, votes), reference_scorer(NOW, votes)
+        for priority, changefreq, lastmod in fields * (2 if repeat else 1):
+            assert fast(priority, changefreq, lastmod) == slow(priority, changefreq, lastmod)
