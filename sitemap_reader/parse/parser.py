@@ -70,6 +70,7 @@ from sitemap_reader.records import (
     UrlRecord,
     Video,
     make_alternate,
+    make_image,
     set_record_extras,
 )
 from sitemap_reader.scoring import plain_builder
@@ -374,7 +375,7 @@ class _Emitter(Sink):
                 and "/." not in loc
                 and len(loc) <= max_length
             ):
-                found.append(image_at(loc, fields))
+                found.append(make_image(loc) if len(fields) == 1 else image_at(loc, fields))
                 continue
             image = build_image(fields, self)
             if image is not None:
