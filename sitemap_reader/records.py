@@ -321,35 +321,61 @@ _LATE_DEFAULTS: Final[dict[str, Any]] = {
 }
 
 
-def _slot_setters(cls: type) -> tuple[Any, ...]:
-    return tuple(cls.__dict__[name].__set__ for name in cls.__slots__)  # type: ignore[attr-defined]
+def _twin(cls: type) -> type:
+    """A plain (unfrozen) class with exactly ``cls``'s slots, for fast construction.
+
+    A frozen dataclass assigns each field through ``object.__setattr__``; the parser makes
+    one record per URL (and per image, per alternate), so its constructors fill a twin's
+    slots with plain attribute stores (the interpreter's fastest store) and then give
+    the object its real class: same slots, same layout, so ``__class__`` assignment is
+    allowed, and the result is indistinguishable from one built by ``cls(...)``.
+    """
+    return type(f"_{cls.__name__}Slots", (), {"__slots__": cls.__slots__})  # type: ignore[attr-defined]
+
+
+_RecordSlots: Any = _twin(UrlRecord)
+_AlternateSlots: Any = _twin(Alternate)
+_ImageSlots: Any = _twin(Image)
+
+
+def make_alternate(hreflang: str, url: str) -> Alternate:
+    """``Alternate(hreflang, url)``, built like :data:`make_url_record` (parser hot path)."""
+    alternate = object.__new__(_AlternateSlots)
+    alternate.hreflang = hreflang
+    alternate.url = url
+    alternate.__class__ = Alternate
+    return alternate  # type: ignore[no-any-return]
+
+
+def make_image(
+    loc: str,
+    title: str | None = None,
+    caption: str | None = None,
+    geo_location: str | None = None,
+    license: str | None = None,
+) -> Image:
+    """``Image(loc, title, caption, geo_location, license)``, built like
+    :data:`make_url_record`."""
+    image = object.__new__(_ImageSlots)
+    image.loc = loc
+    image.title = title
+    image.caption = caption
+    image.geo_location = geo_location
+    image.license = license
+    image.__class__ = Image
+    return image  # type: ignore[no-any-return]
 
 
 def _record_factory() -> Any:
     """A constructor for UrlRecord that skips the frozen ``__init__`` (about 2x faster).
 
-    A frozen dataclass assigns each field through ``object.__setattr__``; the parser makes
-    one record per URL, so it fills the slots directly instead. The result is identical to
-    ``UrlRecord(...)`` with the first ten arguments given positionally; the optional
-    trailing fields get their defaults (``title``, ``mobile`` and ``pagemaps`` through
+    It fills a twin's slots (:func:`_twin`). The result is identical to ``UrlRecord(...)``
+    with the first ten arguments given positionally; the optional trailing fields get
+    their defaults (``title``, ``mobile`` and ``pagemaps`` through
     ``UrlRecord.__getattr__``, until :func:`set_record_extras` sets them).
     """
     new = object.__new__
-    (
-        s_url,
-        s_lastmod,
-        s_freq,
-        s_prio,
-        s_score,
-        s_sitemap,
-        s_alts,
-        s_imgs,
-        s_vids,
-        s_news,
-        s_revisit,
-        s_removed,
-        *_,
-    ) = _slot_setters(UrlRecord)
+    twin = _RecordSlots
 
     def make(
         url: str,
@@ -363,20 +389,21 @@ def _record_factory() -> Any:
         videos: tuple[Video, ...],
         news: News | None,
     ) -> UrlRecord:
-        record: UrlRecord = new(UrlRecord)
-        s_url(record, url)
-        s_lastmod(record, lastmod)
-        s_freq(record, changefreq)
-        s_prio(record, priority)
-        s_score(record, score)
-        s_sitemap(record, sitemap)
-        s_alts(record, alternates)
-        s_imgs(record, images)
-        s_vids(record, videos)
-        s_news(record, news)
-        s_revisit(record, None)
-        s_removed(record, False)
-        return record
+        record = new(twin)
+        record.url = url
+        record.lastmod = lastmod
+        record.changefreq = changefreq
+        record.priority = priority
+        record.score = score
+        record.sitemap = sitemap
+        record.alternates = alternates
+        record.images = images
+        record.videos = videos
+        record.news = news
+        record.revisit = None
+        record.removed = False
+        record.__class__ = UrlRecord
+        return record  # type: ignore[no-any-return]
 
     return make
 
@@ -459,21 +486,7 @@ def url_record_builder(
     True
     """
     new = object.__new__
-    (
-        s_url,
-        s_lastmod,
-        s_freq,
-        s_prio,
-        s_score,
-        s_sitemap,
-        s_alts,
-        s_imgs,
-        s_vids,
-        s_news,
-        s_revisit,
-        s_removed,
-        *_,
-    ) = _slot_setters(UrlRecord)
+    twin = _RecordSlots
     interval = revisits.get if revisits is not None else None
 
     def build(
@@ -487,23 +500,21 @@ def url_record_builder(
         videos: tuple[Video, ...],
         news: News | None,
     ) -> UrlRecord:
-        record: UrlRecord = new(UrlRecord)
-        s_url(record, url)
-        s_lastmod(record, lastmod)
-        s_freq(record, changefreq)
-        s_prio(record, priority)
-        s_score(record, score(priority, changefreq, lastmod))
-        s_sitemap(record, sitemap)
-        s_alts(record, alternates)
-        s_imgs(record, images)
-        s_vids(record, videos)
-        s_news(record, news)
-        s_revisit(
-            record,
-            None if interval is None else interval(changefreq or "", missing_revisit),
-        )
-        s_removed(record, False)
-        return record
+        record = new(twin)  # see _twin: plain slot stores, then the real class
+        record.url = url
+        record.lastmod = lastmod
+        record.changefreq = changefreq
+        record.priority = priority
+        record.score = score(priority, changefreq, lastmod)
+        record.sitemap = sitemap
+        record.alternates = alternates
+        record.images = images
+        record.videos = videos
+        record.news = news
+        record.revisit = None if interval is None else interval(changefreq or "", missing_revisit)
+        record.removed = False
+        record.__class__ = UrlRecord
+        return record  # type: ignore[no-any-return]
 
     return build
 

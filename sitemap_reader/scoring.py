@@ -189,26 +189,38 @@ def make_scorer(now: datetime, verdict: Verdict | None = None) -> FieldScorer:
     >>> abs(score(0.8, "daily", month_ago) - default_score(0.8, "daily", month_ago, now)) < 1e-12
     True
     """
-    frequency = FREQUENCY_RANK.get
+    # Each weighted term precomputed where it can be (the same products, so the same sums).
+    frequency_term = {word: FREQUENCY_WEIGHT * rank for word, rank in FREQUENCY_RANK.items()}.get
+    missing_frequency_term = FREQUENCY_WEIGHT * MISSING_FREQUENCY
+    missing_priority_term = PRIORITY_WEIGHT * DEFAULT_PRIORITY
     now_ts = _aware(now).timestamp()
+    # The parser memoizes lastmods per sitemap, so records often share one datetime
+    # object (often one for a whole sitemap): the last one's recency is kept.
+    seen: datetime | None = None
+    seen_fresh = _MISSING_RECENCY
 
     def score(priority: float | None, changefreq: str | None, lastmod: datetime | None) -> float:
+        nonlocal seen, seen_fresh
         if lastmod is None:
             fresh = _MISSING_RECENCY
         else:
-            # The same value as _recency(), from timestamps: no timedelta objects.
-            age = (
-                now_ts - _aware(lastmod).timestamp()
-                if lastmod.tzinfo is None
-                else (now_ts - lastmod.timestamp())
-            )
-            fresh = 1.0 if age <= 0.0 else 0.5 ** (age / _SECONDS_PER_HALF_LIFE)
+            if lastmod is seen:
+                fresh = seen_fresh
+            else:
+                # The same value as _recency(), from timestamps: no timedelta objects.
+                age = (
+                    now_ts - _aware(lastmod).timestamp()
+                    if lastmod.tzinfo is None
+                    else (now_ts - lastmod.timestamp())
+                )
+                fresh = 1.0 if age <= 0.0 else 0.5 ** (age / _SECONDS_PER_HALF_LIFE)
+                seen, seen_fresh = lastmod, fresh
             if verdict is not None and fresh > _MISSING_RECENCY and verdict.uniform:
                 fresh = _MISSING_RECENCY  # the lastmod lie: no fresher than none
         # Every term is in [0, 1] and the weights sum to 1: no clamping needed.
         return (
-            PRIORITY_WEIGHT * (DEFAULT_PRIORITY if priority is None else priority)
-            + FREQUENCY_WEIGHT * frequency(changefreq, MISSING_FREQUENCY)  # type: ignore[arg-type]
+            (missing_priority_term if priority is None else PRIORITY_WEIGHT * priority)
+            + frequency_term(changefreq, missing_frequency_term)  # type: ignore[arg-type]
             + RECENCY_WEIGHT * fresh
         )
 

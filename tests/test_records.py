@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -20,8 +21,11 @@ from sitemap_reader.records import (
     VideoId,
     VideoPrice,
     format_datetime,
+    make_alternate,
+    make_image,
     make_url_record,
     set_record_extras,
+    url_record_builder,
 )
 
 
@@ -149,3 +153,37 @@ def test_new_extension_values_to_dict() -> None:
         "title": "N",
         "access": "Subscription",
     }
+
+
+def test_fast_extension_constructors_equal_dataclass_init() -> None:
+    """make_alternate and make_image build exactly what Alternate(...) and Image(...) do:
+    same type, value, hash and repr, frozen, and picklable."""
+    pairs: list[tuple[Alternate | Image, Alternate | Image]] = [
+        (make_alternate("de", "https://example.com/de"), Alternate("de", "https://example.com/de")),
+        (make_image("https://example.com/a.jpg"), Image("https://example.com/a.jpg")),
+    ]
+    for fast, slow in pairs:
+        assert type(fast) is type(slow)
+        assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+        assert pickle.loads(pickle.dumps(fast)) == slow
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fast, dataclasses.fields(fast)[0].name, "x")
+
+
+def test_record_builder_equals_dataclass_init() -> None:
+    """A url_record_builder record equals UrlRecord(...) with the score and revisit it
+    computes, is exactly a UrlRecord, stays frozen and survives pickling and replace."""
+    build = url_record_builder(lambda p, f, m: 0.25, {"daily": 86400.0}, 604800.0)
+    stamp = datetime(2024, 1, 2, tzinfo=UTC)
+    alternates = (Alternate("de", "https://example.com/de"),)
+    fast = build("https://example.com/", stamp, "daily", 0.7, "s", alternates, (), (), None)
+    slow = UrlRecord(
+        "https://example.com/", stamp, "daily", 0.7, 0.25, "s", alternates, revisit=86400.0
+    )
+    assert type(fast) is UrlRecord
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert fast.to_dict() == slow.to_dict()
+    assert pickle.loads(pickle.dumps(fast)) == slow
+    assert dataclasses.replace(fast, score=0.5) == dataclasses.replace(slow, score=0.5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.score = 1.0  # type: ignore[misc]

@@ -46,10 +46,12 @@ from sitemap_reader.parse.extensions import (
     build_pagemaps,
     build_video,
     human_text,
+    image_at,
 )
 from sitemap_reader.parse.gunzip import Gunzip, GunzipError
 from sitemap_reader.parse.kinds import ROOTS, SITEMAP_NS
 from sitemap_reader.parse.normalize import (
+    CHANGEFREQS,
     fast_url_match,
     normalize_url,
     parse_changefreq,
@@ -67,6 +69,8 @@ from sitemap_reader.records import (
     SitemapRef,
     UrlRecord,
     Video,
+    make_alternate,
+    make_image,
     set_record_extras,
 )
 from sitemap_reader.scoring import plain_builder
@@ -78,6 +82,12 @@ _CHUNK: Final = 65536
 _ABSOLUTE: Final = re.compile(r"\s*https?://", re.IGNORECASE)
 _MISS: Final[Any] = object()
 _CACHE_SIZE: Final = 4096  # distinct field values memoized per sitemap
+# The values almost every sitemap writes, already parsed (each exactly what the parse
+# function gives for it): a dict lookup instead of a call on the hot path.
+_FREQS: Final = {word: word for word in CHANGEFREQS}
+_PRIORITIES: Final = {
+    text: parse_priority(text) for text in [f"{tenth / 10:.1f}" for tenth in range(11)] + ["0", "1"]
+}
 # Limits is frozen, so one default instance serves every parser (building one costs about
 # as much as the rest of a parser's set-up; see benchmarks/small_files.py).
 _DEFAULT_LIMITS: Final = Limits()
@@ -169,6 +179,7 @@ class _Emitter(Sink):
         strict, cap, build = self.strict, self.max_entries, self.build
         dates = self._dates
         problem = self.problem
+        isoformat, freqs, prios = datetime.fromisoformat, _FREQS.get, _PRIORITIES.get
         count = self.urls
         try:
             for entry in pending:
@@ -197,19 +208,33 @@ class _Emitter(Sink):
                 if lastmod:
                     modified = dates.get(lastmod, _MISS)
                     if modified is _MISS:
-                        modified = parse_lastmod(lastmod)
+                        # parse_lastmod's own first step, inlined: a full date-time
+                        # fromisoformat reads as UTC is returned as it is (anything else,
+                        # an error included, takes the whole function).
+                        modified = None
+                        if len(lastmod) > 10 and lastmod[4] == "-" and lastmod[7] == "-":
+                            try:
+                                modified = isoformat(lastmod)
+                            except ValueError:  # (contextlib.suppress costs more)
+                                modified = None
+                        if modified is None or modified.tzinfo is not UTC:
+                            modified = parse_lastmod(lastmod)
                         if len(dates) < _CACHE_SIZE:  # the first distinct values win
                             dates[lastmod] = modified
                     if modified is None:
                         problem("bad-date", f"date {lastmod[:60]!r} not understood")
                 if changefreq:
-                    freq = parse_changefreq(changefreq)
+                    freq = freqs(changefreq)  # the exact protocol words: no call
                     if freq is None:
-                        problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
+                        freq = parse_changefreq(changefreq)
+                        if freq is None:
+                            problem("bad-changefreq", f"changefreq {changefreq[:40]!r} ignored")
                 if priority:
-                    prio = parse_priority(priority)
+                    prio = prios(priority)  # "0.0" .. "1.0": no call
                     if prio is None:
-                        problem("bad-priority", f"priority {priority[:40]!r} ignored")
+                        prio = parse_priority(priority)
+                        if prio is None:
+                            problem("bad-priority", f"priority {priority[:40]!r} ignored")
                 if (
                     alts is None
                     and imgs is None
@@ -326,16 +351,36 @@ class _Emitter(Sink):
         return value
 
     def _alternates(self, pairs: list[tuple[str, str]]) -> tuple[Alternate, ...]:
+        # A URL already in normal form is kept as it is: ext_url's own first step inlined
+        # (a fat sitemap has several alternates and images per entry).
+        fast, max_length = fast_url_match, self.max_url_length
         found = []
         for lang, href in pairs:
+            if fast(href) is not None and "/." not in href and len(href) <= max_length:
+                found.append(make_alternate(lang, href))
+                continue
             url = self.ext_url(href, "xhtml:link href")
             if url is not None:
-                found.append(Alternate(lang, url))
+                found.append(make_alternate(lang, url))
         return tuple(found)
 
     def _images(self, items: list[dict[str, Any]]) -> tuple[Image, ...]:
-        built = (build_image(fields, self) for fields in items)
-        return tuple(image for image in built if image is not None)
+        fast, max_length = fast_url_match, self.max_url_length
+        found = []
+        for fields in items:
+            loc = fields.get("loc")  # build_image's first steps inlined
+            if (
+                isinstance(loc, str)
+                and fast(loc) is not None
+                and "/." not in loc
+                and len(loc) <= max_length
+            ):
+                found.append(make_image(loc) if len(fields) == 1 else image_at(loc, fields))
+                continue
+            image = build_image(fields, self)
+            if image is not None:
+                found.append(image)
+        return tuple(found)
 
     def _videos(self, items: list[dict[str, Any]]) -> tuple[Video, ...]:
         built = (build_video(fields, self) for fields in items)
