@@ -73,8 +73,8 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = 0x53527374
 #: Keys per ``IN (...)`` lookup (SQLite allows 32,766 parameters; smaller is faster).
 LOOKUP_CHUNK = 512
-#: URL rows per statement of a save (the lock is released between two parts).
-WRITE_CHUNK = 8192
+#: URL rows per ``executemany`` of a save (the lock is released between two parts).
+WRITE_CHUNK = 4096
 #: Removal candidates resolved per round trip at the end of a run.
 RESOLVE_CHUNK = 1024
 #: SQLite page cache of the state file, in KiB: the URL table's upper B-tree levels stay
@@ -120,9 +120,7 @@ CREATE TABLE IF NOT EXISTS gone (sitemap INTEGER PRIMARY KEY);
 # ``shared`` is set when another sitemap still claims it: it listed it earlier in this
 # same run (seen = this run), or it was not re-read this run (so it may well still list it).
 _UPSERT_URL = """
-INSERT INTO urls (key, sitemap, lastmod, seen)
-SELECT json_extract(value, '$[0]'), ?2, json_extract(value, '$[1]'), ?3
-FROM json_each(?1) WHERE true
+INSERT INTO urls (key, sitemap, lastmod, seen) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (key) DO UPDATE SET
     shared = urls.shared OR (
         urls.sitemap != excluded.sitemap AND (
@@ -568,17 +566,11 @@ class StateStore:
         The URL rows go in parts of :data:`WRITE_CHUNK`, the lock released between them,
         so a lookup of the caller's thread waits for one part, not the whole sitemap
         (it is all one transaction either way)."""
-        sitemap_id, rows = self._guard(self._save_read, read)
-        dumps, execute, run = json.dumps, self._db.execute, self.run
+        rows = self._guard(self._save_read, read)
         for start in range(0, len(rows), WRITE_CHUNK):
-            # One statement per part, its rows passed as one JSON array of [key, lastmod]:
-            # SQLite runs the whole part in one step with the GIL released (executemany
-            # releases and retakes it once per row, which makes the event loop's thread
-            # and this one trade the GIL per URL).
-            part = dumps(rows[start : start + WRITE_CHUNK], separators=(",", ":"))
-            self._guard(execute, _UPSERT_URL, (part, sitemap_id, run))
+            self._guard(self._db.executemany, _UPSERT_URL, rows[start : start + WRITE_CHUNK])
 
-    def _save_read(self, read: SitemapRead) -> tuple[int, list[tuple[int, int | None]]]:
+    def _save_read(self, read: SitemapRead) -> list[tuple[int, int, int | None, int]]:
         db = self._write()
         old = self.sitemap(read.url)
         old_urls = self.urls_blob(read.url) if old is not None else None
@@ -606,13 +598,16 @@ class StateStore:
         if old is not None:
             self._gone_children(db, old, read)
             self._missing_urls(db, sitemap_id, old_urls, read.keys)
+        run = self.run
         # B-tree order: fewer page splits. Sorted on the key alone (an int compare, about
         # 4x faster than comparing pairs); the upsert does not depend on the order of two
         # rows of one key (same sitemap, same run: the newest lastmod wins either way).
+        if len(read.keys) != len(read.lastmods):
+            raise ValueError("SitemapRead.keys and .lastmods differ in length")
         # Built by C-level zip and sort: no Python frame per URL.
-        rows = list(zip(read.keys, read.lastmods, strict=True))
+        rows = list(zip(read.keys, repeat(sitemap_id), read.lastmods, repeat(run)))
         rows.sort(key=_first)
-        return sitemap_id, rows
+        return rows
 
     def _gone_children(self, db: sqlite3.Connection, old: StoredSitemap, read: SitemapRead) -> None:
         """Children the index listed last time and not now: candidates for ``gone``."""
