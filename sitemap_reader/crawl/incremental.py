@@ -237,6 +237,8 @@ class SitemapWatch(Watch):
         store = self.owner.store
         # ``batch`` holds URLs new to this run: on a first run none can be stored yet
         previous = {} if store.empty_at_start else store.lastmods(keys)
+        if not previous:
+            return batch  # every record is new to the state: no loop over them
         out: Batch = []
         unchanged = 0
         changed_only = self.owner.changed_only
