@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from sitemap_reader.store import (
     unpack_children,
     unpack_urls,
     url_key,
+    url_keys,
 )
 
 ORIGIN = "https://example.com"
@@ -68,6 +70,21 @@ def test_url_key_known_value() -> None:
     """BLAKE2b-64 of the UTF-8 URL, big-endian, signed (pinned so state files stay valid)."""
     assert url_key("https://example.com/") == 1493557592560457051
     assert url_key("https://example.com/a") != url_key("https://example.com/b")
+
+
+@given(st.lists(st.text(max_size=80), max_size=20))
+def test_url_keys_match_url_key(urls: list[str]) -> None:
+    """The batch form gives each URL's own key, in order."""
+    assert url_keys(urls) == [url_key(u) for u in urls]
+
+
+def test_pack_urls_format_is_one_url_a_line() -> None:
+    """The blob is the URLs, each followed by a newline, zlib level 6 (stored format)."""
+    urls = [f"{ORIGIN}/p{i}" for i in range(3)]
+    text = "".join(u + "\n" for u in urls).encode()
+    assert pack_urls(urls) == zlib.compress(text, 6)
+    assert pack_urls(iter(urls)) == zlib.compress(text, 6)
+    assert unpack_urls(pack_urls([])) == []
 
 
 def test_blobs_round_trip() -> None:

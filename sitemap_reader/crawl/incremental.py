@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import zlib
+import operator
 from array import array
 from collections.abc import AsyncGenerator, Callable, Iterator
 from datetime import datetime
+from itertools import chain
 
 from sitemap_reader.crawl.schedule import Channel
 from sitemap_reader.discovery.actions import Checkpoint
@@ -57,8 +58,9 @@ from sitemap_reader.store import (
     StateStore,
     StoredSitemap,
     from_seconds,
+    pack_urls,
     to_seconds,
-    url_key,
+    url_keys,
 )
 
 Batch = list[UrlRecord]
@@ -66,6 +68,9 @@ Batch = list[UrlRecord]
 Item = Batch | Checkpoint
 #: ``state_commit`` values: commit after each sitemap, or once at the end of the run.
 COMMIT_MODES = ("sitemap", "run")
+
+_url_of = operator.attrgetter("url")
+_lastmod_of = operator.attrgetter("lastmod")
 
 
 async def unpack(channel: Channel[Item]) -> AsyncGenerator[Batch, None]:
@@ -104,7 +109,7 @@ class Tracker:
 
     def add(self, records: list[UrlRecord]) -> list[int]:
         """Track records; their keys, in order."""
-        keys = [url_key(r.url) for r in records]
+        keys = url_keys(map(_url_of, records))
         self.keys.extend(keys)
         self.batches.append(records)
         self.count += len(records)
@@ -113,17 +118,16 @@ class Tracker:
     def read(self, url: str, node: SitemapNode, digest: bytes) -> SitemapRead:
         """The finished read, for :meth:`StateStore.save_read` (``digest``: the body's
         hash, taken when the sitemap settled)."""
-        zipper = zlib.compressobj(6)
-        parts: list[bytes] = []
-        lastmods: list[int | None] = []
-        for records in self.batches:
-            lastmods.extend(
-                None if r.lastmod is None else int(r.lastmod.timestamp()) for r in records
-            )
-            text = "".join(r.url + "\n" for r in records).encode("utf-8", "surrogatepass")
-            if part := zipper.compress(text):
-                parts.append(part)
-        parts.append(zipper.flush())
+        # Whole-sitemap passes through C-level maps: no Python frame per URL, and one
+        # zlib call (which releases the GIL) instead of one per batch.
+        records = list(chain.from_iterable(self.batches))
+        moments = list(map(_lastmod_of, records))
+        lastmods: list[int | None]
+        if None in moments:
+            lastmods = [None if m is None else int(m.timestamp()) for m in moments]
+        else:
+            lastmods = list(map(int, map(datetime.timestamp, moments)))
+        blob = pack_urls(map(_url_of, records)) if records else None
         return SitemapRead(
             url=url,
             format=node.format or "unknown",
@@ -134,7 +138,7 @@ class Tracker:
             index_lastmod=to_seconds(node.lastmod),
             keys=list(self.keys),
             lastmods=lastmods,
-            urls_blob=b"".join(parts) if self.keys else None,
+            urls_blob=blob,
             children=self.children,
         )
 
@@ -233,6 +237,8 @@ class SitemapWatch(Watch):
         store = self.owner.store
         # ``batch`` holds URLs new to this run: on a first run none can be stored yet
         previous = {} if store.empty_at_start else store.lastmods(keys)
+        if not previous:
+            return batch  # every record is new to the state: no loop over them
         out: Batch = []
         unchanged = 0
         changed_only = self.owner.changed_only

@@ -438,3 +438,29 @@ async def test_killed_run_leaves_consistent_state(site: Site, tmp_path: Path) ->
     records, run = await crawl(target, state, changed_only=True)
     assert paths(records, site) == sorted(f"/c{i}" for i in range(400))
     assert run.stats.sitemaps_unchanged == 3  # the index, a and b
+
+
+def test_tracker_read_lastmods_and_url_text() -> None:
+    """A finished read keeps every URL's key, lastmod (None or seconds) and text, in order."""
+    from sitemap_reader.crawl.incremental import Tracker
+    from sitemap_reader.discovery.model import SitemapNode
+    from sitemap_reader.store import unpack_urls, url_key
+
+    when = datetime(2024, 5, 1, 12, 30, 15, tzinfo=UTC)
+    dated = [UrlRecord(f"https://e.com/{i}", when + timedelta(seconds=i)) for i in range(3)]
+    mixed = [UrlRecord("https://e.com/x", None), UrlRecord("https://e.com/y", when)]
+    for batches in ([dated], [dated, mixed]):
+        tracker = Tracker("etag", None)
+        for batch in batches:
+            tracker.add(batch)
+        node = SitemapNode("https://e.com/s.xml", format="urlset")
+        saved = tracker.read("https://e.com/s.xml", node, b"h")
+        records = [r for batch in batches for r in batch]
+        assert saved.keys == [url_key(r.url) for r in records]
+        assert saved.lastmods == [
+            None if r.lastmod is None else int(r.lastmod.timestamp()) for r in records
+        ]
+        assert unpack_urls(saved.urls_blob) == [r.url for r in records]
+        assert saved.records == len(records) and saved.etag == "etag"
+    empty = Tracker(None, None).read("https://e.com/s.xml", SitemapNode("https://e.com/s.xml"), b"")
+    assert empty.keys == [] and empty.lastmods == [] and empty.urls_blob is None
