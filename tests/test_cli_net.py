@@ -57,7 +57,7 @@ async def _serve(factory: ServerFactory, site: Site) -> str:
     return str(server.make_url("")).rstrip("/")
 
 
-def _paced_span(site: Site) -> float:
+def _paced_span(site: Logged) -> float:
     """The mean gap between the requests the server saw, from first to last arrival.
 
     The CLI runs in another process: a loaded machine can hold one arrival back after it
