@@ -9,6 +9,7 @@ import hashlib
 import sqlite3
 import sys
 import textwrap
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -396,9 +397,22 @@ KILLED_CHILD = textwrap.dedent(
 )
 
 
+def _saved_sitemaps(state: Path) -> set[str]:
+    """The sitemaps a state file holds now, read without writing (empty while locked)."""
+    try:
+        check = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+        try:
+            return {u for (u,) in check.execute("SELECT url FROM sitemaps")}
+        finally:
+            check.close()
+    except sqlite3.OperationalError:  # not created yet, or a write holds the lock
+        return set()
+
+
 async def test_killed_run_leaves_consistent_state(site: Site, tmp_path: Path) -> None:
-    """SIGKILL mid-run: sitemaps whose records were taken are saved, the rest is not, and
-    the next run emits everything the killed one did not finish."""
+    """SIGKILL mid-run: sitemaps whose records were taken are saved (once the writer thread
+    caught up), the one being read is not, and the next run emits what the killed one did
+    not finish."""
     docs = Versioned(site)
     target = build(docs, {"/a.xml": pages("a", 40), "/b.xml": pages("b", 40)})
     body = urlset((site.url(f"/c{i}"), None) for i in range(400))
@@ -427,6 +441,13 @@ async def test_killed_run_leaves_consistent_state(site: Site, tmp_path: Path) ->
         line = await asyncio.wait_for(child.stdout.readline(), 30)
         assert line, "child ended early"
         printed.append(line.decode().strip())
+    # The state is written on a thread that runs behind the records: wait (bounded) until
+    # it has committed a and b, then kill the child while c is still being read.
+    wanted = {site.url("/a.xml"), site.url("/b.xml")}
+    deadline = time.monotonic() + 30
+    while not wanted <= _saved_sitemaps(state):
+        assert time.monotonic() < deadline, "the state never caught up with the records"
+        await asyncio.sleep(0.02)  # the poll interval of a bounded wait
     child.kill()
     await child.wait()
     check = sqlite3.connect(state)
