@@ -119,15 +119,20 @@ def report(case: Case) -> None:
 
 async def measured(args: Sequence[str], *, limit: float) -> Measured:
     """Run ``sitemap-reader ARGS`` under the RSS wrapper; kill it after ``limit`` s."""
+    return await _measured([WRAPPER, "{peak}", SITEMAP_READER, *args], args, limit)
+
+
+async def _measured(
+    command: Sequence[str], args: Sequence[str], limit: float, *, required: bool = False
+) -> Measured:
+    """Run ``python COMMAND`` (``{peak}`` is the file it writes its peak RSS in, in KiB),
+    kill it after ``limit`` s; ``required``: a missing peak fails the test."""
     fd, peak_file = tempfile.mkstemp(prefix="rss-")
     os.close(fd)
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
-        WRAPPER,
-        peak_file,
-        SITEMAP_READER,
-        *args,
+        *(peak_file if part == "{peak}" else part for part in command),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -146,6 +151,7 @@ async def measured(args: Sequence[str], *, limit: float) -> Measured:
         os.unlink(peak_file)
     seconds = time.monotonic() - started
     assert proc.returncode is not None
+    assert text or not required, "the child recorded no VmHWM"
     return Measured(proc.returncode, out.decode(), err.decode(), seconds, int(text or 0) / 1024)
 
 
@@ -182,34 +188,7 @@ LAUNCHER = str(Path(__file__).with_name("hwm_launcher.py"))
 async def measured_own(args: Sequence[str], *, limit: float) -> Measured:
     """Like :func:`measured`, but the peak is the process's own ``VmHWM``, read by the
     process itself from ``/proc/self/status`` as it exits (see ``hwm_launcher``)."""
-    fd, peak_file = tempfile.mkstemp(prefix="hwm-")
-    os.close(fd)
-    started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        LAUNCHER,
-        peak_file,
-        *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=cli_env(),
-        start_new_session=True,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=limit)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        raise AssertionError(f"sitemap-reader {' '.join(args)} ran over {limit} s") from None
-    finally:
-        text = Path(peak_file).read_text().strip()
-        os.unlink(peak_file)
-    seconds = time.monotonic() - started
-    assert proc.returncode is not None
-    assert text, "the child recorded no VmHWM"
-    return Measured(proc.returncode, out.decode(), err.decode(), seconds, int(text) / 1024)
+    return await _measured([LAUNCHER, "{peak}", *args], args, limit, required=True)
 
 
 async def run_own_case(target: str, *flags: str, limit: float = 30.0) -> Case:
