@@ -23,14 +23,19 @@ from sitemap_reader.records import (
     format_datetime,
     make_alternate,
     make_image,
-    make_url_record,
     set_record_extras,
     url_record_builder,
 )
 
 
+def _scored_half(url: str) -> UrlRecord:
+    """A bare record from the fast builder, with score 0.5."""
+    build = url_record_builder(lambda priority, changefreq, lastmod: 0.5)
+    return build(url, None, None, None, None, (), (), (), None)
+
+
 def test_fast_constructor_equals_dataclass_init() -> None:
-    """make_url_record builds exactly what UrlRecord(...) builds."""
+    """The record builder builds exactly what UrlRecord(...) builds."""
     args = (
         "https://example.com/",
         datetime(2024, 1, 2, tzinfo=UTC),
@@ -43,13 +48,16 @@ def test_fast_constructor_equals_dataclass_init() -> None:
         (Video(title="t"),),
         News(title="n"),
     )
-    fast, slow = make_url_record(*args), UrlRecord(*args)
+    url, lastmod, freq, prio, score, sitemap, alts, imgs, vids, news = args
+    build = url_record_builder(lambda priority, changefreq, lastmod: score)
+    fast = build(url, lastmod, freq, prio, sitemap, alts, imgs, vids, news)
+    slow = UrlRecord(*args)
     assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
 
 
 def test_records_are_frozen() -> None:
     """Records cannot be changed after construction, however they were built."""
-    record = make_url_record("https://example.com/", None, None, None, 0.5, None, (), (), (), None)
+    record = _scored_half("https://example.com/")
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.url = "x"  # type: ignore[misc]
 
@@ -104,12 +112,12 @@ def test_news_validity() -> None:
 
 
 def test_fast_constructor_leaves_late_fields_at_their_defaults() -> None:
-    """A record from make_url_record reads title/mobile/pagemaps as their defaults, and
+    """A record from the builder reads title/mobile/pagemaps as their defaults, and
     compares, hashes, pickles, copies and replaces like a UrlRecord(...) one."""
     import copy
     import pickle
 
-    fast = make_url_record("https://example.com/", None, None, None, 0.5, None, (), (), (), None)
+    fast = _scored_half("https://example.com/")
     slow = UrlRecord("https://example.com/", score=0.5)
     assert (fast.title, fast.mobile, fast.pagemaps) == (None, False, ())
     assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
@@ -122,7 +130,7 @@ def test_fast_constructor_leaves_late_fields_at_their_defaults() -> None:
 def test_set_record_extras_and_the_new_keys() -> None:
     """set_record_extras fills the late fields; to_dict shows them after news, only when set."""
     pagemaps = (DataObject("document", "one", (("name", "Doc"), ("name", "Dup"))),)
-    fast = make_url_record("https://example.com/", None, None, None, 0.5, None, (), (), (), None)
+    fast = _scored_half("https://example.com/")
     record = set_record_extras(fast, "A title", True, pagemaps)
     assert record == UrlRecord(
         "https://example.com/", score=0.5, title="A title", mobile=True, pagemaps=pagemaps

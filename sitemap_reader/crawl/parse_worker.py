@@ -37,13 +37,15 @@ from sitemap_reader.records import (
     News,
     UrlRecord,
     Video,
-    make_url_record,
     set_record_extras,
+    url_record_builder,
 )
 
 Packed = list[Any]
 #: The slice a job's first sliced feed starts with (adapts like the core's).
 FIRST_SLICE = 16 * 1024
+#: Records as the worker builds them: the score is the parent's to give.
+_unscored = url_record_builder(lambda priority, changefreq, lastmod: 0.0)
 
 
 def wire_record(
@@ -59,8 +61,8 @@ def wire_record(
 ) -> UrlRecord:
     """The worker's record builder: no score (the parent's builder gives it), and every
     slot set so :func:`pack` reads them without the late-default lookup."""
-    record = make_url_record(
-        url, lastmod, changefreq, priority, 0.0, sitemap, alternates, images, videos, news
+    record = _unscored(
+        url, lastmod, changefreq, priority, sitemap, alternates, images, videos, news
     )
     return set_record_extras(record, None, False, ())
 
