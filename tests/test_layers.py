@@ -25,6 +25,7 @@ LAYERS = {
     "sitemap_reader.records": 0,
     "sitemap_reader.rank": 0,
     "sitemap_reader.scoring": 0,
+    "sitemap_reader.safe_text": 0,
     "sitemap_reader.parse": 0,
     "sitemap_reader.discovery": 1,
     "sitemap_reader.store": 2,

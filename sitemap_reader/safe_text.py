@@ -1,0 +1,77 @@
+"""Text from sites and queues, made safe to show: terminals, spreadsheets, logs.
+
+Site- or queue-supplied text (a robots.txt ``Sitemap:`` value, a text-sitemap line, an RSS
+title, a queued target) may carry control characters: ESC starts terminal sequences (colours,
+cursor moves, OSC 8 links, title changes), BEL rings, CR rewrites the line already printed. And a
+URL the user typed may carry a password. Every place that prints such text goes through one of
+the functions here; nothing else in the package escapes text for display.
+
+Pure functions, no I/O: every layer may import this module.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+# C0 controls, DEL, C1 controls, and the line/paragraph separators and bidi controls that
+# reorder or break what a terminal shows (U+200E/F, U+202A-E, U+2066-9, U+2028/9).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    r"""``text`` with every control character shown as an escape, safe for a terminal or log.
+
+    Tab and newline are escaped too: one printed value stays one line.
+
+    >>> printable("a\x1b[31mred\x07")
+    'a\\x1b[31mred\\x07'
+    >>> printable("plain https://example.com/é")
+    'plain https://example.com/é'
+    """
+    return _UNSAFE.sub(_escape_one, text) if _UNSAFE.search(text) else text
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` made inert for a spreadsheet: a cell that would start a formula gets a ``'``.
+
+    >>> csv_cell("=HYPERLINK(\\"http://x\\")")
+    '\\'=HYPERLINK("http://x")'
+    >>> csv_cell("https://example.com/a")
+    'https://example.com/a'
+    """
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (and a user name given with it) replaced by ``***``.
+
+    Used for every URL the user gave that may carry credentials (``--proxy``, ``--redis``)
+    wherever it is printed: start lines, errors, status, logs.
+
+    >>> redact_url("redis://user:secret@db.example:6379/0")
+    'redis://user:***@db.example:6379/0'
+    >>> redact_url("redis://:secret@db.example")
+    'redis://:***@db.example'
+    >>> redact_url("http://proxy.example:3128")
+    'http://proxy.example:3128'
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>" if "@" in url else printable(url)
+    if "@" not in parts.netloc:
+        return printable(url)
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    safe = f"{user}:***" if colon else "***"
+    return printable(urlunsplit(parts._replace(netloc=f"{safe}@{hostport}")))
