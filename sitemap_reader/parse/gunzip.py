@@ -6,9 +6,13 @@ input it did not consume (``unconsumed_tail``) into the next call. Memory theref
 bounded by ``PIECE`` however well the input compresses (a 1 GiB bomb is about 1 MB of gzip).
 Output is counted and the stream ends with ``limit-bytes`` as soon as it crosses
 ``max_output``. When a member ends (``eof``), the bytes after it (``unused_data``) are either
-NUL padding (ignored), another member (starting with :data:`GZIP_MAGIC`; a new decoder is
-started, at most ``max_members``), or garbage (an error). Feeding one byte at a time gives
-the same output as feeding everything at once.
+NUL padding, another member (starting with :data:`GZIP_MAGIC`; a new decoder is started, at
+most ``max_members``), or anything else: a newline a server appended, an HTML error page,
+junk. Padding before a member costs nothing; bytes after the last complete member that do
+not start one (padding included) are counted in :attr:`Gunzip.trailing` and ignored, never
+an error: what was decompressed stands (the caller reports them as a non-fatal problem; its
+wire-bytes cap bounds how many it reads). Feeding one byte at a time gives the same output
+as feeding everything at once.
 
 >>> import gzip
 >>> g = Gunzip(max_output=1024)
@@ -16,6 +20,11 @@ the same output as feeding everything at once.
 b'hello world'
 >>> g.close(); g.output_bytes
 11
+>>> g = Gunzip(max_output=1024)
+>>> b"".join(g.feed(gzip.compress(b"hello") + b"\n"))
+b'hello'
+>>> g.close(); g.trailing
+1
 """
 
 from __future__ import annotations
@@ -39,8 +48,7 @@ _GZIP_WBITS = 31
 class GunzipError(SitemapReaderError):
     """The gzip stream cannot be decoded further; ``code`` says why.
 
-    Codes: ``gzip-corrupt``, ``gzip-truncated``, ``gzip-trailing-garbage``, ``limit-bytes``,
-    ``limit-gzip-members``.
+    Codes: ``gzip-corrupt``, ``gzip-truncated``, ``limit-bytes``, ``limit-gzip-members``.
     """
 
     def __init__(self, code: str, message: str | None = None) -> None:
@@ -63,12 +71,19 @@ class Gunzip:
         self._members = 1
         self._output = 0
         self._pending = b""  # a lone b"\x1f" after a member: maybe the start of the next one
+        self._padding = 0  # NUL bytes since the last member ended (padding, or the tail)
+        self._junk = 0  # bytes after the last member that do not start another one
         self._error: GunzipError | None = None
 
     @property
     def output_bytes(self) -> int:
         """Decompressed bytes produced so far."""
         return self._output
+
+    @property
+    def trailing(self) -> int:
+        """Bytes after the last complete member that start no other member (ignored)."""
+        return self._padding + self._junk
 
     @property
     def members(self) -> int:
@@ -78,6 +93,9 @@ class Gunzip:
     def feed(self, data: bytes) -> Iterator[bytes]:
         """Decode ``data``; yield the output in pieces of at most :data:`PIECE` bytes."""
         self._check()
+        if self._junk:  # past the last member for good: count, decode nothing
+            self._junk += len(data)
+            return
         if self._pending:
             data, self._pending = self._pending + data, b""
         while data:
@@ -137,18 +155,23 @@ class Gunzip:
                 yield from self._capped(piece)
 
     def _next_member(self, data: bytes) -> bytes:
-        """After a member ended: skip NUL padding, start the next member or reject garbage."""
-        data = data.lstrip(b"\0")
+        """After a member ended: skip NUL padding, start the next member, or count the
+        rest as trailing bytes (everything from the first byte that starts no member)."""
+        stripped = data.lstrip(b"\0")
+        self._padding += len(data) - len(stripped)
+        data = stripped
         if not data:
             return b""
         if len(data) < len(GZIP_MAGIC) and GZIP_MAGIC.startswith(data):
             self._pending = data
             return b""
         if not data.startswith(GZIP_MAGIC):
-            self._fail("gzip-trailing-garbage", "bytes after the last gzip member are not gzip")
+            self._junk = len(data)
+            return b""
         if self._members >= self.max_members:
             self._fail("limit-gzip-members", f"more than {self.max_members} gzip members")
         self._members += 1
+        self._padding = 0  # it was padding between members
         self._decoder = zlib.decompressobj(_GZIP_WBITS)
         return data
 

@@ -625,6 +625,11 @@ class SitemapParser:
             self._reader.flush()  # stream order: the document before a gzip truncation
         for gunzip in self._gunzips:
             gunzip.close()
+            if gunzip.trailing:  # what was decompressed stands: a non-fatal problem
+                self._emit.problem(
+                    "gzip-trailing-bytes",
+                    f"{gunzip.trailing:,} byte(s) after the last gzip member ignored",
+                )
         if self._reader is None:
             head = sniff.strip_prolog(self._body_head or b"")
             kind = sniff.classify(head, final=True)

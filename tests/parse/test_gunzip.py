@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from sitemap_reader.errors import SitemapReaderError
 from sitemap_reader.parse.gunzip import GZIP_MAGIC, PIECE, Gunzip, GunzipError
+from tests.helpers import gz, parse_all_ways, urlset
 
 TEXT = b"".join(b"https://example.com/page/%d\n" % i for i in range(5000))
 
@@ -97,9 +98,42 @@ def test_nul_padding_after_last_member_ignored() -> None:
     assert run([gzip.compress(b"abc") + b"\0" * 100]) == b"abc"
 
 
-def test_trailing_garbage() -> None:
-    """Non-gzip bytes after a member are an error."""
-    assert error_code([gzip.compress(b"abc") + b"<html>"]) == "gzip-trailing-garbage"
+def trailing_run(chunks: Iterable[bytes]) -> tuple[bytes, int]:
+    """Feed and close; the output and the bytes counted as trailing."""
+    g = Gunzip(1 << 30)
+    out = b"".join(piece for chunk in chunks for piece in g.feed(chunk))
+    g.close()
+    return out, g.trailing
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b"\n", b"\r\n", b" \t\n", b"\0" * 100, b"<html>junk</html>", b"\x1f\x00", b"\0\0\n\x1f\x8b"],
+    ids=["newline", "crlf", "blanks", "nul-padding", "html", "magic-lookalike", "nul-then-junk"],
+)
+@pytest.mark.parametrize("size", [3, 200_000], ids=["tiny", "large"])
+def test_bytes_after_last_member_are_counted_not_fatal(tail: bytes, size: int) -> None:
+    """Bytes after the last complete member that start no member (a newline a CMS appends,
+    NUL padding, junk) cost nothing decompressed and are counted; bytewise the same."""
+    body = (TEXT * (1 + size // len(TEXT)))[:size]
+    data = gzip.compress(body) + tail
+    assert trailing_run([data]) == (body, len(tail))
+    assert trailing_run(bytewise(data)) == (body, len(tail))
+
+
+def test_junk_then_a_member_is_not_read() -> None:
+    """Once junk follows the last member, a later gzip magic is junk too (never decoded)."""
+    data = gzip.compress(b"abc") + b"\n" + gzip.compress(b"hidden")
+    out, trailing = trailing_run([data])
+    assert (out, trailing) == (b"abc", len(data) - len(gzip.compress(b"abc")))
+    assert trailing_run(bytewise(data)) == (out, trailing)
+
+
+def test_padding_between_members_is_not_trailing() -> None:
+    """NUL padding followed by another member is padding, not trailing bytes."""
+    data = gzip.compress(b"one") + b"\0" * 8 + gzip.compress(b"two")
+    assert trailing_run([data]) == (b"onetwo", 0)
+    assert trailing_run(bytewise(data)) == (b"onetwo", 0)
 
 
 def test_lone_magic_byte_at_end_is_truncated() -> None:
@@ -225,3 +259,18 @@ def test_gigabyte_bomb_stops_at_cap_fast() -> None:
     assert largest <= PIECE
     assert peak < 4 << 20
     assert elapsed < 2.0
+
+
+@pytest.mark.parametrize("count", [2, 5000], ids=["tiny", "large"])
+@pytest.mark.parametrize(
+    "tail", [b"\n", b"\0" * 64, b"<html>oops</html>\n"], ids=["newline", "nul", "junk"]
+)
+def test_parser_keeps_every_url_before_trailing_bytes(count: int, tail: bytes) -> None:
+    """A gzipped urlset plus stray bytes: every URL kept, complete, one non-fatal counted
+    problem (whole, in chunks and byte by byte)."""
+    body = urlset(*(f"<url><loc>https://example.com/p/{i}</loc></url>" for i in range(count)))
+    data = gz(body) + tail
+    result = parse_all_ways(data, "https://example.com/s.xml.gz")
+    assert (result.format, len(result.urls), result.complete) == ("urlset", count, True)
+    assert [(p.code, p.fatal) for p in result.problems] == [("gzip-trailing-bytes", False)]
+    assert f"{len(tail)} byte(s)" in result.problems[0].message
