@@ -31,6 +31,7 @@ from sitemap_reader.cli.report import (
 )
 from sitemap_reader.cli.usage import check_targets, plain_reason
 from sitemap_reader.crawl import Run, SitemapReader
+from sitemap_reader.discovery.robots import SUMMARY_CODES
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.records import UrlRecord
@@ -445,6 +446,12 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
         fate = "dropped (--obey-robots)" if obey else 'written with "robots": "disallowed"'
         lines.append(f"robots.txt: {stats.urls_disallowed:,} listed but disallowed URLs, {fate}")
     for node in run.nodes():
+        if node.kind == "robots":
+            lines.extend(
+                f"robots.txt: {plain_reason(p.message)}"
+                for p in node.problems
+                if p.code in SUMMARY_CODES
+            )
         if node.kind == "robots" and node.crawl_delay is not None:
             host = (node.final_url or node.url).split("/")[2]
             lines.append(

@@ -55,7 +55,7 @@ from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, un
 from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
-from sitemap_reader.discovery.config import Config
+from sitemap_reader.discovery.config import Config, compile_patterns
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
@@ -193,7 +193,7 @@ class SitemapReader:
         self.delay = delay
         self.crawl_delay = crawl_delay
         self.obey_robots = obey_robots
-        self.follow = tuple(re.compile(p) if isinstance(p, str) else p for p in follow)
+        self.follow = compile_patterns(follow)  # a bad pattern: UsageError, here
         self.guess_paths = None if guess_paths is None else tuple(guess_paths)
         self.read_depth = read_depth
         self._config(merge=False)  # a bad delay, path or depth fails here, not in a run

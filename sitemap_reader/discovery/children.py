@@ -103,7 +103,9 @@ class ChildRules(RobotsRules):
         if site.sitemaps >= limits.max_sitemaps:
             return f"over max_sitemaps={limits.max_sitemaps}"
         follow = self.config.follow
-        if follow and kind == "sitemap" and not any(p.search(key) for p in follow):
+        # Scrapy's sitemap_follow: only an index's children (depth > 0) are filtered; the
+        # sitemaps robots.txt lists (depth 0) are always read.
+        if follow and kind == "sitemap" and depth > 0 and not any(p.search(key) for p in follow):
             return "not matched by follow"
         return None
 

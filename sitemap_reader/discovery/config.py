@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sitemap_reader.errors import UsageError
@@ -11,13 +12,43 @@ from sitemap_reader.parse.scope import SCOPE_MODES
 from sitemap_reader.scoring import ScoreFunc
 
 
+def compile_patterns(
+    values: Iterable[str | re.Pattern[str]], option: str = "follow"
+) -> tuple[re.Pattern[str], ...]:
+    """Regexes from strings (compiled ones pass through); a bad one is a :class:`UsageError`
+    naming ``option``, never ``re.error``.
+
+    >>> compile_patterns(["/blog/"])[0].search("https://example.com/blog/a") is not None
+    True
+    >>> compile_patterns(["("], "--follow")
+    Traceback (most recent call last):
+    ...
+    sitemap_reader.errors.UsageError: --follow: bad regular expression '(': missing ), ...
+    """
+    if isinstance(values, str | re.Pattern):
+        values = [values]  # one pattern given alone, not its characters
+    patterns: list[re.Pattern[str]] = []
+    for value in values:
+        if isinstance(value, re.Pattern):
+            patterns.append(value)
+            continue
+        if not isinstance(value, str):
+            raise UsageError(f"{option}: a pattern is a string or a compiled regex, not {value!r}")
+        try:
+            patterns.append(re.compile(value))
+        except re.error as exc:
+            raise UsageError(f"{option}: bad regular expression {value!r}: {exc}") from None
+    return tuple(patterns)
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The policy of a run, the same for every driver.
 
     ``timeout`` is the per-sitemap budget in seconds (``Limits.sitemap_timeout`` when
     None); drivers enforce it and the core names it in the problem. ``follow`` are
-    regexes a listed child sitemap must match to be fetched (empty: all). ``score``
+    regexes a child sitemap of an index must match to be fetched (empty: all); as
+    Scrapy's ``sitemap_follow``, the sitemaps robots.txt lists are always read. ``score``
     replaces the default ranking score. ``merge_duplicates``: the output is held (ranked,
     ``top``), so the in-scope copies of URLs already emitted go out too, as
     :attr:`~sitemap_reader.discovery.actions.Emit.repeats`, for the holder to merge.

@@ -171,9 +171,12 @@ class Discovery(SitemapRules):
     def redirect(self, ticket: Ticket, url: str) -> bool:
         """May the job follow a redirect to ``url``? (refuses robots.txt and visited URLs)"""
         job = self._find(ticket)
-        if job is None or job.node.kind == "robots":
+        if job is None:
             return True
         key = normalize_url(url) or url
+        if job.node.kind == "robots":
+            job.hops.add(key)  # followed: a failure after it is the hop's, not the host's
+            return True
         if key in job.hops:
             return True
         if is_robots(key) or key in self.visited:

@@ -9,7 +9,7 @@ job lives in a dict keyed by node identity.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitemap_reader.discovery.actions import Ticket
 from sitemap_reader.discovery.model import SitemapNode
@@ -20,6 +20,9 @@ from sitemap_reader.discovery.targets import Target
 from sitemap_reader.parse.robots import RobotsTxt
 from sitemap_reader.parse.scope import Scope
 from sitemap_reader.records import format_datetime
+
+if TYPE_CHECKING:
+    from sitemap_reader.discovery.robots import Listed
 
 
 @dataclass(slots=True, eq=False)
@@ -41,6 +44,8 @@ class Site:
     robots_origins: tuple[str, ...] = ()
     #: No rule of that robots.txt applies to us: every URL on those origins is allowed.
     robots_open: bool = False
+    #: The sitemaps robots.txt listed, until one leads somewhere (else: probe instead).
+    listed: Listed | None = None
 
 
 @dataclass(slots=True, eq=False)

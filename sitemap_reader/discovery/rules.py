@@ -47,13 +47,14 @@ def run_error(sites: Sequence[Site], guess: bool) -> str | None:
     """None when anything was discovered, else one line saying why for each target."""
     reasons = []
     for site in sites:
-        if any(_found(n) for n in site.root.walk()):
+        if any(found_sitemap(n) for n in site.root.walk()):
             return None
         reasons.append(f"{site.target.text}: {_why_nothing(site, guess)}")
     return "; ".join(reasons) or None
 
 
-def _found(node: SitemapNode) -> bool:
+def found_sitemap(node: SitemapNode) -> bool:
+    """True when the node was read and is a sitemap (whatever it held, however it ended)."""
     return node.kind != "robots" and node.skipped is None and node.format not in (None, "unknown")
 
 
@@ -65,11 +66,13 @@ def _why_nothing(site: Site, guess: bool) -> str:
         return root.reason or "not a sitemap"
     prefix = f"{root.reason}; " if root.failed and root.reason else ""
     listed = [c for c in root.children if c.kind == "sitemap"]
+    probed = sum(1 for c in root.children if c.kind == "guess")
     if listed:
         first = listed[0]
+        also = f", nor any of the {probed} well-known paths probed then" if probed else ""
         return (
             f"{prefix}robots.txt lists {len(listed)} sitemap(s), none could be read "
-            f"({first.url}: {first.reason})"
+            f"({first.url}: {first.reason}){also}"
         )
     if not guess:
         return f"{prefix}no sitemap listed in robots.txt (probing well-known paths is off)"

@@ -254,6 +254,7 @@ class SitemapRules(ChildRules):
         job.finished = True
         self.jobs.pop(job.id, None)
         actions.append(Done(node, job.ticket(self.token)))
+        actions += self._listed_settled(job)  # robots.txt may have led nowhere
         return actions
 
     def _count(self, node: SitemapNode) -> None:

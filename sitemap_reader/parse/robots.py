@@ -8,7 +8,17 @@ invalid bytes replaced. ``Sitemap:`` values (any alias protego knows: ``sitemap`
 and deduplicated in order. A value containing U+FFFD (invalid UTF-8 on that line) or one
 that does not normalize is dropped. As a leniency, a line holding nothing but an absolute
 http(s) URL (a forgotten ``Sitemap:``) counts too, in its place: every sitemap is returned
-in document order, whichever way it was written.
+in document order, whichever way it was written. Not in an HTML page served as robots.txt
+(a soft 404, a login wall): its bare URL lines are page links, not sitemaps
+(:attr:`RobotsTxt.html` says so).
+
+Groups follow RFC 9309 section 2.2: a group is a run of ``user-agent`` lines and the rules
+(``allow`` / ``disallow``) after them; any other line (``crawl-delay``, ``request-rate``,
+``sitemap``, comments, unknown or misspelt records) neither ends a group nor starts one.
+protego ends a group at such a line, so in ``user-agent: a / crawl-delay: 5 /
+user-agent: b / disallow: /x`` it would give ``a`` no rule. The lines are regrouped before
+protego reads them (:func:`regroup`): each group's user-agent lines first, then its other
+lines in their order, so the rules and the delays apply to every agent of the group.
 
 >>> body = b"User-agent: *\\nDisallow: /private/\\nSitemap: /sitemap.xml\\n"
 >>> rules = parse_robots(body, "https://example.com/robots.txt")
@@ -27,9 +37,10 @@ from typing import Any
 
 from protego import Protego
 
+from sitemap_reader.parse import sniff
 from sitemap_reader.parse.normalize import normalize_url
 
-__all__ = ["DEFAULT_MAX_BYTES", "RobotsTxt", "parse_robots", "sitemaps_from_robots"]
+__all__ = ["DEFAULT_MAX_BYTES", "RobotsTxt", "parse_robots", "regroup", "sitemaps_from_robots"]
 
 #: RFC 9309 §2.5: parse at least 500 KiB (sitemap_reader.limits.Limits.max_robots_bytes).
 DEFAULT_MAX_BYTES = 500 * 1024
@@ -41,6 +52,13 @@ _BOMS = (
 )
 # A line that is only an absolute http(s) URL, optionally followed by a comment.
 _BARE_URL_RE = re.compile(r"[ \t]*(https?://[^\s#]+)[ \t]*(?:#.*)?", re.IGNORECASE)
+# The start of a user-agent line and of a rule line, in every spelling protego reads
+# (with or without the colon; misspelt disallows included): the two kinds that shape groups.
+_AGENT_RE = re.compile(r"\s*user[- ]?agent(?=\s*:|\s|$)", re.IGNORECASE)
+_RULE_RE = re.compile(
+    r"\s*(?:allow|disallow|dissallow|dissalow|disalow|diasllow|disallaw)(?=\s*:|\s|$)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +67,8 @@ class RobotsTxt:
 
     sitemaps: tuple[str, ...]
     rules: Any = field(compare=False, repr=False)
+    #: The body is an HTML page, not a robots.txt (its bare URL lines were not taken).
+    html: bool = False
 
     def can_fetch(self, url: str, user_agent: str) -> bool:
         """Whether ``user_agent`` may fetch ``url`` under these rules."""
@@ -76,26 +96,64 @@ def parse_robots(
 ) -> RobotsTxt:
     """Parse a robots.txt body fetched from ``robots_url``. Never raises on content."""
     text = decode_robots(body, max_bytes)
-    rules = Protego.parse(text)
-    values = _in_order(text, list(rules.sitemaps))
-    return RobotsTxt(sitemaps=_resolve(values, robots_url), rules=rules)
+    rules = Protego.parse(regroup(text))
+    html = _is_html(text)
+    values = _in_order(text, list(rules.sitemaps), bare=not html)
+    return RobotsTxt(sitemaps=_resolve(values, robots_url), rules=rules, html=html)
 
 
-def _in_order(text: str, directives: list[str]) -> list[str]:
+def regroup(text: str) -> str:
+    """The lines of a robots.txt grouped as RFC 9309 says, for a parser that ends a group
+    at any line that is not a user-agent line: each group's user-agent lines first, then
+    its other lines in order (see the module docstring).
+
+    >>> print(regroup("User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x"))
+    User-agent: a
+    User-agent: b
+    Crawl-delay: 5
+    Disallow: /x
+    """
+    out: list[str] = []  # everything before the first user-agent line, then done groups
+    agents: list[str] = []
+    body: list[str] = []
+    ruled = False
+    for line in text.splitlines():  # the line breaks protego splits on
+        code = line.split("#", 1)[0]
+        if _AGENT_RE.match(code):
+            if ruled:  # a user-agent line after a rule starts the next group
+                out += agents + body
+                agents, body, ruled = [], [], False
+            agents.append(line)
+        elif agents:
+            body.append(line)
+            ruled = ruled or _RULE_RE.match(code) is not None
+        else:
+            out.append(line)
+    return "\n".join(out + agents + body)
+
+
+def _is_html(text: str) -> bool:
+    """True when the body is an HTML page (sniffed like a sitemap body)."""
+    head = sniff.strip_prolog(text[: sniff.SNIFF_BYTES].encode("utf-8", "replace"))
+    return sniff.classify(head, final=True) == sniff.HTML
+
+
+def _in_order(text: str, directives: list[str], *, bare: bool = True) -> list[str]:
     """The ``Sitemap:`` values protego found and the bare URL lines, in document order.
 
     protego reads the directives (every alias and spelling it accepts) in order but says
-    not where; a bare URL line is never one of them. So the lines are walked once, with
-    protego's values consumed in order: each at the first line that holds it after the
-    previous one and names a sitemap directive (every alias contains "site").
+    not where; a bare URL line is never one of them (and is taken only when ``bare``).
+    So the lines are walked once, with protego's values consumed in order: each at the
+    first line that holds it after the previous one and names a sitemap directive (every
+    alias contains "site").
     """
     found: list[str] = []
     pending = iter(directives)
     wanted = next(pending, None)
     for line in text.splitlines():  # the line breaks protego splits on
-        bare = _BARE_URL_RE.fullmatch(line)
-        if bare is not None:
-            found.append(bare.group(1))
+        url = _BARE_URL_RE.fullmatch(line) if bare else None
+        if url is not None:
+            found.append(url.group(1))
         elif wanted is not None and wanted in line and "site" in line.lower():
             found.append(wanted)
             wanted = next(pending, None)

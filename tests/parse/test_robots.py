@@ -192,11 +192,11 @@ def test_crawl_delay_files() -> None:
 
 
 def test_value_semantics() -> None:
-    """RobotsTxt compares and prints by its sitemaps only; it is frozen."""
+    """RobotsTxt compares and prints by its sitemaps and HTML verdict only; it is frozen."""
     a = parse_robots(b"Sitemap: https://example.com/s.xml\nDisallow: /", ROBOTS)
     b = parse_robots(b"Sitemap: https://example.com/s.xml\n", ROBOTS)
     assert a == b
-    assert repr(a) == "RobotsTxt(sitemaps=('https://example.com/s.xml',))"
+    assert repr(a) == "RobotsTxt(sitemaps=('https://example.com/s.xml',), html=False)"
     with pytest.raises(AttributeError):
         a.sitemaps = ()  # type: ignore[misc]
     assert isinstance(a, RobotsTxt)
@@ -274,3 +274,133 @@ def test_document_order_with_crlf_and_a_value_repeated_in_a_rule() -> None:
         "https://example.com/s2.xml",
         "https://example.com/s3.xml",
     ]
+
+
+# --- RFC 9309 groups (issue 25.2) and HTML served as robots.txt (issue 25.5) ------------
+
+#: An input written for the RFC's section 5.1 example: a group per agent, one group of
+#: two agents, an agent with no rules, and the longest-match rule between allow/disallow.
+RFC_EXAMPLE = """\
+User-Agent: *
+Disallow: *.gif$
+Disallow: /example/
+Allow: /publications/
+
+User-Agent: foobot
+Disallow:/
+Allow:/example/page.html
+Allow:/example/allowed.gif
+
+User-Agent: barbot
+User-Agent: bazbot
+Disallow: /example/page.html
+
+User-Agent: quxbot
+"""
+
+
+@pytest.mark.parametrize(
+    ("agent", "path", "allowed"),
+    [
+        ("foobot", "/", False),
+        ("foobot", "/example/page.html", True),
+        ("foobot", "/example/allowed.gif", True),
+        ("foobot", "/example/other.gif", False),
+        ("barbot", "/example/page.html", False),
+        ("bazbot", "/example/page.html", False),
+        ("bazbot", "/example/other.html", True),
+        ("quxbot", "/example/page.html", True),
+        ("otherbot", "/example/page.html", False),
+        ("otherbot", "/publications/a", True),
+        ("otherbot", "/picture.gif", False),
+    ],
+)
+def test_rfc_9309_example(agent: str, path: str, allowed: bool) -> None:
+    """RFC 9309 section 5.1's example file: each agent gets its own group's verdict."""
+    rules = parse_robots(RFC_EXAMPLE, ROBOTS)
+    assert rules.can_fetch("https://www.example.com" + path, agent) is allowed
+
+
+def test_rfc_9309_same_agent_groups_merge() -> None:
+    """RFC 9309 2.2.1: two groups for one agent are merged into one."""
+    body = (
+        "user-agent: ExampleBot\ndisallow: /foo\ndisallow: /bar\n\n"
+        "user-agent: ExampleBot\ndisallow: /baz\n"
+    )
+    rules = parse_robots(body, ROBOTS)
+    for path in ("/foo", "/bar", "/baz"):
+        assert not rules.can_fetch("https://www.example.com" + path, "examplebot")
+    assert rules.can_fetch("https://www.example.com/qux", "examplebot")
+
+
+@pytest.mark.parametrize(
+    "between",
+    ["Crawl-delay: 10", "Request-rate: 1/10s", "Visit-time: 0600-0845", "Sitemap: /s.xml",
+     "Host: example.com", "Noindex: /x", "Disalow-typo-free-record: 1", "# a comment", ""],
+)  # fmt: skip
+def test_other_records_do_not_end_a_group(between: str) -> None:
+    """RFC 9309 2.2.4: a record that is not a rule or a user-agent line (crawl-delay,
+    request-rate, sitemap, unknown, comments) neither ends a group nor starts one."""
+    body = f"User-agent: mybot\n{between}\nUser-agent: yourbot\nDisallow: /private/\n"
+    rules = parse_robots(body, ROBOTS)
+    for agent in ("mybot", "yourbot"):
+        assert not rules.can_fetch("https://www.example.com/private/x", agent), agent
+        assert rules.can_fetch("https://www.example.com/public", agent)
+
+
+def test_a_rule_still_ends_a_group() -> None:
+    """A user-agent line after a rule starts the next group: the first group's rules do
+    not reach it (and a delay after the rule stays with the first group)."""
+    body = "User-agent: a\nDisallow: /x\nCrawl-delay: 5\nUser-agent: b\nDisallow: /y\n"
+    rules = parse_robots(body, ROBOTS)
+    assert rules.can_fetch("https://www.example.com/x", "b")
+    assert not rules.can_fetch("https://www.example.com/y", "b")
+    assert (rules.crawl_delay("a"), rules.crawl_delay("b")) == (5.0, None)
+
+
+def test_crawl_delay_binds_the_whole_group() -> None:
+    """A Crawl-delay inside a group of two agents applies to both."""
+    body = "User-agent: a\nCrawl-delay: 7\nUser-agent: b\nDisallow: /y\n"
+    rules = parse_robots(body, ROBOTS)
+    assert (rules.crawl_delay("a"), rules.crawl_delay("b")) == (7.0, 7.0)
+
+
+def test_regroup_keeps_sitemaps_in_document_order() -> None:
+    """Regrouping moves only user-agent lines: the sitemaps keep their order."""
+    body = (
+        "Sitemap: /1.xml\nUser-agent: a\nSitemap: /2.xml\nCrawl-delay: 1\n"
+        "User-agent: b\nSitemap: /3.xml\nDisallow: /\nhttps://www.example.com/4.xml\n"
+    )
+    assert [s.rsplit("/", 1)[1] for s in parse_robots(body, ROBOTS).sitemaps] == [
+        "1.xml", "2.xml", "3.xml", "4.xml",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<!DOCTYPE html>\n<html>\n<body>\nhttps://twitter.com/intent/tweet?text=Home&\n</body></html>",
+        "\ufeff  <html lang='en'>\nhttps://example.com/a-link\n</html>",
+        "<!-- cms -->\n<head><title>Not found</title></head>\nhttps://example.com/x.xml\n",
+    ],
+    ids=["doctype", "bom-and-html", "comment-head"],
+)
+def test_html_page_gives_no_bare_url_sitemaps(page: str) -> None:
+    """An HTML page served as robots.txt: no bare URL line is a sitemap; flagged html."""
+    rules = parse_robots(page.encode(), ROBOTS)
+    assert (rules.sitemaps, rules.html) == ((), True)
+
+
+def test_html_page_keeps_explicit_sitemap_lines() -> None:
+    """A real Sitemap: line inside an HTML page is still read (protego reads it)."""
+    page = (
+        b"<html><body>\nSitemap: https://example.com/s.xml\nhttps://example.com/b\n</body></html>"
+    )
+    assert parse_robots(page, ROBOTS).sitemaps == ("https://example.com/s.xml",)
+
+
+def test_plain_robots_is_not_html() -> None:
+    """A robots.txt that mentions <html> in a comment is not an HTML page."""
+    body = b"# served as text, not <html>\nhttps://example.com/bare.xml\n"
+    rules = parse_robots(body, ROBOTS)
+    assert (rules.sitemaps, rules.html) == (("https://example.com/bare.xml",), False)
