@@ -11,6 +11,10 @@ shares (:mod:`sitemap_reader.discovery`):
   sitemaps with ``crawler.engine.download_async`` and adds the page requests it finds.
 * :class:`Addon`, which enables the middleware and sets the ``SITEMAP_READER_*`` defaults.
 
+With ``ROBOTSTXT_OBEY``, :class:`RobotsTxtShare` (enabled by the add-on and the mixin) hands
+the robots.txt response Scrapy's RobotsTxtMiddleware downloaded to discovery (or the other
+way round): robots.txt is fetched once per crawl.
+
 Theory of operation
 -------------------
 Everything is fetched by Scrapy, so the project's settings apply (user agent, proxies,
@@ -19,14 +23,16 @@ the one :class:`~sitemap_reader.parse.parser.SitemapParser` every front door use
 sniffed from the bytes and decompressed under ``Limits.max_decompressed_bytes``, lowered to
 ``DOWNLOAD_MAXSIZE`` (or the request's ``download_maxsize``) when that is smaller.
 
-A robots.txt lists sitemaps (filtered by ``sitemap_follow``); when it lists none, the
+A robots.txt lists sitemaps (all read); when it lists none, or none of them can be read, the
 well-known paths are probed. Each sitemap yields child sitemaps (followed while ``max_depth``
-and ``max_sitemaps`` allow, each at most once) and page records, which pass the scope filter
+and ``max_sitemaps`` allow and, for the children of an index, ``sitemap_follow`` matches:
+Scrapy's meaning; each at most once) and page records, which pass the scope filter
 (``site`` by default, as in the aiohttp engine), the ``sitemap_filter`` hook, a run-wide
 dedupe and the callback rules. A page request carries ``priority=int(score * 1000)`` and
 ``meta["sitemap_reader"]`` (the record as :meth:`UrlRecord.to_dict` gives it). Sitemap
 requests get a higher priority than any page, so discovery finishes first and pages then
-leave the scheduler best first. Each sitemap request carries its own traversal state in
+leave the scheduler best first (the start middleware reads every sitemap, then yields
+its pages by priority). Each sitemap request carries its own traversal state in
 ``meta["sitemap_reader_sitemap"]`` (a plain dict), so nothing is lost when a job resumes.
 
 Content problems never raise: each becomes a log line (WARNING when it ended the sitemap)
@@ -59,6 +65,7 @@ from sitemap_reader.scrapy.middleware import (
     DEFAULT_SETTINGS,
     MIDDLEWARE_ORDER,
     Addon,
+    RobotsTxtShare,
     SitemapStartMiddleware,
 )
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
@@ -74,6 +81,7 @@ __all__ = [
     "Addon",
     "Discovery",
     "Options",
+    "RobotsTxtShare",
     "ScrapyDriver",
     "SitemapReaderMixin",
     "SitemapStartMiddleware",

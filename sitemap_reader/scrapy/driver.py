@@ -46,6 +46,7 @@ from sitemap_reader.discovery import (
     SitemapNode,
     classify,
 )
+from sitemap_reader.discovery.config import compile_patterns as compile_patterns
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
@@ -105,11 +106,6 @@ def priority_of(score: float) -> int:
     return int(max(0.0, min(1.0, score)) * PRIORITY_SCALE)
 
 
-def compile_patterns(values: Iterable[str | re.Pattern[str]]) -> tuple[re.Pattern[str], ...]:
-    """Regexes from strings (compiled ones pass through)."""
-    return tuple(re.compile(v) if isinstance(v, str) else v for v in values)
-
-
 def split_targets(value: str | Iterable[str]) -> tuple[str, ...]:
     """A target list; a string (a spider argument) splits on commas and blank space."""
     if isinstance(value, str):
@@ -151,7 +147,9 @@ class Options:
         )
         return cls(
             targets=split_targets(settings.get("SITEMAP_READER_TARGETS") or ()),
-            follow=compile_patterns(settings.getlist("SITEMAP_READER_FOLLOW")),
+            follow=compile_patterns(
+                settings.getlist("SITEMAP_READER_FOLLOW"), "SITEMAP_READER_FOLLOW"
+            ),
             alternates=settings.getbool("SITEMAP_READER_ALTERNATES"),
             scope=settings.get("SITEMAP_READER_SCOPE") or "site",
             guess=settings.getbool("SITEMAP_READER_GUESS", True),

@@ -1,4 +1,5 @@
-"""SitemapStartMiddleware and the Addon: sitemap pages for spiders that cannot change."""
+"""SitemapStartMiddleware and the Addon: sitemap pages for spiders that cannot change;
+RobotsTxtShare, so robots.txt is fetched once when Scrapy's RobotsTxtMiddleware reads it too."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Final, Self
+from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from sitemap_reader.errors import UsageError
@@ -23,6 +26,12 @@ if TYPE_CHECKING:
 #: Place in SPIDER_MIDDLEWARES: near the spider, so the built-in middlewares (depth, URL
 #: length, referer, start-request marking) see the requests it adds.
 MIDDLEWARE_ORDER: Final = 950
+#: Place of :class:`RobotsTxtShare` in DOWNLOADER_MIDDLEWARES: after RobotsTxtMiddleware
+#: (100), whose own robots.txt request then passes it first, and before retries and
+#: redirects (550, 600), so it sees only final responses.
+SHARE_ORDER: Final = 120
+#: The flag of a robots.txt response handed to its second party (never kept again).
+SHARED_FLAG: Final = "sitemap-reader: shared robots.txt"
 _LIMITS = Limits()
 #: The add-on's defaults, at "addon" priority (project and spider settings win).
 DEFAULT_SETTINGS: Final[dict[str, Any]] = {
@@ -86,13 +95,21 @@ class SitemapStartMiddleware:
             record_filter=getattr(spider, "sitemap_filter", None),
         )
         pending = deque(discovery.start_requests())
+        pages: list[Request] = []
         while pending:
             for request in await self._fetch(discovery, pending.popleft()):
                 if SITEMAP_META_KEY in request.meta:
                     pending.append(request)
-                    continue
-                await self._pace()
-                yield request
+                else:
+                    pages.append(request)
+        # Best first, as the mixin's pages leave Scrapy's scheduler: start requests go out
+        # in about the order they are yielded (lazily, as the engine has room), so they
+        # are yielded by priority once every sitemap is read (ties: discovery order).
+        pages.sort(key=lambda request: -request.priority)
+        pages.reverse()
+        while pages:
+            await self._pace()
+            yield pages.pop()
 
     async def _fetch(self, discovery: ScrapyDriver, request: Request) -> Iterator[Request]:
         engine = self.crawler.engine
@@ -113,12 +130,66 @@ class SitemapStartMiddleware:
             await self.crawler.signals.wait_for(signals.scheduler_empty)
 
 
+class RobotsTxtShare:
+    """A downloader middleware: one download per robots.txt URL when two parties want it.
+
+    With ``ROBOTSTXT_OBEY``, Scrapy's RobotsTxtMiddleware fetches each host's robots.txt
+    for its rules, and discovery fetches it for its sitemaps and its audit. The first
+    final response of a robots.txt URL (any status, after retries and redirects) is kept
+    until a second request of that URL asks for it, which gets it instead of a download
+    (and it is then forgotten): robots.txt is fetched once per crawl. Only the paths
+    ``/robots.txt`` at the root are concerned; at most :data:`MAX_SHARED` are kept.
+    """
+
+    #: robots.txt responses kept at once (one per host: a crawl of many hosts keeps the
+    #: most recent ones, an evicted one costs only a second download).
+    MAX_SHARED: Final = 256
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self._kept: dict[str, Response] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        """Scrapy's constructor hook."""
+        return cls(crawler)
+
+    def process_request(self, request: Request, spider: Any = None) -> Response | None:
+        """A robots.txt already downloaded for the other party: its response, once."""
+        kept = self._kept.pop(request.url, None) if _is_robots(request.url) else None
+        if kept is None:
+            return None
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value("sitemap_reader/robots_shared")
+        return kept.replace(request=request, flags=[*kept.flags, SHARED_FLAG])
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
+        """Keep a robots.txt response for the other party (under every URL it answered)."""
+        if _is_robots(request.url) and SHARED_FLAG not in response.flags:
+            urls = [*request.meta.get("redirect_urls", ()), request.url]
+            for url in dict.fromkeys(urls):
+                if len(self._kept) >= self.MAX_SHARED:
+                    self._kept.pop(next(iter(self._kept)))
+                self._kept[url] = response
+        return response
+
+
+def _is_robots(url: str) -> bool:
+    """True for ``scheme://host/robots.txt`` (no query)."""
+    parts = urlsplit(url)
+    return parts.path == "/robots.txt" and not parts.query
+
+
 class Addon:
     """Scrapy add-on: ``ADDONS = {"sitemap_reader.scrapy.Addon": 0}``.
 
-    Enables :class:`SitemapStartMiddleware` (order 950) and the private-address guard
-    (:mod:`~sitemap_reader.scrapy.guard`), and sets the ``SITEMAP_READER_*`` defaults at
-    add-on priority, so project and spider settings still override them.
+    Enables :class:`SitemapStartMiddleware` (order 950), :class:`RobotsTxtShare` and the
+    private-address guard (:mod:`~sitemap_reader.scrapy.guard`), and sets the
+    ``SITEMAP_READER_*`` defaults at add-on priority, so project and spider settings
+    still override them.
     ``SITEMAP_READER_TARGETS`` must be set; without it the middleware stays disabled.
     """
 
@@ -127,6 +198,14 @@ class Addon:
         settings.setdefault_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", SitemapStartMiddleware, MIDDLEWARE_ORDER
         )
+        enable_sharing(settings)
         guard.enable(settings)
         for name, value in DEFAULT_SETTINGS.items():
             settings.set(name, value, priority="addon")
+
+
+def enable_sharing(settings: BaseSettings) -> None:
+    """Add :class:`RobotsTxtShare` to ``DOWNLOADER_MIDDLEWARES`` (an order given is kept)."""
+    settings.setdefault_in_component_priority_dict(
+        "DOWNLOADER_MIDDLEWARES", RobotsTxtShare, SHARE_ORDER
+    )

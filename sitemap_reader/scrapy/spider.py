@@ -21,6 +21,7 @@ from sitemap_reader.scrapy.driver import (
     compile_patterns,
     split_targets,
 )
+from sitemap_reader.scrapy.middleware import enable_sharing
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -48,7 +49,8 @@ class SitemapReaderMixin(Spider):
 
     #: Domains, site URLs, robots.txt URLs or sitemap URLs (a string splits on commas).
     sitemap_targets: Sequence[str] | str = ()
-    #: Regexes a child sitemap URL must match to be followed (robots.txt ones too); empty: all.
+    #: Regexes a child sitemap of an index must match to be followed (empty: all); as in
+    #: Scrapy's SitemapSpider, the sitemaps robots.txt lists are always read.
     sitemap_follow: Sequence[str | re.Pattern[str]] = ()
     #: (regex, callback name) pairs; the first regex found in a page URL picks its callback.
     sitemap_rules: Sequence[tuple[str | re.Pattern[str], str | Callable[..., Any]]] = (
@@ -65,9 +67,11 @@ class SitemapReaderMixin(Spider):
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """Scrapy's hook: the spider's settings, plus the private-address guard."""
+        """Scrapy's hook: the spider's settings, plus the private-address guard and the
+        robots.txt sharing (one download when RobotsTxtMiddleware reads it too)."""
         super().update_settings(settings)
         guard.enable(settings)
+        enable_sharing(settings)
 
     def sitemap_filter(self, records: Iterable[UrlRecord]) -> Iterable[UrlRecord]:
         """Hook: the records of one sitemap, in scope; return those to crawl."""
@@ -101,7 +105,7 @@ class SitemapReaderMixin(Spider):
         options = dataclasses.replace(
             base,
             targets=split_targets(self.sitemap_targets) or base.targets,
-            follow=compile_patterns(self.sitemap_follow) or base.follow,
+            follow=compile_patterns(self.sitemap_follow, "sitemap_follow") or base.follow,
             alternates=base.alternates if alternates is None else alternates,
             scope=self.sitemap_scope or base.scope,
             limits=self.sitemap_limits or base.limits,
@@ -120,5 +124,5 @@ class SitemapReaderMixin(Spider):
         rules: list[Rule] = []
         for pattern, callback in self.sitemap_rules:
             method = getattr(self, callback) if isinstance(callback, str) else callback
-            rules.append((compile_patterns([pattern])[0], method))
+            rules.append((compile_patterns([pattern], "sitemap_rules")[0], method))
         return rules

@@ -25,6 +25,7 @@ from sitemap_reader.scrapy import MIDDLEWARE_ORDER, Addon, Options, SitemapStart
 from tests.scrapy.testsite import (
     ALTERNATE_PATHS,
     EXPECTED_PATHS,
+    HITS,
     HOSTILE,
     ServerThread,
     make_app,
@@ -199,12 +200,50 @@ def test_max_depth_bounds_the_index_nesting(base: str, tmp_path: Path) -> None:
     assert "pages.xml.gz: deeper than max_depth=0" in crawl.log
 
 
-def test_follow_filters_robots_and_index_sitemaps(base: str, tmp_path: Path) -> None:
-    """SITEMAP_READER_FOLLOW applies to robots.txt sitemaps and index children alike."""
-    setting = 'SITEMAP_READER_FOLLOW=["_index", "/pages"]'
-    crawl = run_crawl("middleware", base, tmp_path / "pages.jsonl", "--set", setting)
-    assert set(crawl.paths) == {"/p/a", "/p/b", "/p/c", "/p/d", "/p/e", "/p/f"}
+@pytest.mark.parametrize("mode", ["mixin", "middleware", "addon"])
+def test_follow_filters_only_index_children(mode: str, base: str, tmp_path: Path) -> None:
+    """SITEMAP_READER_FOLLOW has sitemap_follow's meaning: the sitemaps robots.txt lists
+    (the index and sitemap.txt) are always read; only the index's children are filtered."""
+    setting = 'SITEMAP_READER_FOLLOW=["/pages"]'
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--set", setting)
+    pages = {"/p/a", "/p/b", "/p/c", "/p/d", "/p/e", "/p/f"}
+    assert set(crawl.paths) == pages | {"/t/1", "/t/2"}
     assert "HTTP 404" not in crawl.log  # missing.xml was never requested
+    assert "not matched by follow" in crawl.log
+
+
+def test_robots_txt_fetched_once_with_robotstxt_obey(tmp_path: Path) -> None:
+    """ROBOTSTXT_OBEY on: Scrapy's RobotsTxtMiddleware and discovery share one download
+    of robots.txt (mixin and add-on), and the crawl is the same."""
+    for mode in ("mixin", "addon"):
+        app = make_app()
+        with ServerThread(app) as origin:
+            crawl = run_crawl(
+                mode, origin, tmp_path / f"{mode}.jsonl", "--set", "ROBOTSTXT_OBEY=true"
+            )
+        assert app[HITS]["/robots.txt"] == 1, mode
+        assert set(crawl.paths) == EXPECTED_PATHS, mode
+        assert "'robotstxt/request_count': 1" in crawl.log
+        assert "'sitemap_reader/robots_shared': 1" in crawl.log
+
+
+#: A default ``scrapy startproject`` project's settings (DOWNLOAD_DELAY=1 there; 0 here so
+#: the test is quick: the order does not depend on it), over the runner's own.
+DEFAULT_PROJECT = (
+    "ROBOTSTXT_OBEY=true", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "CONCURRENT_REQUESTS=16",
+    "SCRAPER_SLOT_MAX_ACTIVE_SIZE=5000000", 'FEED_EXPORT_ENCODING="utf-8"',
+)  # fmt: skip
+
+
+def test_addon_in_a_default_project_sends_pages_best_first(base: str, tmp_path: Path) -> None:
+    """In a default startproject project, the add-on requests pages in non-increasing
+    priority order (it reads every sitemap first, then yields its pages by priority)."""
+    options = [item for pair in DEFAULT_PROJECT for item in ("--set", pair)]
+    crawl = run_crawl("addon", base, tmp_path / "pages.jsonl", *options)
+    assert set(crawl.paths) == EXPECTED_PATHS
+    priorities = [page["priority"] for page in crawl.pages]
+    assert len(set(priorities)) >= 8
+    assert priorities == sorted(priorities, reverse=True)
 
 
 @pytest.mark.parametrize("mode", ["mixin", "middleware"])

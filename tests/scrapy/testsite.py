@@ -11,6 +11,7 @@ import asyncio
 import gzip
 import socket
 import threading
+from collections import Counter
 from types import TracebackType
 from typing import Final
 
@@ -105,6 +106,7 @@ def _body(path: str, base: str) -> tuple[bytes, str] | None:
 
 
 async def _handle(request: web.Request) -> web.Response:
+    request.app[HITS][request.path] += 1
     if request.path == "/sitemaps/missing.xml":
         raise web.HTTPNotFound()
     if request.path == "/robots.txt" and not request.app[ROBOTS]:
@@ -118,12 +120,15 @@ async def _handle(request: web.Request) -> web.Response:
 
 
 ROBOTS: Final = web.AppKey("robots", bool)
+#: Requests the site answered, by path (read by the tests from the server's thread).
+HITS: Final = web.AppKey("hits", Counter[str])
 
 
 def make_app(*, robots: bool = True) -> web.Application:
     """The test site; without ``robots`` its robots.txt is a 404 (well-known paths remain)."""
     app = web.Application()
     app[ROBOTS] = robots
+    app[HITS] = Counter()
     app.router.add_get("/{tail:.*}", _handle)
     return app
 
