@@ -32,34 +32,39 @@ def codes(harness: Harness) -> list[str]:
     return [p.code for p in harness.core.run.tree[0].problems]
 
 
-def test_crawl_delay_does_not_end_a_group() -> None:
-    """RFC 9309 2.2: mybot, Crawl-delay, yourbot, Disallow is one group: the rule binds
-    mybot too, and the delay binds yourbot."""
-    robots = (
-        "User-agent: mybot\nCrawl-delay: 10\nUser-agent: yourbot\nDisallow: /private/\n"
-        f"Sitemap: {BASE}/s.xml\n"
-    )
-    bodies: Bodies = {"/robots.txt": robots.encode(), "/s.xml": urlset("/open", "/private/x")}
-    for agent in ("mybot", "yourbot"):
+@pytest.mark.parametrize(
+    ("robots", "agents", "paths", "delay"),
+    [
+        (  # a Crawl-delay between the user-agent lines: one group of both agents
+            "User-agent: mybot\nCrawl-delay: 10\nUser-agent: yourbot\nDisallow: /private/\n",
+            ("mybot", "yourbot"),
+            ("/open", "/private/x"),
+            10.0,
+        ),
+        (  # Request-rate and an unknown record between them, then a group for the others
+            "User-agent: bingbot\nRequest-rate: 1/5s\nX-Unknown: y\nUser-agent: msnbot\n"
+            "Disallow: /private/\n\nUser-agent: *\nDisallow:\n",
+            ("bingbot", "msnbot"),
+            ("/open", "/private/x"),
+            5.0,
+        ),
+    ],
+    ids=["crawl-delay", "bing-msn"],
+)
+def test_groups_in_the_audit_and_the_delay(
+    robots: str, agents: tuple[str, ...], paths: tuple[str, str], delay: float
+) -> None:
+    """RFC 9309 2.2: records between user-agent lines keep one group: its rule binds every
+    agent of it in the audit, and its delay too; other agents keep their own group."""
+    body = f"{robots}Sitemap: {BASE}/s.xml\n".encode()
+    bodies: Bodies = {"/robots.txt": body, "/s.xml": urlset(*paths)}
+    for agent in agents:
         harness = walk(bodies, user_agent=agent)
-        assert verdicts(harness.records) == {"/open": "allowed", "/private/x": "disallowed"}
-        assert harness.core.delay_for(BASE + "/x") == 10.0
-
-
-def test_bing_and_msn_rules_bind_both() -> None:
-    """Request-rate and unknown records between user-agent lines do not split the group."""
-    robots = (
-        "User-agent: bingbot\nRequest-rate: 1/5s\nX-Unknown: y\n"
-        "User-agent: msnbot\nDisallow: /search\n\nUser-agent: *\nDisallow:\n"
-        f"Sitemap: {BASE}/s.xml\n"
-    )
-    bodies: Bodies = {"/robots.txt": robots.encode(), "/s.xml": urlset("/search/q", "/about")}
-    for agent in ("bingbot", "msnbot"):
-        harness = walk(bodies, user_agent=agent)
-        assert verdicts(harness.records) == {"/search/q": "disallowed", "/about": "allowed"}
-        assert harness.core.delay_for(BASE + "/") == 5.0
-    other = walk(bodies, user_agent="otherbot")
-    assert verdicts(other.records) == {"/search/q": "allowed", "/about": "allowed"}
+        assert verdicts(harness.records) == {paths[0]: "allowed", paths[1]: "disallowed"}
+        assert harness.core.delay_for(BASE + "/x") == delay
+    if "*" in robots:
+        other = walk(bodies, user_agent="otherbot")
+        assert set(verdicts(other.records).values()) == {"allowed"}
 
 
 @pytest.mark.parametrize("status", [500, 503])
