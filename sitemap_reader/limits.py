@@ -142,3 +142,8 @@ class Limits:
     def replace(self, **changes: object) -> Limits:
         """A copy with some fields changed: ``limits.replace(max_depth=2)``."""
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+#: robots.txt responses the Scrapy add-on keeps at once to hand to the second party that
+#: asks (RobotsTxtMiddleware or discovery): one per host; an evicted one costs a download.
+MAX_SHARED_ROBOTS = 256

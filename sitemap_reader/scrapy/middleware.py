@@ -15,7 +15,7 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import Limits
+from sitemap_reader.limits import MAX_SHARED_ROBOTS, Limits
 from sitemap_reader.scrapy import guard
 from sitemap_reader.scrapy.driver import SITEMAP_META_KEY, Options, ScrapyDriver
 
@@ -138,12 +138,9 @@ class RobotsTxtShare:
     final response of a robots.txt URL (any status, after retries and redirects) is kept
     until a second request of that URL asks for it, which gets it instead of a download
     (and it is then forgotten): robots.txt is fetched once per crawl. Only the paths
-    ``/robots.txt`` at the root are concerned; at most :data:`MAX_SHARED` are kept.
+    ``/robots.txt`` at the root are concerned; at most
+    :data:`~sitemap_reader.limits.MAX_SHARED_ROBOTS` are kept (the most recent).
     """
-
-    #: robots.txt responses kept at once (one per host: a crawl of many hosts keeps the
-    #: most recent ones, an evicted one costs only a second download).
-    MAX_SHARED: Final = 256
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -171,7 +168,7 @@ class RobotsTxtShare:
         if _is_robots(request.url) and SHARED_FLAG not in response.flags:
             urls = [*request.meta.get("redirect_urls", ()), request.url]
             for url in dict.fromkeys(urls):
-                if len(self._kept) >= self.MAX_SHARED:
+                if len(self._kept) >= MAX_SHARED_ROBOTS:
                     self._kept.pop(next(iter(self._kept)))
                 self._kept[url] = response
         return response
