@@ -91,9 +91,10 @@ class JsonlWriter:
 
 
 # What json.dumps(ensure_ascii=False) leaves raw but must not reach a reader raw: DEL and
-# the C1 controls (U+0085 NEL is a line break for str.splitlines(), U+009B a terminal CSI)
-# and the two Unicode line separators. The C0 controls are escaped by json itself.
-_JSON_RAW: Final = re.compile("[\x7f-\x9f\u2028\u2029]")
+# the C1 controls (U+0085 NEL is a line break for str.splitlines(), U+009B a terminal CSI),
+# the two Unicode line separators, and lone surrogates (a file name that is not UTF-8),
+# which cannot be encoded as UTF-8. The C0 controls are escaped by json itself.
+_JSON_RAW: Final = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def json_text(value: object, *, indent: int | None = None) -> str:
@@ -154,7 +155,7 @@ def _raw_cell(name: str, value: object) -> str:
     if value is None:
         return ""
     if name in _JSON_COLUMNS:
-        return json.dumps(value, ensure_ascii=False)
+        return json_text(value)
     return str(value)
 
 
