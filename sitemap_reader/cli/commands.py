@@ -228,7 +228,7 @@ def _write_failed(args: argparse.Namespace, pump: Pump, *, kept: bool) -> int:
     exc = pump.write_error
     assert exc is not None
     name = args.output or "standard output"
-    _error(f"cannot write {name}: {exc.strerror or exc}")
+    _tell(f"cannot write {name}: {exc.strerror or exc}")
     if not kept:
         pump.outcome.written = 0
     return EXIT_NOTHING
@@ -249,15 +249,14 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
     error = run.error if run is not None else None
     code, stopped = _exit_status(signum, error, None)
     if run is not None:
-        json_tree = args.json
-        text = json_text(run.to_dict(), indent=2) if json_tree else "\n".join(tree_lines(run.tree))
+        text = json_text(run.to_dict(), indent=2) if args.json else "\n".join(tree_lines(run.tree))
         try:
             print(text, flush=True)
         except BrokenPipeError:
             raise  # a closed stdout (| head): main() ends quietly
         except OSError as exc:
             stopped = "output failed"
-            _error(f"cannot write standard output: {exc.strerror or exc}")
+            _tell(f"cannot write standard output: {exc.strerror or exc}")
             code = EXIT_NOTHING
     _report(args, run, Outcome(written=None, stopped=stopped), error)
     return code
@@ -426,7 +425,7 @@ def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: 
     """The summary on stderr; when nothing was discovered, the one-line reason instead
     (followed by the summary with -v)."""
     if error is not None:
-        _error(f"nothing discovered: {plain_reason(error)}")
+        _tell(f"nothing discovered: {plain_reason(error)}")
         if not args.verbose:
             return
     if args.quiet or run is None:
@@ -460,12 +459,12 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
 
 def _say(args: argparse.Namespace, message: str) -> None:
     if not args.quiet:
-        _error(message)
+        _tell(message)
 
 
-def _error(message: str) -> None:
-    """``sitemap-reader: MESSAGE`` on stderr; the message may hold site text or a name
-    the user typed, shown through :func:`printable`."""
+def _tell(message: str) -> None:
+    """``sitemap-reader: MESSAGE`` on stderr; site text or a name the user typed in it is
+    shown through :func:`printable`."""
     print(f"{PROG}: {printable(message)}", file=sys.stderr, flush=True)
 
 

@@ -191,8 +191,9 @@ class AtomicFile:
     - a symlink (dangling or not): followed, and its target written as above in the
       target's own directory; the link stays a link.
     - anything else (a FIFO, a character device such as ``/dev/null``, ``/dev/stdout``
-      on a pipe): opened and written in place, as a shell's ``>`` would; renaming over
-      it would replace the node with a regular file. What was written stays written.
+      on a pipe): opened and written in place, as a shell's ``>`` would (a FIFO waits
+      for its reader); renaming over it would replace the node with a regular file.
+      What was written stays written.
 
     A directory is refused here, before any work is done, and so is a node that cannot
     be opened for writing (a socket).
@@ -222,14 +223,12 @@ class AtomicFile:
         """Make the written data the content of the target file (OSError: not done; call
         :meth:`abort`)."""
         self.stream.flush()
-        if self._tmp is None:
-            self.stream.close()
-            self._done = True
-            return
-        os.fsync(self.stream.fileno())
+        if self._tmp is not None:
+            os.fsync(self.stream.fileno())  # EINVAL on a FIFO or a device: files only
         self.stream.close()
-        os.chmod(self._tmp, _file_mode(self._target))
-        os.replace(self._tmp, self._target)
+        if self._tmp is not None:
+            os.chmod(self._tmp, _file_mode(self._target))
+            os.replace(self._tmp, self._target)
         self._done = True
 
     def abort(self) -> None:
