@@ -165,6 +165,16 @@ async def test_usage_error_echoing_a_name_is_escaped(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("command", ["dump", "tree"])
+async def test_argparse_error_echoing_an_argument_is_escaped(command: str) -> None:
+    """An unknown argument pasted from site text (ESC, BEL, OSC 8): the usage error shows
+    it escaped, exit 2."""
+    result = await run_cli(command, "example.invalid", f"--x{CSI}{OSC8}{BEL}")
+    assert result.code == 2
+    _assert_clean(result)
+    assert "unrecognized arguments: --x\\x1b[31m\\x1b]8;;http://evil.example/" in result.err
+
+
 async def test_output_name_with_escapes_is_escaped_in_the_summary(tmp_path: Path) -> None:
     """-o FILE whose name holds ESC: the file is written, the summary names it escaped."""
     sitemap = tmp_path / "s.xml"
@@ -237,9 +247,25 @@ def test_feed_titles_collapse_unicode_line_breaks() -> None:
         assert record.title == "a b c d"
 
 
+def test_urls_carry_no_line_break_after_normalisation() -> None:
+    """A <loc> or an image:loc holding NEL, U+2028, U+2029 or a C1 control is
+    percent-encoded by normalisation: no URL holds a raw line break or control; fed whole,
+    in chunks and byte by byte."""
+    odd = "a\u2028b&#x85;c\u2029d&#x9b;e"
+    body = urlset(
+        '<url xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
+        f"<loc>https://example.com/{odd}</loc><image:image>"
+        f"<image:loc>https://example.com/{odd}.jpg</image:loc></image:image></url>"
+    )
+    (record,) = parse_all_ways(body).urls
+    assert record.url == "https://example.com/a%E2%80%A8b%C2%85c%E2%80%A9d%C2%9Be"
+    assert record.images[0].loc == record.url + ".jpg"
+
+
 def test_jsonl_record_is_always_one_line() -> None:
-    """JsonlWriter: a record whose non-human fields (hreflang, image license) hold every
-    line break splitlines() knows still is one line, and reads back equal."""
+    """JsonlWriter: a record whose field that is no human text (here its sitemap) holds
+    every line break splitlines() knows and a C1 control is still one line, free of raw
+    controls, and reads back equal."""
     (record,) = parse_all_ways(urlset("<url><loc>https://example.com/a</loc></url>")).urls
     odd = dataclasses.replace(record, sitemap=f"https://example.com/s{BREAKS}\x9b.xml")
     out = io.StringIO()
