@@ -267,7 +267,7 @@ def test_jsonl_record_is_always_one_line() -> None:
     every line break splitlines() knows and a C1 control is still one line, free of raw
     controls, and reads back equal."""
     (record,) = parse_all_ways(urlset("<url><loc>https://example.com/a</loc></url>")).urls
-    odd = dataclasses.replace(record, sitemap=f"https://example.com/s{BREAKS}\x9b.xml")
+    odd = dataclasses.replace(record, sitemap=f"https://example.com/s{BREAKS}\x9b\x7f.xml")
     out = io.StringIO()
     JsonlWriter(out).write(odd)
     (line,) = out.getvalue().splitlines()

@@ -106,7 +106,8 @@ def json_text(value: object, *, indent: int | None = None) -> str:
     '{"title": "a\\u2028b\\u0085c"}'
     """
     text = json.dumps(value, ensure_ascii=False, indent=indent)
-    if _JSON_RAW.search(text) is None:
+    # Nearly every line is ASCII without DEL: two C-speed scans, far cheaper than a search.
+    if (text.isascii() and "\x7f" not in text) or _JSON_RAW.search(text) is None:
         return text
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
