@@ -15,12 +15,18 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 # C0 controls, DEL, C1 controls, and the line/paragraph separators and bidi controls that
-# reorder or break what a terminal shows (U+200E/F, U+202A-E, U+2066-9, U+2028/9).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# reorder or break what a terminal shows (U+200E/F, U+202A-E, U+2066-9, U+2028/9); and
+# lone surrogates, which no terminal can show: a file name that is not UTF-8 holds them
+# (U+DC80-U+DCFF stand for its undecodable bytes, shown as those bytes).
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def _escape_one(match: re.Match[str]) -> str:
     code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:
+        code -= 0xDC00  # a byte that os.fsdecode could not decode: shown as that byte
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 

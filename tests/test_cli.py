@@ -22,6 +22,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from sitemap_reader.cli.report import SHOWN_UNFINISHED
 from tests.conftest_cli import SITEMAP_READER, Doc, Site, cli_env, index, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
@@ -356,6 +357,34 @@ async def test_closed_stdout_ends_quietly(aiohttp_server: ServerFactory) -> None
     assert "status=0" in text
 
 
+async def test_closed_stdout_on_a_big_index_lists_few_unfinished(
+    aiohttp_server: ServerFactory,
+) -> None:
+    """'| head -n 3' on an index of 40 children: a few "not finished" lines and a count of
+    the rest, which add up to the summary's number; nothing else is noisy."""
+    children = [f"/c/{n}.xml" for n in range(40)]
+    docs: dict[str, Doc | str] = {"/index.xml": index(*children)}
+    docs.update({path: urlset(*(f"{path}/{i}" for i in range(400))) for path in children})
+    base = await serve(aiohttp_server, Site(docs))
+    script = f"'{SITEMAP_READER}' dump {base}/index.xml --format txt | head -n 3"
+    proc = await asyncio.create_subprocess_exec(
+        "bash", "-c", script, env=cli_env(),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert len(out.decode().splitlines()) == 3
+    lines = err.decode().splitlines()
+    named = [line for line in lines if re.fullmatch(r"not finished: http://\S+", line)]
+    more = [line for line in lines if re.fullmatch(r"not finished: [\d,]+ more", line)]
+    counted = re.search(r", (\d+) not finished", err.decode())
+    assert counted is not None, lines
+    total = int(counted.group(1))
+    assert len(named) == min(total, SHOWN_UNFINISHED)
+    assert total <= SHOWN_UNFINISHED or more == [f"not finished: {total - SHOWN_UNFINISHED} more"]
+    assert len(lines) <= 6 + SHOWN_UNFINISHED, lines
+    assert not any("Traceback" in line or "Exception" in line for line in lines)
+
+
 # --------------------------------------------------------------------------- summary, exits
 
 
@@ -573,18 +602,60 @@ async def run_with_tty_stderr(*args: str, **env: str) -> tuple[int, bytes, str]:
     return proc.returncode, out, tty.decode()
 
 
-async def test_tty_shows_progress_then_summary(hanging: tuple[str, asyncio.Event]) -> None:
-    """stderr on a terminal: a live progress line with counts, then the summary, in colour."""
-    base, _ = hanging
-    code, out, tty = await run_with_tty_stderr("dump", base + "/slow.xml", "--timeout", "1")
-    assert code == 0 and len(out.splitlines()) == 3000
-    tty = tty.replace("\r\n", "\n")  # the terminal's own newline translation
-    # Redrawn with live counts while the sitemap stalls.
-    assert re.search(
-        r"0/1 sitemaps \|.*\| [1-9][\d,]* URLs \([\d,]+/s\), \d+\.\d MB \(\d+\.\d MB/s\)", tty
+def pty_chunks(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes]) -> None:
+    """Read a pseudo-terminal until its last writer closes it, handing each chunk to the
+    event loop as it arrives (an empty chunk at the end)."""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the other side is closed
+            chunk = b""
+        loop.call_soon_threadsafe(chunks.put_nowait, chunk)
+        if not chunk:
+            return
+
+
+async def test_tty_shows_progress_then_summary(aiohttp_server: ServerFactory) -> None:
+    """stderr on a terminal: a live progress line with counts while a sitemap stalls, then
+    the summary, in colour. The stall ends (the body cut: a failure, in red) once the test
+    has seen the line, so no timing is involved."""
+    sent, release = asyncio.Event(), asyncio.Event()
+    site = Site(
+        {"/index.xml": index("/slow.xml", "/gone.xml")},
+        handlers={"/slow.xml": hanging_sitemap(sent, release)},
     )
-    tail = tty.rpartition("\r")[2]
-    assert "sitemaps: 0 ok, 1 failed" in tail and "\x1b[31mfailed: " in tail
+    base = await serve(aiohttp_server, site)
+    live = re.compile(
+        r"\d/\d sitemaps \|.*\| [1-9][\d,]* URLs \([\d,]+/s\), \d+\.\d MB \(\d+\.\d MB/s\)"
+    )
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+    try:
+        proc = await start_cli(
+            "dump", base + "/index.xml", stdout=asyncio.subprocess.PIPE, stderr=slave
+        )
+        os.close(slave)
+        reading = asyncio.create_task(
+            asyncio.to_thread(pty_chunks, master, asyncio.get_running_loop(), chunks)
+        )
+        out_task = asyncio.create_task(proc.communicate())
+        seen = b""
+        while not live.search(seen.decode(errors="replace")):  # redrawn with live counts
+            chunk = await asyncio.wait_for(chunks.get(), 30)
+            assert chunk, f"no live progress line before the end: {seen!r}"
+            seen += chunk
+        release.set()
+        out, _ = await asyncio.wait_for(out_task, 30)
+        while chunk := await asyncio.wait_for(chunks.get(), 30):
+            seen += chunk
+        await reading
+    finally:
+        release.set()
+        os.close(master)
+    assert proc.returncode == 0 and len(out.splitlines()) == 3000
+    tail = seen.decode().replace("\r\n", "\n").rpartition("\r")[2]
+    assert "sitemaps: 1 ok, 2 failed" in tail and "\x1b[31mfailed: " in tail, tail
 
 
 async def test_tty_no_color(aiohttp_server: ServerFactory) -> None:

@@ -189,6 +189,12 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         "as JSON text; txt: URLs only; parquet: a Parquet file (-o FILE; needs pyarrow)",
     )
     group.add_argument(
+        "--csv-raw",
+        action="store_true",
+        help="csv: cells as the site wrote them; by default a cell of site text that a "
+        "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading '",
+    )
+    group.add_argument(
         "--ranked",
         action="store_true",
         help="best first (highest score, ties by URL) instead of discovery order, written "

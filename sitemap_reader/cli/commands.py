@@ -12,14 +12,13 @@ import argparse
 import asyncio
 import contextlib
 import io
-import json
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import IO, Any, Final
 
 from sitemap_reader.cli.args import PROG
-from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter
+from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, json_text
 from sitemap_reader.cli.parquet import check_parquet, record_writer
 from sitemap_reader.cli.report import (
     Outcome,
@@ -35,6 +34,7 @@ from sitemap_reader.discovery.robots import SUMMARY_CODES
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.safe_text import printable
 
 EXIT_OK: Final = 0
 EXIT_NOTHING: Final = 1
@@ -95,7 +95,8 @@ class Pump:
         self, args: argparse.Namespace, stream: IO[str], *, flush_batches: bool = False
     ) -> None:
         self.stream = stream
-        self.writer: RecordWriter = record_writer(args.format, stream)
+        csv_raw = bool(getattr(args, "csv_raw", False))
+        self.writer: RecordWriter = record_writer(args.format, stream, csv_raw=csv_raw)
         self.filter = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
         self.max_urls: int | None = args.max_urls
         self.ranked: bool = args.ranked
@@ -174,6 +175,8 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
     pump = Pump(args, stream, flush_batches=sink is not None)
+    if sink is not None and sink.in_place:
+        pump.outcome.output = sink.path  # written as the records come, whatever follows
     code, error = EXIT_OK, None
     try:
         async with SitemapReader(**options) as reader:
@@ -191,7 +194,7 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     pump.outcome.written = pump.written
     pump.outcome.requested = args.output
     if pump.write_error is not None:
-        code = _write_failed(args, pump)
+        code = _write_failed(args, pump, kept=sink is None or sink.in_place)
     _report(args, run, pump.outcome, error)
     return code
 
@@ -217,17 +220,17 @@ def _commit(sink: AtomicFile, pump: Pump) -> None:
         pump.outcome.output = sink.path
 
 
-def _write_failed(args: argparse.Namespace, pump: Pump) -> int:
+def _write_failed(args: argparse.Namespace, pump: Pump, *, kept: bool) -> int:
     """The one line for an output that could not be written; the exit status (1).
 
-    With ``-o`` the temporary file is gone, so nothing was written; on stdout, whatever
-    reached it before the failure stays there.
+    With ``-o FILE`` the temporary file is gone, so nothing was written; on stdout or a
+    FILE written in place (``kept``), whatever reached it before the failure stays there.
     """
     exc = pump.write_error
     assert exc is not None
     name = args.output or "standard output"
-    print(f"{PROG}: cannot write {name}: {exc.strerror or exc}", file=sys.stderr, flush=True)
-    if args.output:
+    _tell(f"cannot write {name}: {exc.strerror or exc}")
+    if not kept:
         pump.outcome.written = 0
     return EXIT_NOTHING
 
@@ -247,17 +250,14 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
     error = run.error if run is not None else None
     code, stopped = _exit_status(signum, error, None)
     if run is not None:
-        if args.json:
-            text = json.dumps(run.to_dict(), indent=2, ensure_ascii=False)
-        else:
-            text = "\n".join(tree_lines(run.tree))
+        text = json_text(run.to_dict(), indent=2) if args.json else "\n".join(tree_lines(run.tree))
         try:
             print(text, flush=True)
         except BrokenPipeError:
             raise  # a closed stdout (| head): main() ends quietly
         except OSError as exc:
             stopped = "output failed"
-            print(f"{PROG}: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+            _tell(f"cannot write standard output: {exc.strerror or exc}")
             code = EXIT_NOTHING
     _report(args, run, Outcome(written=None, stopped=stopped), error)
     return code
@@ -426,7 +426,7 @@ def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: 
     """The summary on stderr; when nothing was discovered, the one-line reason instead
     (followed by the summary with -v)."""
     if error is not None:
-        print(f"{PROG}: nothing discovered: {plain_reason(error)}", file=sys.stderr, flush=True)
+        _tell(f"nothing discovered: {plain_reason(error)}")
         if not args.verbose:
             return
     if args.quiet or run is None:
@@ -434,7 +434,8 @@ def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: 
     lines = summary_lines(
         run.stats, run.tree, outcome, verbose=args.verbose > 0, colour=wants_colour(sys.stderr)
     )
-    lines.extend(politeness_lines(run, obey=bool(getattr(args, "obey_robots", False))))
+    politeness = politeness_lines(run, obey=bool(getattr(args, "obey_robots", False)))
+    lines.extend(map(printable, politeness))
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
@@ -465,11 +466,17 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
 
 def _say(args: argparse.Namespace, message: str) -> None:
     if not args.quiet:
-        print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+        _tell(message)
+
+
+def _tell(message: str) -> None:
+    """``sitemap-reader: MESSAGE`` on stderr; site text or a name the user typed in it is
+    shown through :func:`printable`."""
+    print(f"{PROG}: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def _usage(args: argparse.Namespace, message: str) -> int:
-    print(f"{PROG} {args.action}: error: {message}", file=sys.stderr, flush=True)
+    print(f"{PROG} {args.action}: error: {printable(message)}", file=sys.stderr, flush=True)
     return EXIT_USAGE
 
 

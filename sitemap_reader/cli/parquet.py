@@ -22,11 +22,11 @@ ROW_GROUP: Final = 10_000
 _JSON_FIELDS: Final = ("alternates", "images", "videos", "news", "pagemaps")
 
 
-def record_writer(fmt: str, stream: IO[str]) -> RecordWriter:
+def record_writer(fmt: str, stream: IO[str], *, csv_raw: bool = False) -> RecordWriter:
     """The writer for ``--format``: parquet here, the text formats from ``output``."""
     if fmt == "parquet":
         return ParquetWriter(stream)
-    return make_writer(fmt, stream)
+    return make_writer(fmt, stream, csv_raw=csv_raw)
 
 
 def check_parquet(fmt: str, output: str | None) -> None:

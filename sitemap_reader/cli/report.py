@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Final
 
 from tqdm import tqdm
 
 from sitemap_reader.cli.usage import plain_reason
+from sitemap_reader.safe_text import printable
 
 if TYPE_CHECKING:
     from sitemap_reader.crawl.model import SitemapNode, Stats
@@ -110,6 +111,11 @@ class Outcome:
     requested: str | None = None  # the -o file asked for (left as it was unless complete)
 
 
+#: "not finished" lines shown in the summary; the rest are counted in one more line (a
+#: closed pipe can cut thousands of sitemaps of an index short).
+SHOWN_UNFINISHED: Final = 5
+
+
 def summary_lines(
     stats: Stats,
     nodes: list[SitemapNode],
@@ -120,13 +126,13 @@ def summary_lines(
 ) -> list[str]:
     """The final summary: counts, then one line per failed sitemap (URL and reason).
 
-    With ``verbose``, every problem of every sitemap follows, one line each.
+    With ``verbose``, every problem of every sitemap follows, one line each. Site text
+    (URLs, reasons, messages) is shown through :func:`printable`, before any colour.
     """
-    paint = _painter(colour)
-    lines: list[str] = []
+    lines: list[tuple[str | None, str]] = []  # (colour, text)
     stopped = outcome.stopped or (f"budget: {stats.stopped}" if stats.stopped else None)
     if stopped:
-        lines.append(paint("yellow", _stop_line(stopped)))
+        lines.append(("yellow", _stop_line(stopped)))
     # A stop the user asked for (--max-urls, Ctrl-C, a closed pipe) cuts the sitemaps in
     # flight: they are not finished, not failed.
     unfinished = list(unfinished_nodes(nodes)) if outcome.stopped else []
@@ -134,28 +140,43 @@ def summary_lines(
     cut = f", {len(unfinished)} not finished" if unfinished else ""
     unchanged = f", {stats.sitemaps_unchanged} unchanged" if stats.sitemaps_unchanged else ""
     lines.append(
-        f"sitemaps: {stats.sitemaps_ok} ok, {failed} failed{cut}, "
-        f"{stats.sitemaps_skipped} skipped{unchanged}"
+        (
+            None,
+            f"sitemaps: {stats.sitemaps_ok} ok, {failed} failed{cut}, "
+            f"{stats.sitemaps_skipped} skipped{unchanged}",
+        )
     )
     removed = f", {stats.urls_removed:,} removed" if stats.urls_removed else ""
     lines.append(
-        f"URLs: {stats.urls_emitted:,} emitted, {stats.urls_duplicate:,} duplicate, "
-        f"{stats.urls_out_of_scope:,} out of scope{removed}{_written(outcome)}"
+        (
+            None,
+            f"URLs: {stats.urls_emitted:,} emitted, {stats.urls_duplicate:,} duplicate, "
+            f"{stats.urls_out_of_scope:,} out of scope{removed}{_written(outcome)}",
+        )
     )
-    lines.append(f"read: {stats.bytes / MB:.2f} MB in {stats.seconds:.2f} s")
+    lines.append((None, f"read: {stats.bytes / MB:.2f} MB in {stats.seconds:.2f} s"))
     limits = limit_hits(nodes)
     if limits:
-        lines.append(paint("yellow", f"limits hit: {limits}"))
+        lines.append(("yellow", f"limits hit: {limits}"))
     cut_urls = {node.final_url or node.url for node in unfinished}
     lines.extend(
-        paint("red", f"failed: {url} ({reason})")
+        ("red", f"failed: {url} ({reason})")
         for url, reason in failures(nodes)
         if url not in cut_urls
     )
-    lines.extend(f"not finished: {url}" for url in sorted(cut_urls))
+    lines.extend((None, text) for text in _unfinished_lines(sorted(cut_urls)))
     if verbose:
-        lines.extend(problem_lines(nodes))
-    return lines
+        lines.extend((None, text) for text in problem_lines(nodes))
+    paint = _painter(colour)
+    return [paint(hue, printable(text)) if hue else printable(text) for hue, text in lines]
+
+
+def _unfinished_lines(urls: list[str]) -> Iterator[str]:
+    """``not finished: URL`` for the first :data:`SHOWN_UNFINISHED`, then a count."""
+    for url in urls[:SHOWN_UNFINISHED]:
+        yield f"not finished: {url}"
+    if len(urls) > SHOWN_UNFINISHED:
+        yield f"not finished: {len(urls) - SHOWN_UNFINISHED:,} more"
 
 
 def _stop_line(stopped: str) -> str:
@@ -226,10 +247,11 @@ def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
 def tree_lines(roots: list[SitemapNode]) -> Iterator[str]:
     """The sitemap tree as indented text: one line per node, its problems below it.
 
-    ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem.
+    ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem. Site
+    text is shown through :func:`printable`.
     """
     for root in roots:
-        yield from _node_lines(root, "", "")
+        yield from map(printable, _node_lines(root, "", ""))
 
 
 def _node_lines(node: SitemapNode, lead: str, child_lead: str) -> Iterator[str]:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from sitemap_reader.errors import UsageError
+from sitemap_reader.safe_text import printable
 
 _UNRECOGNIZED = "unrecognized arguments: "
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
@@ -43,7 +44,7 @@ class UsageParser(argparse.ArgumentParser):
         prog = self.prog
         if message.startswith(_UNRECOGNIZED) and UsageParser.active is not None:
             prog = UsageParser.active.prog  # argparse reports them on the top-level parser
-        lines = [f"{prog}: error: {message}"]
+        lines = [f"{prog}: error: {printable(message)}"]  # it may echo pasted site text
         hint = self._suggestion(message)
         if hint:
             lines.append(hint)

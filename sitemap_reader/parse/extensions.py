@@ -38,28 +38,35 @@ class ExtensionContext(Protocol):
     def problem(self, code: str, message: str) -> None: ...
 
 
-# Runs of XML white space (space, tab, CR, LF) inside a human-text field: one space.
-_XML_SPACE: Final = re.compile(r"[ \t\r\n]+")
+# Runs of white space inside a human-text field become one space: XML's own (space, tab,
+# CR, LF), every other character str.splitlines() breaks a line at (VT, FF, the file,
+# group and record separators, NEL, U+2028, U+2029), and the other C0 and C1 controls
+# (U+009B is a terminal's CSI; XML 1.0 allows every C1 control as a character
+# reference). A title is always one line, and no control reaches a CSV cell or a log.
+_SPACE_RUN: Final = re.compile("[\x00-\x20\x7f-\x9f\u2028\u2029]+")
 _PRICE: Final = re.compile(r"\s*[0-9]+(?:\.[0-9]+)?\s*")
 _PRICE_TYPES: Final = frozenset({"own", "rent"})
 _RESOLUTIONS: Final = frozenset({"hd", "sd"})
 
 
 def human_text(text: Any) -> str | None:
-    """A human-text field (title, caption, description, name...): runs of XML white
-    space collapsed to one space, ends trimmed; None when nothing is left.
+    r"""A human-text field (title, caption, description, name...): runs of white space,
+    line breaks (XML's, and every other one ``str.splitlines()`` knows) and control
+    characters collapsed to one space, ends trimmed; None when nothing is left.
 
-    >>> human_text("Alkis shows you how\\n        to grill")
+    >>> human_text("Alkis shows you how\n        to grill")
     'Alkis shows you how to grill'
+    >>> human_text("one\u2028two\x85three\vfour\x9b31m")
+    'one two three four 31m'
     """
     if not text:
         return None
     if type(text) is not str:
         text = str(text)
-    # Without a tab, line break or two spaces in a row there is no run to collapse:
-    # four `in` checks are much cheaper than the substitution.
-    if "  " in text or "\n" in text or "\t" in text or "\r" in text:
-        text = _XML_SPACE.sub(" ", text)
+    # Most fields hold nothing to collapse: two C-speed checks (every character to collapse
+    # but the space is not printable) are much cheaper than the substitution.
+    if "  " in text or not text.isprintable():
+        text = _SPACE_RUN.sub(" ", text)
     return text.strip(" ") or None
 
 
