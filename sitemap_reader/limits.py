@@ -142,3 +142,17 @@ class Limits:
     def replace(self, **changes: object) -> Limits:
         """A copy with some fields changed: ``limits.replace(max_depth=2)``."""
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+# --- the protocol checker (``check`` and ``report``: sitemap_reader.parse.checker) ---
+# The checker reads what the reader reads, under the reader's own Limits (decompressed
+# cap, gzip members, markup bounds); these are the few bounds of its own.
+#: URLs remembered for the duplicate rule across one run: 8-byte hashes, about 100 bytes
+#: each in a dict, so 2,000,000 is about 200 MB; past it, duplicates are no longer counted.
+CHECK_MAX_TRACKED_URLS = 2_000_000
+#: Bytes of one ``<loc>`` kept raw for the escaping rule: 32 times the protocol's longest
+#: URL; a longer location has broken that rule already and only its text is checked.
+CHECK_MAX_RAW_LOC = 64 * KiB
+#: Seconds a lastmod may lie ahead of now before it counts as in the future: one day of
+#: slack for clock skew and time zones written wrong.
+CHECK_FUTURE_SLACK = 86_400

@@ -14,13 +14,14 @@ import json
 import sys
 from typing import Any
 
-from sitemap_reader.check import RULES, Finding
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
 from sitemap_reader.cli.output import AtomicFile
 from sitemap_reader.cli.survey import Survey, survey
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.errors import UsageError
+from sitemap_reader.parse.checker import RULES, Finding
+from sitemap_reader.safe_text import printable
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -84,11 +85,11 @@ def check_lines(found: Survey) -> list[str]:
     for finding in found.all_findings():
         by_file.setdefault(finding.file, []).append(finding)
     for file, items in by_file.items():
-        lines.append(file)
+        lines.append(printable(file))
         for f in items:
             where = f"line {f.line}: " if f.line is not None else ""
             times = f" (x{f.count:,})" if f.count > 1 else ""
-            lines.append(f"  {where}{f.code}: {f.message}{times}")
+            lines.append(f"  {where}{f.code}: {printable(f.message)}{times}")
     checked = len(found.files)
     if by_file:
         total = sum(f.count for items in by_file.values() for f in items)
