@@ -17,7 +17,6 @@ names the walk's reason, so a cut is never mistaken for a body that ends there.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,15 +36,22 @@ from sitemap_reader.records import Problem, UrlRecord
 READ_STOPS = frozenset(("timeout", "body", "read", "internal"))
 
 
-def label_of(node: SitemapNode) -> str:
-    """How a file is named in findings: its final URL, its path, or ``-`` for stdin.
+def shown(text: str) -> str:
+    """A name from the command line or the file system as text that prints and writes
+    anywhere: bytes that are not UTF-8 (a Latin-1 file name) are shown escaped.
 
-    A path that is not UTF-8 (``caf\\xe9.xml``) is shown with the bad bytes escaped, so it
-    prints on any terminal and writes into any UTF-8 page."""
+    >>> shown(os.fsdecode(b"caf\\xe9.xml"))
+    'caf\\\\xe9.xml'
+    """
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def label_of(node: SitemapNode) -> str:
+    """How a file is named in findings: its final URL, its path, or ``-`` for stdin."""
     if node.kind == "stdin":
         return "-"
     if node.kind == "file":
-        return os.fsencode(node.url).decode("utf-8", "backslashreplace")
+        return shown(node.url)
     return node.final_url or node.url
 
 
@@ -199,7 +205,8 @@ async def survey(target: str, options: dict[str, Any]) -> Survey:
     async with SitemapReader(**options) as reader:
         result.run = run = await reader.tree(target, observer=tap)
     if run.error is not None:
-        result.findings.append(Finding("no-sitemap", target, None, plain_reason(run.error)))
+        reason = plain_reason(run.error)
+        result.findings.append(Finding("no-sitemap", shown(target), None, reason))
     result.files = [FileReport(node, parent) for node, parent in _with_parents(run)]
     for report in result.files:
         _verdict(report, tap.checked.get(id(report.node)))
