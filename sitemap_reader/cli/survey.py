@@ -40,7 +40,7 @@ def shown(text: str) -> str:
     """A name from the command line or the file system as text that prints and writes
     anywhere: bytes that are not UTF-8 (a Latin-1 file name) are shown escaped.
 
-    >>> shown(os.fsdecode(b"caf\\xe9.xml"))
+    >>> shown(b"caf\\xe9.xml".decode("utf-8", "surrogateescape"))
     'caf\\\\xe9.xml'
     """
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
