@@ -234,7 +234,6 @@ class BodyChecker:
         self.entries = 0
         self.bytes_in = 0
         self.bytes_out = 0
-        self.children: list[str] = []
         self._on_url = on_url
         self._cap = limits.max_decompressed_bytes
         self._magic = b""  # the first bytes, until they say gzip or not
@@ -385,8 +384,6 @@ class BodyChecker:
                     self.findings.add("other-host", line, f"{loc[:200]} is not on this host")
             elif not in_location(loc, self.base):
                 self.findings.add("out-of-location", line, f"{loc[:200]} is outside the location")
-        if child:
-            self.children.append(loc)
         if self._on_url is not None:
             self._on_url(loc, line)
 
@@ -463,7 +460,6 @@ class _XmlPass:
         self.entry_line = 0
         self.loc: str | None = None
         self.loc_raw: bytes | None = None
-        self.locs = 0
         self.field: str | None = None
         self.field_line = 0
         self.parts: list[str] = []
@@ -554,7 +550,6 @@ class _XmlPass:
                 self.entry_line = line
                 self.loc = None
                 self.loc_raw = None
-                self.locs = 0
             return
         if depth == 3 and self.entry_line > 0 and namespace == self.ns and local in _FIELDS:
             self.field = local
@@ -603,7 +598,6 @@ class _XmlPass:
         if depth == 3 and self.field is not None:
             value = "".join(self.parts)
             if self.field == "loc":
-                self.locs += 1
                 if self.loc is None:
                     self.loc = value
                     self.loc_raw = self._raw_loc()
