@@ -261,8 +261,9 @@ async def test_check_clean_site_exits_0(aiohttp_server: ServerFactory) -> None:
     assert result.out.strip().splitlines()[-1].startswith("clean: 4 files, 3 URLs")
 
 
-async def test_check_findings_exit_1_with_file_line_count(aiohttp_server: ServerFactory) -> None:
-    """Findings name file, line and count; duplicates across sitemaps and nesting are found."""
+async def test_check_findings_exit_2_with_file_line_count(aiohttp_server: ServerFactory) -> None:
+    """Findings name severity, file, line and count; duplicates across sitemaps and nesting
+    are found; an error (the 404) makes the exit status 2."""
     docs = {
         "/robots.txt": Doc(
             "Sitemap: {base}/sitemap.xml\nSitemap: /rel.xml\n", content_type="text/plain"
@@ -279,7 +280,7 @@ async def test_check_findings_exit_1_with_file_line_count(aiohttp_server: Server
     base = await serve(aiohttp_server, Site(docs))
     # One sitemap at a time: "first in FILE" names the file the walk read first.
     result = await run_cli("check", base + "/", "--json", "--concurrency", "1")
-    assert result.code == 1
+    assert result.code == 2
     report = json.loads(result.out)
     assert report["clean"] is False
     by_file = {f["url"].removeprefix(base): f for f in report["files"]}
@@ -296,10 +297,12 @@ async def test_check_findings_exit_1_with_file_line_count(aiohttp_server: Server
         ("/inner.xml", "nested-index", None, 1),
         ("/b.xml", "duplicate-url", 5, 1),
     }
+    assert report["severities"] == {"error": 1, "warning": 3, "notice": 2}
     text = await run_cli("check", base + "/", "--concurrency", "1")
-    assert text.code == 1
-    assert f"{base}/a.xml\n  line 6: bad-date: 'yesterday' is not a W3C Datetime" in text.out
-    assert "6 findings (6 rules broken) in 5 of" in text.out
+    assert text.code == 2
+    a_xml = f"{base}/a.xml\n  line 6: warning bad-date: 'yesterday' is not a W3C Datetime\n"
+    assert a_xml + "  line 7: notice future-lastmod: 2999-01-01 is in the future" in text.out
+    assert "1 error, 3 warnings, 2 notices (6 rules broken) in 5 of" in text.out
 
 
 async def test_check_failed_fetch_is_a_finding(aiohttp_server: ServerFactory) -> None:
@@ -307,7 +310,7 @@ async def test_check_failed_fetch_is_a_finding(aiohttp_server: ServerFactory) ->
     docs = {"/sitemap.xml": Doc(index("/gone.xml", "/a.xml")), "/a.xml": Doc(urlset("/p1"))}
     base = await serve(aiohttp_server, Site(docs))
     result = await run_cli("check", base + "/sitemap.xml", "--json")
-    assert result.code == 1
+    assert result.code == 2
     files = {f["url"].removeprefix(base): f for f in json.loads(result.out)["files"]}
     assert [x["code"] for x in files["/gone.xml"]["findings"]] == ["fetch-failed"]
     assert files["/a.xml"]["findings"] == [] and files["/a.xml"]["urls"] == 1
@@ -320,15 +323,16 @@ async def test_check_local_file_and_stdin(tmp_path: Path) -> None:
     path.write_bytes(body)
     from_file = await run_cli("check", str(path))
     from_stdin = await run_cli("check", "-", stdin=body)
-    assert from_file.code == from_stdin.code == 1
-    assert from_file.out.splitlines()[1] == "  line 3: bad-priority: '7'"
-    assert from_stdin.out.splitlines()[:2] == ["-", "  line 3: bad-priority: '7'"]
+    assert from_file.code == from_stdin.code == 1  # a warning
+    assert from_file.out.splitlines()[1] == "  line 3: warning bad-priority: '7'"
+    assert from_stdin.out.splitlines()[:2] == ["-", "  line 3: warning bad-priority: '7'"]
 
 
-async def test_check_nothing_found_exits_1(unused_tcp_port: int) -> None:
-    """An unreachable target: exit 1 and a no-sitemap finding with a plain reason."""
+async def test_check_nothing_found_exits_3(unused_tcp_port: int) -> None:
+    """An unreachable target could not be checked: exit 3 and a no-sitemap finding with a
+    plain reason."""
     result = await run_cli("check", f"http://127.0.0.1:{unused_tcp_port}/")
-    assert result.code == 1 and "Traceback" not in result.err
+    assert result.code == 3 and "Traceback" not in result.err
     assert "no-sitemap" in result.out and "connection refused" in result.out
 
 
@@ -371,9 +375,56 @@ async def test_check_command_on_a_bomb_is_bounded(aiohttp_server: ServerFactory)
     site = Site(docs, handlers={"/bomb.xml.gz": serve_bomb})
     base = await serve(aiohttp_server, site)
     run = await measured(["check", base + "/sitemap.xml", "--json"], limit=60)
-    assert run.code == 1, run.err
+    assert run.code == 2, run.err
     assert run.peak_mib < 100, f"peak RSS {run.peak_mib:.0f} MiB"
     print(f"check on a bomb: {run.seconds:.1f} s, {run.peak_mib:.0f} MiB")
     files = {f["url"].removeprefix(base): f for f in json.loads(run.out)["files"]}
     assert [x["code"] for x in files["/bomb.xml.gz"]["findings"]] == ["check-limit", "too-large"]
     assert files["/good.xml"]["findings"] == [] and files["/good.xml"]["urls"] == 1
+
+
+SEVERITY_SITE = {
+    "/sitemap.xml": Doc(urlset(
+        "<url><loc>{base}/a</loc><priority>9</priority></url>",  # warning
+        "<url><loc>{base}/b</loc><lastmod>2999-01-01</lastmod></url>",  # notice
+    )),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flags", "code"),
+    [
+        ((), 1),
+        (("--fail-on", "error"), 0),
+        (("--fail-on", "notice"), 1),
+        (("--ignore", "bad-priority"), 0),
+        (("--ignore", "bad-priority", "--fail-on", "notice"), 1),
+        (("--ignore", "bad-priority", "--ignore", "future-lastmod", "--fail-on", "notice"), 0),
+    ],
+)
+async def test_check_exit_status_by_severity(
+    aiohttp_server: ServerFactory, flags: tuple[str, ...], code: int
+) -> None:
+    """A warning and a notice: the exit status follows --fail-on; --ignore drops rules."""
+    base = await serve(aiohttp_server, Site(SEVERITY_SITE))
+    result = await run_cli("check", base + "/sitemap.xml", "--json", *flags)
+    assert result.code == code, result.err
+    ignored = {flags[i + 1] for i, flag in enumerate(flags) if flag == "--ignore"}
+    found = {x["code"] for f in json.loads(result.out)["files"] for x in f["findings"]}
+    assert found == {"bad-priority", "future-lastmod"} - ignored
+
+
+async def test_check_ignore_of_an_unknown_rule_is_a_usage_error() -> None:
+    """--ignore with a code that is no rule: one line naming it, exit 2, nothing read."""
+    result = await run_cli("check", "http://127.0.0.1:9/", "--ignore", "no-such-rule")
+    assert result.code == 2
+    assert result.err.strip() == (
+        "sitemap-reader check: error: --ignore: no rule 'no-such-rule' (see the README)"
+    )
+
+
+def test_every_rule_has_a_severity() -> None:
+    """Each rule names one of the three severities and a meaning."""
+    from sitemap_reader.parse.checker import RULES, SEVERITIES
+
+    assert all(rule.severity in SEVERITIES and rule.meaning for rule in RULES.values())

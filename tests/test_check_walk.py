@@ -46,7 +46,7 @@ async def test_each_file_is_requested_once(
     base = await serve(aiohttp_server, site)
     args = ["-o", str(tmp_path / "r.html")] if command == "report" else ["--json"]
     result = await run_cli(command, base + "/", *args)
-    assert result.code == (1 if command == "check" else 0), result.err  # a 404: a finding
+    assert result.code == (2 if command == "check" else 0), result.err  # a 404: an error
     assert Counter(site.paths()) == dict.fromkeys(PATHS, 1)
     if command == "check":
         files = {f["url"].removeprefix(base): f for f in json.loads(result.out)["files"]}
@@ -80,7 +80,7 @@ async def test_check_goes_through_the_proxy_with_the_users_header(unused_tcp_por
         )
     finally:
         await server.close()
-    assert result.code == 1, result.err  # the 404 child
+    assert result.code == 2, result.err  # the 404 child
     assert "connection refused" not in result.out
     assert sorted(url for url, _ in seen) == sorted(origin + path for path in PATHS)
     assert {cookie for _, cookie in seen} == {"session=s3cret"}
@@ -148,7 +148,7 @@ async def test_site_text_is_escaped_in_check_output(aiohttp_server: ServerFactor
     }
     base = await serve(aiohttp_server, Site(docs))
     result = await run_cli("check", base + "/")
-    assert result.code == 1, result.err
+    assert result.code == 2, result.err
     for raw in ("\x1b", "\x07"):
         assert raw not in result.out + result.err
     assert "\\x1b[31mred\\x1b]8;;http://evil.example/\\x07link" in result.out

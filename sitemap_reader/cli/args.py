@@ -118,10 +118,13 @@ Checks the sitemaps.org protocol to the letter: the sitemap namespace, at most 5
 and 50 MB uncompressed per file, the location rule, URLs of at most 2,048 characters,
 absolute and entity-escaped, W3C dates, lastmods not in the future, UTF-8, no nested
 indexes, absolute robots.txt Sitemap: lines, and URLs listed once across the sitemaps.
-Each finding names its file, the line of its first occurrence and how often it occurs.
+Each finding names its severity (error: engines drop the file or its URLs; warning:
+breaks the protocol, engines tolerate it; notice: advice), its file, the line of its first
+occurrence and how often it occurs.
 
-exit status: 0 when nothing was found, 1 with findings (or when no sitemap was found),
-2 for usage errors.
+exit status: 0 when nothing at or above --fail-on was found (notices only, by default),
+1 with warnings, 2 with errors or for usage errors, 3 when the target could not be
+checked (unreachable, no sitemap found).
 """
 
 _REPORT_EXAMPLES = """\
@@ -138,6 +141,19 @@ def _add_check_command(commands: Any, handler: Handler) -> None:
     sub = _command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
     sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("--json", action="store_true", help="print the findings as JSON")
+    sub.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "notice"),
+        default="warning",
+        help="the least severity that makes the exit status non-zero (warning)",
+    )
+    sub.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="leave out the findings of this rule (repeatable)",
+    )
     _add_crawl_options(sub)
     sub.set_defaults(run=handler, action="check")
 

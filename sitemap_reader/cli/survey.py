@@ -18,7 +18,7 @@ names the walk's reason, so a cut is never mistaken for a body that ends there.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -99,6 +99,14 @@ class Survey:
         for report in self.files:
             out.extend(report.findings)
         return out
+
+    def ignore(self, codes: Iterable[str]) -> None:
+        """Drop the findings of these rules (``check --ignore CODE``)."""
+        dropped = set(codes)
+        if dropped:
+            self.findings = [f for f in self.findings if f.code not in dropped]
+            for report in self.files:
+                report.findings = [f for f in report.findings if f.code not in dropped]
 
     def count(self, record: UrlRecord) -> None:
         """Add one record to the distributions."""

@@ -58,35 +58,54 @@ from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
 from sitemap_reader.parse.scope import host_of, in_location
 from sitemap_reader.parse.xml import SITEMAP_NS
 
-#: What each finding code means (the report and the README list them).
+#: How much a finding weighs, worst first. ``error``: search engines drop the file or its
+#: URLs; ``warning``: it breaks the protocol, engines tolerate it; ``notice``: advice.
+SEVERITIES: Final = ("error", "warning", "notice")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of the checker: its severity and what a finding of it means."""
+
+    severity: str
+    meaning: str
+
+
+#: Every finding code, with its severity and meaning (the report and the README list them).
 RULES: Final = {
-    "namespace": "the root element is not in the sitemap namespace " + SITEMAP_NS,
-    "not-a-sitemap": "the body is not a <urlset>, <sitemapindex> or text sitemap",
-    "too-many-urls": f"more than {PROTOCOL_MAX_URLS:,} entries in one file",
-    "too-large": f"more than {PROTOCOL_MAX_BYTES:,} bytes uncompressed",
-    "out-of-location": "a URL outside the directory of its sitemap (the location rule)",
-    "other-host": "an index lists a sitemap on another host",
-    "url-too-long": f"a URL longer than {PROTOCOL_MAX_URL_LENGTH:,} characters",
-    "url-not-absolute": "a location that is not an absolute http(s) URL",
-    "url-not-encoded": "a URL with characters that must be percent-encoded (space, non-ASCII)",
-    "not-escaped": "a location with ' \" or > not written as an entity",
-    "bad-date": "a lastmod that is not a W3C Datetime",
-    "future-lastmod": "a lastmod in the future",
-    "bad-changefreq": "a changefreq that is not one of the protocol's values",
-    "bad-priority": "a priority that is not a number from 0.0 to 1.0",
-    "missing-loc": "an entry without a <loc>",
-    "wrong-entry": "a <sitemap> in a urlset or a <url> in an index",
-    "no-entries": "a sitemap with no entries",
-    "not-utf8": "the body is not UTF-8",
-    "xml-syntax": "the XML is not well-formed",
-    "xml-forbidden": "entity declarations or external references (refused)",
-    "gzip": "the gzip stream is corrupt or truncated",
-    "nested-index": "a sitemap index listed by another sitemap index",
-    "duplicate-url": "a URL listed more than once (in this file or an earlier one)",
-    "robots-relative-sitemap": "a robots.txt Sitemap: line that is not an absolute URL",
-    "fetch-failed": "the file could not be fetched or read",
-    "no-sitemap": "no sitemap was found for the target",
-    "check-limit": "a bound of the checker was reached; the rest was not checked",
+    "namespace": Rule("warning", "the root element is not in the sitemap namespace " + SITEMAP_NS),
+    "not-a-sitemap": Rule("error", "the body is not a <urlset>, <sitemapindex> or text sitemap"),
+    "too-many-urls": Rule("error", f"more than {PROTOCOL_MAX_URLS:,} entries in one file"),
+    "too-large": Rule("error", f"more than {PROTOCOL_MAX_BYTES:,} bytes uncompressed"),
+    "out-of-location": Rule(
+        "warning", "a URL outside the directory of its sitemap (the location rule)"
+    ),
+    "other-host": Rule("error", "an index lists a sitemap on another host"),
+    "url-too-long": Rule("warning", f"a URL longer than {PROTOCOL_MAX_URL_LENGTH:,} characters"),
+    "url-not-absolute": Rule("error", "a location that is not an absolute http(s) URL"),
+    "url-not-encoded": Rule(
+        "warning", "a URL with characters that must be percent-encoded (space, non-ASCII)"
+    ),
+    "not-escaped": Rule("warning", "a location with ' \" or > not written as an entity"),
+    "bad-date": Rule("warning", "a lastmod that is not a W3C Datetime"),
+    "future-lastmod": Rule("notice", "a lastmod in the future"),
+    "bad-changefreq": Rule("warning", "a changefreq that is not one of the protocol's values"),
+    "bad-priority": Rule("warning", "a priority that is not a number from 0.0 to 1.0"),
+    "missing-loc": Rule("error", "an entry without a <loc>"),
+    "wrong-entry": Rule("warning", "a <sitemap> in a urlset or a <url> in an index"),
+    "no-entries": Rule("warning", "a sitemap with no entries"),
+    "not-utf8": Rule("error", "the body is not UTF-8"),
+    "xml-syntax": Rule("error", "the XML is not well-formed"),
+    "xml-forbidden": Rule("error", "entity declarations or external references (refused)"),
+    "gzip": Rule("error", "the gzip stream is corrupt or truncated"),
+    "nested-index": Rule("warning", "a sitemap index listed by another sitemap index"),
+    "duplicate-url": Rule("notice", "a URL listed more than once (in this file or an earlier one)"),
+    "robots-relative-sitemap": Rule(
+        "warning", "a robots.txt Sitemap: line that is not an absolute URL"
+    ),
+    "fetch-failed": Rule("error", "the file could not be fetched or read"),
+    "no-sitemap": Rule("error", "no sitemap was found for the target"),
+    "check-limit": Rule("error", "a bound of the checker was reached; the rest was not checked"),
 }
 
 CHANGEFREQS: Final = frozenset(
@@ -117,10 +136,16 @@ class Finding:
     message: str
     count: int = 1
 
+    @property
+    def severity(self) -> str:
+        """``error``, ``warning`` or ``notice`` (see :data:`RULES`)."""
+        return RULES[self.code].severity
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``sitemap-reader check --json``."""
         return {
             "code": self.code,
+            "severity": self.severity,
             "file": self.file,
             "line": self.line,
             "count": self.count,
