@@ -58,7 +58,7 @@ CASES = [
     (doc("<url><loc>https://example.com/a</loc></url>"), []),
     (doc("<url><loc>https://example.com/a</loc></url>", ns="http://wrong/"), [("namespace", 2, 1)]),
     (doc("<url><loc>https://example.com/a</loc></url>", ns=""), [("namespace", 2, 1)]),
-    (doc("<url><loc>https://other.org/a</loc></url>"), [("out-of-location", 3, 1)]),
+    (doc("<url><loc>https://other.org/a</loc></url>"), [("other-host", 3, 1)]),
     (doc(f"<url><loc>https://example.com/{'x' * 2100}</loc></url>"), [("url-too-long", 3, 1)]),
     (doc("<url><loc>/relative</loc></url>"), [("url-not-absolute", 3, 1)]),
     (doc("<url><loc>https://example.com/a b</loc></url>"), [("url-not-encoded", 3, 1)]),
@@ -428,3 +428,29 @@ def test_every_rule_has_a_severity() -> None:
     from sitemap_reader.parse.checker import RULES, SEVERITIES
 
     assert all(rule.severity in SEVERITIES and rule.meaning for rule in RULES.values())
+
+
+LOCATION_SITE = {
+    "/robots.txt": Doc(
+        "Sitemap: {base}/sitemaps/listed.xml\nSitemap: {base}/sitemaps/index.xml\n",
+        content_type="text/plain",
+    ),
+    "/sitemaps/listed.xml": Doc(urlset("/", "/a")),  # listed by robots.txt: any URL of the host
+    "/sitemaps/index.xml": Doc(index("/sitemaps/child.xml")),
+    "/sitemaps/child.xml": Doc(urlset("/b")),  # a child of a listed index: the same
+}
+
+
+async def test_location_rule_as_engines_apply_it(aiohttp_server: ServerFactory) -> None:
+    """Sitemaps under /sitemaps/ that robots.txt lists (or a listed index's children) may
+    list root URLs; the same sitemap given alone may not, and the message names the
+    directory; a URL on another host is other-host."""
+    base = await serve(aiohttp_server, Site(LOCATION_SITE))
+    listed = await run_cli("check", base + "/")
+    assert listed.code == 0, listed.out + listed.err
+    alone = await run_cli("check", base + "/sitemaps/listed.xml")
+    assert alone.code == 1
+    assert f"warning out-of-location: {base}/ is not under {base}/sitemaps/" in alone.out
+    docs = {"/s.xml": Doc(urlset("<url><loc>https://other.example/a</loc></url>"))}
+    other = await run_cli("check", (await serve(aiohttp_server, Site(docs))) + "/s.xml")
+    assert "error other-host: https://other.example/a is not on 127.0.0.1" in other.out

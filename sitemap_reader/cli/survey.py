@@ -29,6 +29,9 @@ from sitemap_reader.discovery.actions import Batch, Checkpoint
 from sitemap_reader.discovery.observer import Observer, Watch
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.checker import BodyChecker, Finding, SiteCheck, check_robots
+from sitemap_reader.parse.normalize import normalize_url
+from sitemap_reader.parse.robots import sitemaps_from_robots
+from sitemap_reader.parse.scope import host_of
 from sitemap_reader.records import Problem, UrlRecord
 
 #: Fatal problem codes of the walk that mean "stopped reading before the body's end"
@@ -135,16 +138,26 @@ class _Tap(Observer):
         self.site = SiteCheck()
         #: Findings by node (``id``: every node lives in the run's tree to the end).
         self.checked: dict[int, _Checked] = {}
+        #: Sitemaps a robots.txt lists, or an index so listed lists (by normalized URL):
+        #: the host of that robots.txt, whose every URL they may list.
+        self.vouched: dict[str, str] = {}
 
     def watch(self, node: SitemapNode) -> Watch:
         """The tap of one job."""
         return _FileTap(self, node)
 
+    def vouch(self, node: SitemapNode) -> str | None:
+        """The host whose robots.txt vouches for ``node`` (see :attr:`vouched`)."""
+        if node.kind == "robots":
+            return host_of(node.final_url or node.url)
+        return self.vouched.get(normalize_url(node.url) or node.url)
+
     def checker(self, node: SitemapNode) -> BodyChecker:
         """A checker for the body of ``node`` (its final URL is known by now)."""
         label = label_of(node)
         base = label if node.kind not in ("file", "stdin") else None
-        checker = self.site.checker(label, base=base, limits=self.limits)
+        vouched = self.vouch(node)
+        checker = self.site.checker(label, base=base, limits=self.limits, vouched_host=vouched)
         if base is None:
             checker.base = None  # a local file has no location: no host or location rule
         return checker
@@ -170,9 +183,22 @@ class _FileTap(Watch):
             self.checker = self.tap.checker(self.node)
         self.checker.feed(chunk)
 
+    def child(self, url: str, lastmod: datetime | None) -> None:
+        """A child of an index: vouched for by the robots.txt that vouches for the index
+        (a robots.txt's own children are vouched for in :meth:`robots`: not its guesses)."""
+        host = self.tap.vouch(self.node) if self.node.kind != "robots" else None
+        if host is not None:
+            self.tap.vouched[normalize_url(url) or url] = host
+
     def robots(self, body: bytes) -> None:
-        """The robots.txt body the walk parsed."""
-        self.tap.checked[id(self.node)] = _Checked(check_robots(body, label_of(self.node)))
+        """The robots.txt body the walk parsed: its findings; it vouches for what it lists."""
+        node = self.node
+        self.tap.checked[id(node)] = _Checked(check_robots(body, label_of(node)))
+        base = node.final_url or node.url
+        host = host_of(base)
+        if host is not None:
+            for url in sitemaps_from_robots(body, base, max_bytes=self.tap.limits.max_robots_bytes):
+                self.tap.vouched[url] = host
 
     def observe(self, batch: Batch, duplicates: Batch, uniform: bool) -> Batch:
         """Count the records the walk made."""

@@ -78,9 +78,14 @@ RULES: Final = {
     "too-many-urls": Rule("error", f"more than {PROTOCOL_MAX_URLS:,} entries in one file"),
     "too-large": Rule("error", f"more than {PROTOCOL_MAX_BYTES:,} bytes uncompressed"),
     "out-of-location": Rule(
-        "warning", "a URL outside the directory of its sitemap (the location rule)"
+        "warning",
+        "a URL outside the directory of its sitemap, which no robots.txt lists (the location rule)",
     ),
-    "other-host": Rule("error", "an index lists a sitemap on another host"),
+    "other-host": Rule(
+        "error",
+        "a URL or child sitemap on another host than its sitemap's "
+        "(and than the host whose robots.txt lists the sitemap)",
+    ),
     "url-too-long": Rule("warning", f"a URL longer than {PROTOCOL_MAX_URL_LENGTH:,} characters"),
     "url-not-absolute": Rule("error", "a location that is not an absolute http(s) URL"),
     "url-not-encoded": Rule(
@@ -238,7 +243,9 @@ class BodyChecker:
 
     ``on_url(url, line)`` is called for every page or child location (for the site-wide
     duplicate check); ``now`` is the reference for lastmods in the future; ``limits``
-    are the reader's (the decompressed cap, gzip members, the markup bounds).
+    are the reader's (the decompressed cap, gzip members, the markup bounds);
+    ``vouched_host`` is the host whose robots.txt lists this sitemap (or the index that
+    lists it): its URLs are in location wherever they are on that host.
     """
 
     def __init__(
@@ -249,8 +256,10 @@ class BodyChecker:
         now: datetime | None = None,
         on_url: Any = None,
         limits: Limits | None = None,
+        vouched_host: str | None = None,
     ) -> None:
         self.file = file
+        self.vouched_host = vouched_host
         self.base = base if base is not None else (file if "://" in file else None)
         self.now = now or datetime.now(UTC)
         self.limits = limits = limits or Limits()
@@ -404,13 +413,23 @@ class BodyChecker:
         if _UNENCODED.search(loc):
             self.findings.add("url-not-encoded", line, f"{loc[:200]!r}")
         if self.base is not None:
-            if child:
-                if host_of(loc) != host_of(self.base):
-                    self.findings.add("other-host", line, f"{loc[:200]} is not on this host")
-            elif not in_location(loc, self.base):
-                self.findings.add("out-of-location", line, f"{loc[:200]} is outside the location")
+            self._location(loc, line, self.base)
         if self._on_url is not None:
             self._on_url(loc, line)
+
+    def _location(self, loc: str, line: int, base: str) -> None:
+        """The location rule as engines apply it (sitemaps.org, "Sitemaps & Cross
+        Submits"): a sitemap that a robots.txt lists (or an index it lists) may list any
+        URL of that robots.txt's host; otherwise its own host, under its own directory."""
+        host, own = host_of(loc), host_of(base)
+        if host is not None and host == self.vouched_host:
+            return
+        if host != own:
+            hosts = " or ".join(h for h in (own, self.vouched_host) if h)
+            self.findings.add("other-host", line, f"{loc[:200]} is not on {hosts}")
+        elif self.format != "sitemapindex" and not in_location(loc, base):
+            directory = base.split("?", 1)[0].rsplit("/", 1)[0] + "/"
+            self.findings.add("out-of-location", line, f"{loc[:200]} is not under {directory}")
 
     def field(self, name: str, value: str, line: int) -> None:
         """Check one lastmod, changefreq or priority value."""
@@ -677,7 +696,12 @@ class SiteCheck:
     _full: bool = False
 
     def checker(
-        self, file: str, *, base: str | None = None, limits: Limits | None = None
+        self,
+        file: str,
+        *,
+        base: str | None = None,
+        limits: Limits | None = None,
+        vouched_host: str | None = None,
     ) -> BodyChecker:
         """A :class:`BodyChecker` for one file whose URLs join the duplicate check."""
         dupes = self._duplicates.setdefault(file, Findings(file))
@@ -698,7 +722,9 @@ class SiteCheck:
                     f"over {CHECK_MAX_TRACKED_URLS:,} URLs: no more duplicate checks",
                 )
 
-        checker = BodyChecker(file, base=base, now=self.now, on_url=on_url, limits=limits)
+        checker = BodyChecker(
+            file, base=base, now=self.now, on_url=on_url, limits=limits, vouched_host=vouched_host
+        )
         self._files.append(checker)
         return checker
 
