@@ -35,21 +35,17 @@ from pathlib import Path
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+if __package__ in (None, ""):  # run as a script: make the checkout importable (see
+    # discovery.py for why this folder itself must stay off the path)
+    _here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+    sys.path.insert(0, str(_here.parent))
+
+from tests.hostile.floods import attributes, element_names
+
 LAUNCHER = Path(__file__).resolve().parent.parent / "tests" / "hostile" / "hwm_launcher.py"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = f'<urlset xmlns="{NS}"><url><loc>{{base}}/a</loc></url>'
-
-
-def _attributes() -> Iterator[bytes]:
-    yield b'<url a="1"'
-    for start in range(0, 5_000_000, 10_000):
-        yield b"".join(b' a%d="1"' % n for n in range(start, start + 10_000))
-    yield b"/>"
-
-
-def _names() -> Iterator[bytes]:
-    for start in range(0, 5_600_000, 10_000):
-        yield b"".join(b"<t%d/>" % n for n in range(start, start + 10_000))
 
 
 def _gzip(pieces: Iterator[bytes]) -> bytes:
@@ -153,8 +149,8 @@ async def main() -> None:
             "/index.xml": _index("/a.xml", "/b.xml.gz"),
             "/a.xml": head + b"</urlset>",
             "/b.xml.gz": gzip.compress(head + b"</urlset>"),
-            "/attributes.xml.gz": _gzip(iter([head, *_attributes(), b"</urlset>"])),
-            "/names.xml.gz": _gzip(iter([head, *_names(), b"</urlset>"])),
+            "/attributes.xml.gz": _gzip(iter([head, *attributes(), b"</urlset>"])),
+            "/names.xml.gz": _gzip(iter([head, *element_names(), b"</urlset>"])),
         }
     )
     bench.bodies["/attributes-index.xml"] = _index("/a.xml", "/attributes.xml.gz")

@@ -14,7 +14,6 @@ distinct element names ~1.5 GB and 22 s, an endless body ran until ``--timeout``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import pytest
 from tests.conftest_cli import run_cli
 from tests.hostile import hostile_site as hs
 from tests.hostile.cli_kit import COMMON, Measured, measured_own
+from tests.hostile.floods import attributes, element_names
 from tests.hostile.hostile_site import HostileSite
 
 #: Peak RSS bound for the check process (the CLI alone is about 40 MiB).
@@ -36,21 +36,7 @@ CAPPED = 45.0
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
 
-def _attributes() -> Iterator[bytes]:
-    """One start tag with 5,000,000 distinct attributes (about 50 MiB)."""
-    yield b'<url a="1"'
-    for start in range(0, 5_000_000, 10_000):
-        yield b"".join(b' a%d="1"' % n for n in range(start, start + 10_000))
-    yield b"/>"
-
-
-def _element_names() -> Iterator[bytes]:
-    """5,600,000 distinct element names, one empty element each."""
-    for start in range(0, 5_600_000, 10_000):
-        yield b"".join(b"<t%d/>" % n for n in range(start, start + 10_000))
-
-
-FLOODS = {"attributes": (_attributes, "longer than 65536 bytes"), "names": (_element_names, "")}
+FLOODS = {"attributes": (attributes, "longer than 65536 bytes"), "names": (element_names, "")}
 
 
 def _files(run: Measured) -> dict[str, dict[str, Any]]:
