@@ -156,3 +156,6 @@ CHECK_MAX_RAW_LOC = 64 * KiB
 #: Seconds a lastmod may lie ahead of now before it counts as in the future: one day of
 #: slack for clock skew and time zones written wrong.
 CHECK_FUTURE_SLACK = 86_400
+#: Occurrences ``check --examples N`` keeps per rule and file: enough to fix a file by,
+#: while a file with a million bad dates still costs a bounded list.
+CHECK_MAX_EXAMPLES = 1_000

@@ -65,6 +65,7 @@ CASES = [
     (doc("<url><loc>https://example.com/é</loc></url>"), [("url-not-encoded", 3, 1)]),
     (doc("<url><loc>https://example.com/?a='1'</loc></url>"), [("not-escaped", 3, 1)]),
     (doc("<url><loc>https://example.com/?a=&apos;1&apos;</loc></url>"), []),
+    (doc("<url><loc>https://example.com/?a=1&b=2</loc></url>"), [("xml-syntax", 3, 1)]),
     (
         doc(
             "<url><loc>https://example.com/a</loc><lastmod>2024-1-5</lastmod></url>",
@@ -454,3 +455,61 @@ async def test_location_rule_as_engines_apply_it(aiohttp_server: ServerFactory) 
     docs = {"/s.xml": Doc(urlset("<url><loc>https://other.example/a</loc></url>"))}
     other = await run_cli("check", (await serve(aiohttp_server, Site(docs))) + "/s.xml")
     assert "error other-host: https://other.example/a is not on 127.0.0.1" in other.out
+
+
+def test_messages_in_plain_words() -> None:
+    """An unescaped & says so; a raw quote in <loc> is quoted as text, not a bytes repr."""
+    (amp,) = findings(doc("<url><loc>https://example.com/?a=1&b=2</loc></url>"))
+    assert amp.message.startswith("an unescaped & (write it as &amp;)")
+    (quote,) = findings(doc("<url><loc>https://example.com/?a='1'</loc></url>"))
+    assert (
+        quote.message == "https://example.com/?a='1' has ' \" or > not written &apos; &quot; &gt;"
+    )
+
+
+def test_examples_keep_the_earliest_occurrences() -> None:
+    """With examples=N a rule keeps its N earliest lines and the full count, however fed."""
+    dates = [
+        f"<url><loc>https://example.com/{i}</loc><lastmod>x{i}</lastmod></url>" for i in range(5)
+    ]
+    body = doc(*dates)
+    whole, bytewise = BodyChecker(BASE, now=NOW, examples=3), BodyChecker(BASE, now=NOW, examples=3)
+    whole.feed(body)
+    for start in range(len(body)):
+        bytewise.feed(body[start : start + 1])
+    (found,) = whole.close()
+    assert bytewise.close() == [found]
+    assert found.count == 5 and [line for line, _ in found.examples] == [3, 4, 5]
+    assert [text for _, text in found.examples] == [
+        f"'x{i}' is not a W3C Datetime" for i in range(3)
+    ]
+
+
+async def test_check_examples_several_targets_and_distinct_rules(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """--examples 2 shows two lines per rule and file; two targets in one run; "rules
+    broken" counts distinct rules; a local file says which rules it could not get."""
+    bad = "<url><loc>{base}/%s</loc><priority>9</priority></url>"
+    docs = {"/one.xml": Doc(urlset(*(bad % i for i in range(3)))), "/two.xml": Doc(urlset(bad % 9))}
+    base = await serve(aiohttp_server, Site(docs))
+    local = tmp_path / "local.xml"
+    local.write_bytes(doc("<url><loc>https://example.com/a</loc></url>"))
+    result = await run_cli(
+        "check", base + "/one.xml", base + "/two.xml", str(local), "--examples", "2"
+    )
+    assert result.code == 1, result.err
+    lines = result.out.splitlines()
+    at = lines.index(f"{base}/one.xml")
+    assert lines[at + 1 : at + 3] == [
+        "  line 5: warning bad-priority: '9' (x3)",
+        "    line 6: '9'",
+    ]
+    assert f"{base}/two.xml" in lines
+    assert lines[-2] == "local files have no URL: out-of-location, other-host were not applied"
+    assert lines[-1] == "4 warnings (1 rule broken) in 2 of 3 files"
+    as_json = json.loads(
+        (await run_cli("check", base + "/one.xml", "--json", "--examples", "2")).out
+    )
+    (finding,) = as_json["files"][0]["findings"]
+    assert [x["line"] for x in finding["examples"]] == [5, 6]

@@ -34,7 +34,7 @@ EXIT_CHECK_UNCHECKED = 3
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """``sitemap-reader check TARGET [--json] [--fail-on LEVEL] [--ignore CODE]...``."""
+    """``sitemap-reader check TARGET... [--json] [--fail-on LEVEL] [--ignore CODE]...``."""
     unknown = sorted(set(args.ignore) - RULES.keys())
     if unknown:
         return _usage(args, f"--ignore: no rule {printable(unknown[0])!r} (see the README)")
@@ -99,7 +99,8 @@ def run_report(args: argparse.Namespace) -> int:
 def _survey(args: argparse.Namespace) -> Survey | int:
     try:
         check_targets(args.targets)
-        return asyncio.run(survey(args.targets[0], reader_options(args)))
+        examples = getattr(args, "examples", 1)
+        return asyncio.run(survey(args.targets, reader_options(args), examples=examples))
     except UsageError as exc:
         return _usage(args, str(exc))
     except KeyboardInterrupt:
@@ -109,6 +110,11 @@ def _survey(args: argparse.Namespace) -> Survey | int:
 def _usage(args: argparse.Namespace, message: str) -> int:
     print(f"{PROG} {args.action}: error: {message}", file=sys.stderr, flush=True)
     return EXIT_USAGE
+
+
+#: Node kinds without a URL, and the rules that need one (not applied to them).
+LOCAL = ("file", "stdin")
+LOCAL_RULES = ("out-of-location", "other-host")
 
 
 def _weight(finding: Finding) -> tuple[int, int]:
@@ -128,7 +134,12 @@ def check_lines(found: Survey) -> list[str]:
             where = f"line {f.line}: " if f.line is not None else ""
             times = f" (x{f.count:,})" if f.count > 1 else ""
             lines.append(f"  {where}{f.severity} {f.code}: {printable(f.message)}{times}")
+            for line, message in f.examples[1:]:  # --examples N
+                where = f"line {line}: " if line is not None else ""
+                lines.append(f"    {where}{printable(message)}")
     checked = len(found.files)
+    if any(r.node.kind in LOCAL for r in found.files):
+        lines.append(f"local files have no URL: {', '.join(LOCAL_RULES)} were not applied")
     if by_file:
         counts = severity_counts(findings)
         weights = ", ".join(_plural(n, level) for level, n in counts.items() if n)
@@ -167,6 +178,7 @@ def check_json(found: Survey) -> dict[str, Any]:
                 "uncompressed": r.uncompressed,
                 "seconds": None if r.seconds is None else round(r.seconds, 3),
                 "last_modified": r.last_modified,
+                "rules_not_applied": list(LOCAL_RULES) if r.node.kind in LOCAL else [],
                 "findings": [f.to_dict() for f in r.findings],
             }
             for r in found.files

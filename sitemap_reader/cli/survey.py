@@ -18,7 +18,7 @@ names the walk's reason, so a cut is never mistaken for a body that ends there.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -132,10 +132,10 @@ class _Checked:
 class _Tap(Observer):
     """The survey's seat in the walk: one :class:`_FileTap` per job."""
 
-    def __init__(self, survey: Survey, limits: Limits) -> None:
+    def __init__(self, survey: Survey, limits: Limits, examples: int) -> None:
         self.survey = survey
         self.limits = limits
-        self.site = SiteCheck()
+        self.site = SiteCheck(examples=examples)
         #: Findings by node (``id``: every node lives in the run's tree to the end).
         self.checked: dict[int, _Checked] = {}
         #: Sitemaps a robots.txt lists, or an index so listed lists (by normalized URL):
@@ -193,7 +193,8 @@ class _FileTap(Watch):
     def robots(self, body: bytes) -> None:
         """The robots.txt body the walk parsed: its findings; it vouches for what it lists."""
         node = self.node
-        self.tap.checked[id(node)] = _Checked(check_robots(body, label_of(node)))
+        found = check_robots(body, label_of(node), self.tap.site.examples)
+        self.tap.checked[id(node)] = _Checked(found)
         base = node.final_url or node.url
         host = host_of(base)
         if host is not None:
@@ -231,16 +232,18 @@ def _read_stop(node: SitemapNode) -> Problem | None:
     return None
 
 
-async def survey(target: str, options: dict[str, Any]) -> Survey:
-    """Walk ``target`` with :class:`SitemapReader` (``options`` are its keywords), with
-    the checker and the counters riding on the walk."""
-    result = Survey(Run(targets=(target,)))
-    tap = _Tap(result, options.get("limits") or Limits())
+async def survey(targets: Sequence[str], options: dict[str, Any], *, examples: int = 1) -> Survey:
+    """Walk ``targets`` with :class:`SitemapReader` (``options`` are its keywords), with
+    the checker and the counters riding on the walk; ``examples`` occurrences are kept
+    per rule and file."""
+    result = Survey(Run(targets=tuple(targets)))
+    tap = _Tap(result, options.get("limits") or Limits(), examples)
     async with SitemapReader(**options) as reader:
-        result.run = run = await reader.tree(target, observer=tap)
+        result.run = run = await reader.tree(list(targets), observer=tap)
     if run.error is not None:
         reason = plain_reason(run.error)
-        result.findings.append(Finding("no-sitemap", shown(target), None, reason))
+        named = ", ".join(map(shown, targets))
+        result.findings.append(Finding("no-sitemap", named, None, reason))
     result.files = [FileReport(node, parent) for node, parent in _with_parents(run)]
     for report in result.files:
         _verdict(report, tap.checked.get(id(report.node)))

@@ -32,6 +32,7 @@ file with a million bad dates costs one finding.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import hashlib
 import pyexpat
@@ -129,6 +130,9 @@ _ENTRY_OF: Final = {"urlset": "url", "sitemapindex": "sitemap"}
 _FEEDS: Final = frozenset(("rss", "RDF", "feed"))
 _BLANK: Final = b"\xef\xbb\xbf \t\r\n"
 _XML_NS: Final = "http://www.w3.org/XML/1998/namespace"
+_ENTITY_NAME: Final = re.compile(rb"#?[\w.-]*")
+_INVALID_TOKEN: Final = pyexpat.errors.codes[pyexpat.errors.XML_ERROR_INVALID_TOKEN]
+_NO_LINE: Final = 1 << 62  # the sort key of a finding without a line: after every line
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +144,8 @@ class Finding:
     line: int | None
     message: str
     count: int = 1
+    #: The earliest occurrences kept, (line, message), the first being ``line``/``message``.
+    examples: tuple[tuple[int | None, str], ...] = ()
 
     @property
     def severity(self) -> str:
@@ -155,36 +161,42 @@ class Finding:
             "line": self.line,
             "count": self.count,
             "message": self.message,
+            "examples": [{"line": line, "message": text} for line, text in self.examples],
         }
 
 
 class Findings:
-    """Findings of one file, aggregated per code (earliest line and example, a count)."""
+    """Findings of one file, aggregated per code: a count and the ``examples`` earliest
+    occurrences (line and message), whatever order the passes report in, so a body gives
+    the same findings however it was chunked."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, examples: int = 1) -> None:
         self.file = file
-        self._by_code: dict[str, list[Any]] = {}
+        self.examples = examples
+        self._by_code: dict[str, tuple[list[int], list[tuple[int, str]]]] = {}
 
     def add(self, code: str, line: int | None, message: str) -> None:
-        """Count one occurrence of ``code``; the earliest line is its example, whatever
-        order the passes report in (the same findings however the body was chunked)."""
+        """Count one occurrence of ``code``."""
         entry = self._by_code.get(code)
         if entry is None:
-            self._by_code[code] = [line, message, 1]
-            return
-        entry[2] += 1
-        if line is not None and (entry[0] is None or line < entry[0]):
-            entry[0], entry[1] = line, message
+            entry = self._by_code[code] = ([0], [])
+        entry[0][0] += 1
+        kept = entry[1]
+        key = (_NO_LINE if line is None else line, message)  # a line says more: first
+        if len(kept) < self.examples or key < kept[-1]:
+            bisect.insort(kept, key)
+            del kept[self.examples :]
 
     def __bool__(self) -> bool:
         return bool(self._by_code)
 
     def items(self) -> list[Finding]:
         """The findings, by first line (file-level ones first), then code."""
-        found = [
-            Finding(code, self.file, line, message, count)
-            for code, (line, message, count) in self._by_code.items()
-        ]
+        found = []
+        for code, ((count,), kept) in self._by_code.items():
+            examples = tuple((None if n == _NO_LINE else n, text) for n, text in kept)
+            line, message = examples[0]
+            found.append(Finding(code, self.file, line, message, count, examples))
         return sorted(found, key=lambda f: (f.line or 0, f.code))
 
 
@@ -257,13 +269,14 @@ class BodyChecker:
         on_url: Any = None,
         limits: Limits | None = None,
         vouched_host: str | None = None,
+        examples: int = 1,
     ) -> None:
         self.file = file
         self.vouched_host = vouched_host
         self.base = base if base is not None else (file if "://" in file else None)
         self.now = now or datetime.now(UTC)
         self.limits = limits = limits or Limits()
-        self.findings = Findings(file)
+        self.findings = Findings(file, examples)
         self.format: str | None = None
         self.entries = 0
         self.bytes_in = 0
@@ -404,7 +417,10 @@ class BodyChecker:
             self.findings.add("too-many-urls", line, f"entry {self.entries:,} of one file")
         loc = loc.strip()
         if raw is not None and any(c in raw for c in (b"'", b'"', b">")):
-            self.findings.add("not-escaped", line, f"raw {raw[:80]!r} needs &apos; &quot; &gt;")
+            text = raw[:80].decode("utf-8", "replace")
+            self.findings.add(
+                "not-escaped", line, f"{text} has ' \" or > not written &apos; &quot; &gt;"
+            )
         if not re.match(r"https?://[^/?#\s]", loc, re.IGNORECASE):
             self.findings.add("url-not-absolute", line, f"{loc[:200]!r}")
             return
@@ -522,6 +538,11 @@ class _XmlPass:
                 self.bounded.finish()
         except pyexpat.ExpatError as exc:
             text = pyexpat.ErrorString(exc.code) if exc.code else str(exc)
+            invalid = exc.code == _INVALID_TOKEN
+            if invalid and self._unescaped_ampersand(
+                self.parser.ErrorByteIndex - self.window_start
+            ):
+                text = "an unescaped & (write it as &amp;)"
             owner.findings.add("xml-syntax", exc.lineno, f"{text} (column {exc.offset})")
             raise _Stop from None
         except DefusedXmlException:
@@ -531,6 +552,14 @@ class _XmlPass:
         except StopParsing:
             raise _Stop from None
         self._trim()
+
+    def _unescaped_ampersand(self, at: int) -> bool:
+        """Does expat's error at window offset ``at`` follow a ``&`` that starts no entity
+        (``?a=1&b=2``: expat stops at the ``=`` after the would-be entity name ``b``)?"""
+        if not 0 <= at <= len(self.window):
+            return False
+        start = self.window.rfind(b"&", max(0, at - 64), at + 1)
+        return start >= 0 and _ENTITY_NAME.fullmatch(self.window[start + 1 : at]) is not None
 
     def _trim(self) -> None:
         """Drop the window's bytes that no open <loc> needs."""
@@ -664,13 +693,13 @@ class _XmlPass:
         return raw[close + 1 :] if close >= 0 else None
 
 
-def check_robots(body: bytes, file: str) -> list[Finding]:
+def check_robots(body: bytes, file: str, examples: int = 1) -> list[Finding]:
     """Findings of a robots.txt: every ``Sitemap:`` line must hold an absolute URL.
 
     >>> [f.line for f in check_robots(b"User-agent: *\\nSitemap: /s.xml\\n", "r")]
     [2]
     """
-    findings = Findings(file)
+    findings = Findings(file, examples)
     text = body.decode("utf-8", "replace")
     for number, line in enumerate(text.splitlines(), start=1):
         key, sep, value = line.partition(":")
@@ -690,6 +719,8 @@ class SiteCheck:
     """
 
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    #: Occurrences kept per rule and file (``check --examples N``).
+    examples: int = 1
     _seen: dict[bytes, str] = field(default_factory=dict)
     _duplicates: dict[str, Findings] = field(default_factory=dict)
     _files: list[BodyChecker] = field(default_factory=list)
@@ -704,7 +735,7 @@ class SiteCheck:
         vouched_host: str | None = None,
     ) -> BodyChecker:
         """A :class:`BodyChecker` for one file whose URLs join the duplicate check."""
-        dupes = self._duplicates.setdefault(file, Findings(file))
+        dupes = self._duplicates.setdefault(file, Findings(file, self.examples))
 
         def on_url(url: str, line: int) -> None:
             key = hashlib.blake2b(url.encode("utf-8", "replace"), digest_size=8).digest()
@@ -723,7 +754,13 @@ class SiteCheck:
                 )
 
         checker = BodyChecker(
-            file, base=base, now=self.now, on_url=on_url, limits=limits, vouched_host=vouched_host
+            file,
+            base=base,
+            now=self.now,
+            on_url=on_url,
+            limits=limits,
+            vouched_host=vouched_host,
+            examples=self.examples,
         )
         self._files.append(checker)
         return checker
