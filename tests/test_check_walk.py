@@ -127,7 +127,7 @@ async def test_a_changed_dns_answer_never_reaches_loopback(aiohttp_server: Serve
     docs["/secret.xml"] = Doc(urlset("/secret"))
     target = f"http://public.example:{port}/sitemap.xml"
     resolver = RebindingResolver()
-    found = await survey(target, {"resolver": resolver, "scope": "any"})
+    found = await survey([target], {"resolver": resolver, "scope": "any"})
     assert Counter(site.paths()) == {"/sitemap.xml": 1, "/a.xml": 1}
     by_url = {r.url.split(":" + port)[1]: r for r in found.files}
     (failed,) = by_url["/secret.xml"].findings
