@@ -147,3 +147,20 @@ class Limits:
 #: robots.txt responses the Scrapy add-on keeps at once to hand to the second party that
 #: asks (RobotsTxtMiddleware or discovery): one per host; an evicted one costs a download.
 MAX_SHARED_ROBOTS = 256
+
+
+# --- the protocol checker (``check`` and ``report``: sitemap_reader.parse.checker) ---
+# The checker reads what the reader reads, under the reader's own Limits (decompressed
+# cap, gzip members, markup bounds); these are the few bounds of its own.
+#: URLs remembered for the duplicate rule across one run: 8-byte hashes, about 100 bytes
+#: each in a dict, so 2,000,000 is about 200 MB; past it, duplicates are no longer counted.
+CHECK_MAX_TRACKED_URLS = 2_000_000
+#: Bytes of one ``<loc>`` kept raw for the escaping rule: 32 times the protocol's longest
+#: URL; a longer location has broken that rule already and only its text is checked.
+CHECK_MAX_RAW_LOC = 64 * KiB
+#: Seconds a lastmod may lie ahead of now before it counts as in the future: one day of
+#: slack for clock skew and time zones written wrong.
+CHECK_FUTURE_SLACK = 86_400
+#: Occurrences ``check --examples N`` keeps per rule and file: enough to fix a file by,
+#: while a file with a million bad dates still costs a bounded list.
+CHECK_MAX_EXAMPLES = 1_000

@@ -1,4 +1,4 @@
-"""The protocol checker (sitemap_reader.check) and the ``check`` command."""
+"""The protocol checker (sitemap_reader.parse.checker) and the ``check`` command."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sitemap_reader.check import (
-    EXPAT_PIECE,
-    MAX_NESTING,
+from sitemap_reader.limits import Limits
+from sitemap_reader.parse.checker import (
     BodyChecker,
     Finding,
     SiteCheck,
@@ -59,13 +58,14 @@ CASES = [
     (doc("<url><loc>https://example.com/a</loc></url>"), []),
     (doc("<url><loc>https://example.com/a</loc></url>", ns="http://wrong/"), [("namespace", 2, 1)]),
     (doc("<url><loc>https://example.com/a</loc></url>", ns=""), [("namespace", 2, 1)]),
-    (doc("<url><loc>https://other.org/a</loc></url>"), [("out-of-location", 3, 1)]),
+    (doc("<url><loc>https://other.org/a</loc></url>"), [("other-host", 3, 1)]),
     (doc(f"<url><loc>https://example.com/{'x' * 2100}</loc></url>"), [("url-too-long", 3, 1)]),
     (doc("<url><loc>/relative</loc></url>"), [("url-not-absolute", 3, 1)]),
     (doc("<url><loc>https://example.com/a b</loc></url>"), [("url-not-encoded", 3, 1)]),
     (doc("<url><loc>https://example.com/é</loc></url>"), [("url-not-encoded", 3, 1)]),
     (doc("<url><loc>https://example.com/?a='1'</loc></url>"), [("not-escaped", 3, 1)]),
     (doc("<url><loc>https://example.com/?a=&apos;1&apos;</loc></url>"), []),
+    (doc("<url><loc>https://example.com/?a=1&b=2</loc></url>"), [("xml-syntax", 3, 1)]),
     (
         doc(
             "<url><loc>https://example.com/a</loc><lastmod>2024-1-5</lastmod></url>",
@@ -110,7 +110,7 @@ CASES = [
         f'<urlset xmlns="{NS}"><url><loc>https://example.com/\xe9</loc></url></urlset>'.encode(
             "latin-1"
         ),
-        [("not-utf8", 2, 2), ("url-not-encoded", 2, 1)],
+        [("not-utf8", 1, 2), ("url-not-encoded", 2, 1)],
     ),
     (
         doc("<sitemap><loc>https://other.org/s.xml</loc></sitemap>", root="sitemapindex"),
@@ -154,7 +154,7 @@ def test_over_50000_urls_and_line_of_the_first_extra() -> None:
 
 def test_over_50_mb_uncompressed() -> None:
     """More than 52,428,800 bytes uncompressed is a finding (gzip makes it cheap to send)."""
-    pad = "<!--" + "x" * 1_000_000 + "-->"
+    pad = " " * 1_000_000  # character data: no markup bound applies
     entries = [pad] * 53 + ["<url><loc>https://example.com/a</loc></url>"]
     checker = BodyChecker(BASE, now=NOW)
     checker.feed(gzip.compress(doc(*entries), compresslevel=1))
@@ -184,8 +184,9 @@ def test_deep_nesting_is_bounded() -> None:
     started = time.monotonic()
     found = findings(body)
     assert time.monotonic() - started < 5.0
+    depth = Limits().max_xml_depth
     assert [(f.code, f.message) for f in found] == [
-        ("check-limit", f"elements nested over {MAX_NESTING} deep")
+        ("check-limit", f"elements nested more than {depth} deep; the rest was not checked")
     ]
 
 
@@ -197,12 +198,14 @@ def test_feeds_are_not_held_to_the_sitemap_rules() -> None:
     assert checker.close() == [] and checker.format == "rss"
 
 
-def test_huge_token_is_fed_in_large_pieces() -> None:
-    """A 4 MiB attribute fed in 64 KiB chunks stays linear (expat sees >= 1 MiB pieces)."""
-    body = doc(f'<url a="{"x" * (4 * EXPAT_PIECE)}"><loc>https://example.com/a</loc></url>')
+def test_huge_token_ends_at_the_parsers_token_bound() -> None:
+    """A 4 MiB attribute fed in 64 KiB chunks ends at max_xml_token, as in the parser."""
+    body = doc(f'<url a="{"x" * (4 << 20)}"><loc>https://example.com/a</loc></url>')
     started = time.monotonic()
-    assert findings(body, step=65536) == []
+    found = findings(body, step=65536)
     assert time.monotonic() - started < 5.0
+    assert [(f.code, f.line) for f in found] == [("check-limit", 3)]
+    assert "longer than 65536 bytes" in found[0].message
 
 
 def test_w3c_datetime() -> None:
@@ -259,8 +262,9 @@ async def test_check_clean_site_exits_0(aiohttp_server: ServerFactory) -> None:
     assert result.out.strip().splitlines()[-1].startswith("clean: 4 files, 3 URLs")
 
 
-async def test_check_findings_exit_1_with_file_line_count(aiohttp_server: ServerFactory) -> None:
-    """Findings name file, line and count; duplicates across sitemaps and nesting are found."""
+async def test_check_findings_exit_2_with_file_line_count(aiohttp_server: ServerFactory) -> None:
+    """Findings name severity, file, line and count; duplicates across sitemaps and nesting
+    are found; an error (the 404) makes the exit status 2."""
     docs = {
         "/robots.txt": Doc(
             "Sitemap: {base}/sitemap.xml\nSitemap: /rel.xml\n", content_type="text/plain"
@@ -275,8 +279,9 @@ async def test_check_findings_exit_1_with_file_line_count(aiohttp_server: Server
         "/b.xml": Doc(urlset("/p1")),
     }  # fmt: skip
     base = await serve(aiohttp_server, Site(docs))
-    result = await run_cli("check", base + "/", "--json")
-    assert result.code == 1
+    # One sitemap at a time: "first in FILE" names the file the walk read first.
+    result = await run_cli("check", base + "/", "--json", "--concurrency", "1")
+    assert result.code == 2
     report = json.loads(result.out)
     assert report["clean"] is False
     by_file = {f["url"].removeprefix(base): f for f in report["files"]}
@@ -293,10 +298,12 @@ async def test_check_findings_exit_1_with_file_line_count(aiohttp_server: Server
         ("/inner.xml", "nested-index", None, 1),
         ("/b.xml", "duplicate-url", 5, 1),
     }
-    text = await run_cli("check", base + "/")
-    assert text.code == 1
-    assert f"{base}/a.xml\n  line 6: bad-date: 'yesterday' is not a W3C Datetime" in text.out
-    assert "6 findings (6 rules broken) in 5 of" in text.out
+    assert report["severities"] == {"error": 1, "warning": 3, "notice": 2}
+    text = await run_cli("check", base + "/", "--concurrency", "1")
+    assert text.code == 2
+    a_xml = f"{base}/a.xml\n  line 6: warning bad-date: 'yesterday' is not a W3C Datetime\n"
+    assert a_xml + "  line 7: notice future-lastmod: 2999-01-01 is in the future" in text.out
+    assert "1 error, 3 warnings, 2 notices (6 rules broken) in 5 of" in text.out
 
 
 async def test_check_failed_fetch_is_a_finding(aiohttp_server: ServerFactory) -> None:
@@ -304,7 +311,7 @@ async def test_check_failed_fetch_is_a_finding(aiohttp_server: ServerFactory) ->
     docs = {"/sitemap.xml": Doc(index("/gone.xml", "/a.xml")), "/a.xml": Doc(urlset("/p1"))}
     base = await serve(aiohttp_server, Site(docs))
     result = await run_cli("check", base + "/sitemap.xml", "--json")
-    assert result.code == 1
+    assert result.code == 2
     files = {f["url"].removeprefix(base): f for f in json.loads(result.out)["files"]}
     assert [x["code"] for x in files["/gone.xml"]["findings"]] == ["fetch-failed"]
     assert files["/a.xml"]["findings"] == [] and files["/a.xml"]["urls"] == 1
@@ -317,15 +324,16 @@ async def test_check_local_file_and_stdin(tmp_path: Path) -> None:
     path.write_bytes(body)
     from_file = await run_cli("check", str(path))
     from_stdin = await run_cli("check", "-", stdin=body)
-    assert from_file.code == from_stdin.code == 1
-    assert from_file.out.splitlines()[1] == "  line 3: bad-priority: '7'"
-    assert from_stdin.out.splitlines()[:2] == ["-", "  line 3: bad-priority: '7'"]
+    assert from_file.code == from_stdin.code == 1  # a warning
+    assert from_file.out.splitlines()[1] == "  line 3: warning bad-priority: '7'"
+    assert from_stdin.out.splitlines()[:2] == ["-", "  line 3: warning bad-priority: '7'"]
 
 
-async def test_check_nothing_found_exits_1(unused_tcp_port: int) -> None:
-    """An unreachable target: exit 1 and a no-sitemap finding with a plain reason."""
+async def test_check_nothing_found_exits_3(unused_tcp_port: int) -> None:
+    """An unreachable target could not be checked: exit 3 and a no-sitemap finding with a
+    plain reason."""
     result = await run_cli("check", f"http://127.0.0.1:{unused_tcp_port}/")
-    assert result.code == 1 and "Traceback" not in result.err
+    assert result.code == 3 and "Traceback" not in result.err
     assert "no-sitemap" in result.out and "connection refused" in result.out
 
 
@@ -368,9 +376,140 @@ async def test_check_command_on_a_bomb_is_bounded(aiohttp_server: ServerFactory)
     site = Site(docs, handlers={"/bomb.xml.gz": serve_bomb})
     base = await serve(aiohttp_server, site)
     run = await measured(["check", base + "/sitemap.xml", "--json"], limit=60)
-    assert run.code == 1, run.err
+    assert run.code == 2, run.err
     assert run.peak_mib < 100, f"peak RSS {run.peak_mib:.0f} MiB"
     print(f"check on a bomb: {run.seconds:.1f} s, {run.peak_mib:.0f} MiB")
     files = {f["url"].removeprefix(base): f for f in json.loads(run.out)["files"]}
     assert [x["code"] for x in files["/bomb.xml.gz"]["findings"]] == ["check-limit", "too-large"]
     assert files["/good.xml"]["findings"] == [] and files["/good.xml"]["urls"] == 1
+
+
+SEVERITY_SITE = {
+    "/sitemap.xml": Doc(urlset(
+        "<url><loc>{base}/a</loc><priority>9</priority></url>",  # warning
+        "<url><loc>{base}/b</loc><lastmod>2999-01-01</lastmod></url>",  # notice
+    )),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flags", "code"),
+    [
+        ((), 1),
+        (("--fail-on", "error"), 0),
+        (("--fail-on", "notice"), 1),
+        (("--ignore", "bad-priority"), 0),
+        (("--ignore", "bad-priority", "--fail-on", "notice"), 1),
+        (("--ignore", "bad-priority", "--ignore", "future-lastmod", "--fail-on", "notice"), 0),
+    ],
+)
+async def test_check_exit_status_by_severity(
+    aiohttp_server: ServerFactory, flags: tuple[str, ...], code: int
+) -> None:
+    """A warning and a notice: the exit status follows --fail-on; --ignore drops rules."""
+    base = await serve(aiohttp_server, Site(SEVERITY_SITE))
+    result = await run_cli("check", base + "/sitemap.xml", "--json", *flags)
+    assert result.code == code, result.err
+    ignored = {flags[i + 1] for i, flag in enumerate(flags) if flag == "--ignore"}
+    found = {x["code"] for f in json.loads(result.out)["files"] for x in f["findings"]}
+    assert found == {"bad-priority", "future-lastmod"} - ignored
+
+
+async def test_check_ignore_of_an_unknown_rule_is_a_usage_error() -> None:
+    """--ignore with a code that is no rule: one line naming it, exit 2, nothing read."""
+    result = await run_cli("check", "http://127.0.0.1:9/", "--ignore", "no-such-rule")
+    assert result.code == 2
+    assert result.err.strip() == (
+        "sitemap-reader check: error: --ignore: no rule 'no-such-rule' (see the README)"
+    )
+
+
+def test_every_rule_has_a_severity() -> None:
+    """Each rule names one of the three severities and a meaning."""
+    from sitemap_reader.parse.checker import RULES, SEVERITIES
+
+    assert all(rule.severity in SEVERITIES and rule.meaning for rule in RULES.values())
+
+
+LOCATION_SITE = {
+    "/robots.txt": Doc(
+        "Sitemap: {base}/sitemaps/listed.xml\nSitemap: {base}/sitemaps/index.xml\n",
+        content_type="text/plain",
+    ),
+    "/sitemaps/listed.xml": Doc(urlset("/", "/a")),  # listed by robots.txt: any URL of the host
+    "/sitemaps/index.xml": Doc(index("/sitemaps/child.xml")),
+    "/sitemaps/child.xml": Doc(urlset("/b")),  # a child of a listed index: the same
+}
+
+
+async def test_location_rule_as_engines_apply_it(aiohttp_server: ServerFactory) -> None:
+    """Sitemaps under /sitemaps/ that robots.txt lists (or a listed index's children) may
+    list root URLs; the same sitemap given alone may not, and the message names the
+    directory; a URL on another host is other-host."""
+    base = await serve(aiohttp_server, Site(LOCATION_SITE))
+    listed = await run_cli("check", base + "/")
+    assert listed.code == 0, listed.out + listed.err
+    alone = await run_cli("check", base + "/sitemaps/listed.xml")
+    assert alone.code == 1
+    assert f"warning out-of-location: {base}/ is not under {base}/sitemaps/" in alone.out
+    docs = {"/s.xml": Doc(urlset("<url><loc>https://other.example/a</loc></url>"))}
+    other = await run_cli("check", (await serve(aiohttp_server, Site(docs))) + "/s.xml")
+    assert "error other-host: https://other.example/a is not on 127.0.0.1" in other.out
+
+
+def test_messages_in_plain_words() -> None:
+    """An unescaped & says so; a raw quote in <loc> is quoted as text, not a bytes repr."""
+    (amp,) = findings(doc("<url><loc>https://example.com/?a=1&b=2</loc></url>"))
+    assert amp.message.startswith("an unescaped & (write it as &amp;)")
+    (quote,) = findings(doc("<url><loc>https://example.com/?a='1'</loc></url>"))
+    assert (
+        quote.message == "https://example.com/?a='1' has ' \" or > not written &apos; &quot; &gt;"
+    )
+
+
+def test_examples_keep_the_earliest_occurrences() -> None:
+    """With examples=N a rule keeps its N earliest lines and the full count, however fed."""
+    dates = [
+        f"<url><loc>https://example.com/{i}</loc><lastmod>x{i}</lastmod></url>" for i in range(5)
+    ]
+    body = doc(*dates)
+    whole, bytewise = BodyChecker(BASE, now=NOW, examples=3), BodyChecker(BASE, now=NOW, examples=3)
+    whole.feed(body)
+    for start in range(len(body)):
+        bytewise.feed(body[start : start + 1])
+    (found,) = whole.close()
+    assert bytewise.close() == [found]
+    assert found.count == 5 and [line for line, _ in found.examples] == [3, 4, 5]
+    assert [text for _, text in found.examples] == [
+        f"'x{i}' is not a W3C Datetime" for i in range(3)
+    ]
+
+
+async def test_check_examples_several_targets_and_distinct_rules(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """--examples 2 shows two lines per rule and file; two targets in one run; "rules
+    broken" counts distinct rules; a local file says which rules it could not get."""
+    bad = "<url><loc>{base}/%s</loc><priority>9</priority></url>"
+    docs = {"/one.xml": Doc(urlset(*(bad % i for i in range(3)))), "/two.xml": Doc(urlset(bad % 9))}
+    base = await serve(aiohttp_server, Site(docs))
+    local = tmp_path / "local.xml"
+    local.write_bytes(doc("<url><loc>https://example.com/a</loc></url>"))
+    result = await run_cli(
+        "check", base + "/one.xml", base + "/two.xml", str(local), "--examples", "2"
+    )
+    assert result.code == 1, result.err
+    lines = result.out.splitlines()
+    at = lines.index(f"{base}/one.xml")
+    assert lines[at + 1 : at + 3] == [
+        "  line 5: warning bad-priority: '9' (x3)",
+        "    line 6: '9'",
+    ]
+    assert f"{base}/two.xml" in lines
+    assert lines[-2] == "local files have no URL: out-of-location, other-host were not applied"
+    assert lines[-1] == "4 warnings (1 rule broken) in 2 of 3 files"
+    as_json = json.loads(
+        (await run_cli("check", base + "/one.xml", "--json", "--examples", "2")).out
+    )
+    (finding,) = as_json["files"][0]["findings"]
+    assert [x["line"] for x in finding["examples"]] == [5, 6]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sitemap_reader.check import BodyChecker, Finding, check_robots
+from sitemap_reader.parse.checker import BodyChecker, Finding, check_robots
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 REALDATA = SHARED / "realdata"

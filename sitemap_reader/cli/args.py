@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final, TypeVar
 
 from sitemap_reader.cli.usage import UsageParser
-from sitemap_reader.limits import Limits
+from sitemap_reader.limits import CHECK_MAX_EXAMPLES, Limits
 
 PROG: Final = "sitemap-reader"
 Handler = Callable[[argparse.Namespace], int]
@@ -118,10 +118,13 @@ Checks the sitemaps.org protocol to the letter: the sitemap namespace, at most 5
 and 50 MB uncompressed per file, the location rule, URLs of at most 2,048 characters,
 absolute and entity-escaped, W3C dates, lastmods not in the future, UTF-8, no nested
 indexes, absolute robots.txt Sitemap: lines, and URLs listed once across the sitemaps.
-Each finding names its file, the line of its first occurrence and how often it occurs.
+Each finding names its severity (error: engines drop the file or its URLs; warning:
+breaks the protocol, engines tolerate it; notice: advice), its file, the line of its first
+occurrence (--examples N: of its first N) and how often it occurs.
 
-exit status: 0 when nothing was found, 1 with findings (or when no sitemap was found),
-2 for usage errors.
+exit status: 0 when nothing at or above --fail-on was found (notices only, by default),
+1 with warnings, 2 with errors or for usage errors, 3 when the target could not be
+checked (unreachable, no sitemap found).
 """
 
 _REPORT_EXAMPLES = """\
@@ -136,8 +139,28 @@ distributions; duplicates; the slowest and the largest sitemaps.
 
 def _add_check_command(commands: Any, handler: Handler) -> None:
     sub = _command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
-    sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
+    sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("--json", action="store_true", help="print the findings as JSON")
+    sub.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "notice"),
+        default="warning",
+        help="the least severity that makes the exit status non-zero (warning)",
+    )
+    sub.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="leave out the findings of this rule (repeatable)",
+    )
+    sub.add_argument(
+        "--examples",
+        type=_examples,
+        default=1,
+        metavar="N",
+        help="show up to N occurrences per rule and file, with their lines (1)",
+    )
     _add_crawl_options(sub)
     sub.set_defaults(run=handler, action="check")
 
@@ -148,6 +171,17 @@ def _add_report_command(commands: Any, handler: Handler) -> None:
     sub.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
     _add_crawl_options(sub)
     sub.set_defaults(run=handler, action="report")
+
+
+def _examples(text: str) -> int:
+    """``--examples N``: from 1 to ``CHECK_MAX_EXAMPLES``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= CHECK_MAX_EXAMPLES:
+        raise argparse.ArgumentTypeError(f"a whole number from 1 to {CHECK_MAX_EXAMPLES:,}")
+    return value
 
 
 def package_version() -> str:

@@ -1,7 +1,8 @@
 """The ``check`` and ``report`` commands: a target surveyed (:mod:`.survey`), then shown.
 
-``check`` prints the protocol findings file by file (``FILE`` then ``  line N: code:
-message (xCOUNT)``), or JSON with ``--json``, and exits 0 when there is none, 1 otherwise.
+``check`` prints the protocol findings file by file, worst first (``FILE`` then ``  line
+N: SEVERITY CODE: message (xCOUNT)``), or JSON with ``--json``, and exits by the worst
+severity found (:func:`check_exit`).
 ``report`` writes one self-contained HTML page (:mod:`.htmlreport`) with ``-o FILE``; it
 exits 0, or 1 when nothing could be discovered (the page then says why).
 """
@@ -14,26 +15,59 @@ import json
 import sys
 from typing import Any
 
-from sitemap_reader.check import RULES, Finding
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
 from sitemap_reader.cli.output import AtomicFile
-from sitemap_reader.cli.survey import Survey, survey
+from sitemap_reader.cli.survey import Survey, shown, survey
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.errors import UsageError
+from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
+from sitemap_reader.safe_text import printable
+
+#: ``check``'s exit codes: nothing at or above ``--fail-on`` (clean, or notices only by
+#: default); warnings (or notices with ``--fail-on notice``); errors; and "could not be
+#: checked" (nothing discovered: the target unreachable, no sitemap anywhere).
+EXIT_CHECK_CLEAN = 0
+EXIT_CHECK_WARNINGS = 1
+EXIT_CHECK_ERRORS = 2
+EXIT_CHECK_UNCHECKED = 3
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """``sitemap-reader check TARGET [--json]``."""
+    """``sitemap-reader check TARGET... [--json] [--fail-on LEVEL] [--ignore CODE]...``."""
+    unknown = sorted(set(args.ignore) - RULES.keys())
+    if unknown:
+        return _usage(args, f"--ignore: no rule {printable(unknown[0])!r} (see the README)")
     found = _survey(args)
     if isinstance(found, int):
         return found
-    findings = found.all_findings()
+    found.ignore(args.ignore)
     if args.json:
         print(json.dumps(check_json(found), indent=2, ensure_ascii=False), flush=True)
     else:
         print("\n".join(check_lines(found)), flush=True)
-    return EXIT_NOTHING if findings else EXIT_OK
+    return check_exit(found, args.fail_on)
+
+
+def check_exit(found: Survey, fail_on: str = "warning") -> int:
+    """The exit code of ``check``: by the worst severity at or above ``fail_on``."""
+    if found.run.error is not None:
+        return EXIT_CHECK_UNCHECKED
+    counts = severity_counts(found.all_findings())
+    if counts["error"]:
+        return EXIT_CHECK_ERRORS
+    worst = next((level for level in SEVERITIES if counts[level]), None)
+    if worst is None or SEVERITIES.index(worst) > SEVERITIES.index(fail_on):
+        return EXIT_CHECK_CLEAN
+    return EXIT_CHECK_WARNINGS
+
+
+def severity_counts(findings: list[Finding]) -> dict[str, int]:
+    """Occurrences by severity, every severity present (worst first)."""
+    counts = dict.fromkeys(SEVERITIES, 0)
+    for finding in findings:
+        counts[finding.severity] += finding.count
+    return counts
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -43,12 +77,12 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         sink = AtomicFile(args.output)
     except OSError as exc:
-        return _usage(args, f"cannot write {args.output}: {exc.strerror or exc}")
+        return _usage(args, f"cannot write {shown(args.output)}: {exc.strerror or exc}")
     try:
         found = _survey(args)
         if isinstance(found, int):
             return found
-        sink.stream.write(render(found, args.targets[0]))
+        sink.stream.write(render(found, shown(args.targets[0])))
         sink.commit()
     finally:
         sink.abort()
@@ -56,7 +90,7 @@ def run_report(args: argparse.Namespace) -> int:
         total = sum(f.count for f in found.all_findings())
         print(
             f"{PROG}: report of {len(found.files)} files, {found.urls:,} URLs, "
-            f"{total:,} findings written to {sink.path}",
+            f"{total:,} findings written to {shown(str(sink.path))}",
             file=sys.stderr,
         )
     return EXIT_NOTHING if found.run.error is not None else EXIT_OK
@@ -65,7 +99,8 @@ def run_report(args: argparse.Namespace) -> int:
 def _survey(args: argparse.Namespace) -> Survey | int:
     try:
         check_targets(args.targets)
-        return asyncio.run(survey(args.targets[0], reader_options(args)))
+        examples = getattr(args, "examples", 1)
+        return asyncio.run(survey(args.targets, reader_options(args), examples=examples))
     except UsageError as exc:
         return _usage(args, str(exc))
     except KeyboardInterrupt:
@@ -77,24 +112,40 @@ def _usage(args: argparse.Namespace, message: str) -> int:
     return EXIT_USAGE
 
 
+#: Node kinds without a URL, and the rules that need one (not applied to them).
+LOCAL = ("file", "stdin")
+LOCAL_RULES = ("out-of-location", "other-host")
+
+
+def _weight(finding: Finding) -> tuple[int, int]:
+    return SEVERITIES.index(finding.severity), finding.line or 0
+
+
 def check_lines(found: Survey) -> list[str]:
-    """The text report: findings grouped by file, then a one-line verdict."""
+    """The text report: findings grouped by file, worst first, then a one-line verdict."""
     lines: list[str] = []
     by_file: dict[str, list[Finding]] = {}
-    for finding in found.all_findings():
+    findings = found.all_findings()
+    for finding in findings:
         by_file.setdefault(finding.file, []).append(finding)
     for file, items in by_file.items():
-        lines.append(file)
-        for f in items:
+        lines.append(printable(file))
+        for f in sorted(items, key=_weight):
             where = f"line {f.line}: " if f.line is not None else ""
             times = f" (x{f.count:,})" if f.count > 1 else ""
-            lines.append(f"  {where}{f.code}: {f.message}{times}")
+            lines.append(f"  {where}{f.severity} {f.code}: {printable(f.message)}{times}")
+            for line, message in f.examples[1:]:  # --examples N
+                where = f"line {line}: " if line is not None else ""
+                lines.append(f"    {where}{printable(message)}")
     checked = len(found.files)
+    if any(r.node.kind in LOCAL for r in found.files):
+        lines.append(f"local files have no URL: {', '.join(LOCAL_RULES)} were not applied")
     if by_file:
-        total = sum(f.count for items in by_file.values() for f in items)
-        rules = sum(len(v) for v in by_file.values())
+        counts = severity_counts(findings)
+        weights = ", ".join(_plural(n, level) for level, n in counts.items() if n)
+        rules = len({f.code for f in findings})
         lines.append(
-            f"{_plural(total, 'finding')} ({_plural(rules, 'rule')} broken) "
+            f"{weights} ({_plural(rules, 'rule')} broken) "
             f"in {len(by_file)} of {_plural(checked, 'file')}"
         )
     else:
@@ -114,6 +165,7 @@ def check_json(found: Survey) -> dict[str, Any]:
     return {
         "targets": list(found.run.targets),
         "clean": not findings,
+        "severities": severity_counts(findings),
         "urls": found.urls,
         "files": [
             {
@@ -126,10 +178,11 @@ def check_json(found: Survey) -> dict[str, Any]:
                 "uncompressed": r.uncompressed,
                 "seconds": None if r.seconds is None else round(r.seconds, 3),
                 "last_modified": r.last_modified,
+                "rules_not_applied": list(LOCAL_RULES) if r.node.kind in LOCAL else [],
                 "findings": [f.to_dict() for f in r.findings],
             }
             for r in found.files
         ],
         "findings": [f.to_dict() for f in found.findings],
-        "rules": {f.code: RULES.get(f.code, "") for f in findings},
+        "rules": {f.code: RULES[f.code].meaning for f in findings},
     }

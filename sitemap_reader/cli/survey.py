@@ -1,62 +1,86 @@
-"""A survey of one target for ``check`` and ``report``: the tree, then every file once more.
+"""A survey of one target for ``check`` and ``report``: the reader's one walk, watched.
 
-The walk itself is :meth:`SitemapReader.tree` (robots.txt, redirects, the address guard,
-budgets, retries): it says which files exist and what happened to each. The survey then
-reads every file the walk fetched a second time, streaming it through the protocol
-checker (:mod:`sitemap_reader.check`) and :class:`~sitemap_reader.SitemapParser`, and
-times it. Nothing keeps a body or the records: the survey keeps counters (lastmod by
-month, changefreq, priority) and the findings.
+The walk is :meth:`SitemapReader.tree` (robots.txt, redirects, the address guard, proxy,
+user headers, pacing, deadlines, byte caps, retries): it says which files exist and what
+happened to each. The survey rides on it through the core's observer seat
+(:class:`~sitemap_reader.discovery.observer.Observer`): each job gets a :class:`_FileTap`
+watch that hands every raw chunk the walk read to the protocol checker
+(:mod:`sitemap_reader.parse.checker`) as it arrives, each robots.txt body to
+:func:`~sitemap_reader.parse.checker.check_robots`, and counts the records the walk
+made (lastmod by month, changefreq, priority). Nothing is fetched a second time and
+nothing keeps a body or the records: the survey keeps counters and the findings.
 
-The second read costs one more download per file; once the discovery core hands bodies
-to observers, the survey can ride on the walk instead (the checker is sans-I/O for that).
+Where the walk stopped reading a body early (a byte or markup bound, the deadline, a
+lost connection), the checker is closed as cut short and the file gets a finding that
+names the walk's reason, so a cut is never mistaken for a body that ends there.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
-import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import aiohttp
-
-from sitemap_reader.check import BodyChecker, Finding, SiteCheck, check_robots
 from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
+from sitemap_reader.discovery.actions import Batch, Checkpoint
+from sitemap_reader.discovery.observer import Observer, Watch
 from sitemap_reader.limits import Limits
-from sitemap_reader.parse.parser import SitemapParser
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.parse.checker import BodyChecker, Finding, SiteCheck, check_robots
+from sitemap_reader.parse.normalize import normalize_url
+from sitemap_reader.parse.robots import sitemaps_from_robots
+from sitemap_reader.parse.scope import host_of
+from sitemap_reader.records import Problem, UrlRecord
 
-CHUNK = 64 * 1024
+#: Fatal problem codes of the walk that mean "stopped reading before the body's end"
+#: (besides every ``limit-*``): the deadline, a lost connection, a read error, a crash.
+READ_STOPS = frozenset(("timeout", "body", "read", "internal"))
+
+
+def shown(text: str) -> str:
+    """A name from the command line or the file system as text that prints and writes
+    anywhere: bytes that are not UTF-8 (a Latin-1 file name) are shown escaped.
+
+    >>> shown(b"caf\\xe9.xml".decode("utf-8", "surrogateescape"))
+    'caf\\\\xe9.xml'
+    """
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def label_of(node: SitemapNode) -> str:
+    """How a file is named in findings: its final URL, its path, or ``-`` for stdin."""
+    if node.kind == "stdin":
+        return "-"
+    if node.kind == "file":
+        return shown(node.url)
+    return node.final_url or node.url
 
 
 @dataclass(slots=True)
 class FileReport:
-    """One robots.txt or sitemap of the survey: the walk's verdict and the second read."""
+    """One robots.txt or sitemap of the survey: the walk's verdict and the checker's."""
 
     node: SitemapNode
     parent: str | None = None
-    seconds: float | None = None
-    last_modified: str | None = None
     uncompressed: int | None = None
     findings: list[Finding] = field(default_factory=list)
 
-    label: str | None = None
-
     @property
     def url(self) -> str:
-        """The file's URL after redirects (or its path; ``-`` for standard input)."""
-        return self.label or self.node.final_url or self.node.url
+        """The file's name in findings (see :func:`label_of`)."""
+        return label_of(self.node)
 
     @property
-    def source(self) -> str:
-        """Where to read the file again: its final URL or its path."""
-        return self.node.final_url or self.node.url
+    def seconds(self) -> float | None:
+        """The walk's time for this file (request to last byte)."""
+        return self.node.seconds
+
+    @property
+    def last_modified(self) -> str | None:
+        """The Last-Modified header the walk saw."""
+        return self.node.last_modified
 
 
 @dataclass(slots=True)
@@ -64,7 +88,6 @@ class Survey:
     """What ``check`` and ``report`` show: the run, every file, counters over the URLs."""
 
     run: Run
-    stdin_path: str | None = None  # the temporary copy of standard input, shown as "-"
     files: list[FileReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # site-wide (no sitemap found...)
     lastmod_months: Counter[str] = field(default_factory=Counter)
@@ -80,6 +103,14 @@ class Survey:
             out.extend(report.findings)
         return out
 
+    def ignore(self, codes: Iterable[str]) -> None:
+        """Drop the findings of these rules (``check --ignore CODE``)."""
+        dropped = set(codes)
+        if dropped:
+            self.findings = [f for f in self.findings if f.code not in dropped]
+            for report in self.files:
+                report.findings = [f for f in report.findings if f.code not in dropped]
+
     def count(self, record: UrlRecord) -> None:
         """Add one record to the distributions."""
         self.urls += 1
@@ -91,62 +122,162 @@ class Survey:
 
 
 @dataclass(slots=True)
-class _Context:
-    session: aiohttp.ClientSession
-    site: SiteCheck
-    survey: Survey
-    limits: Limits
+class _Checked:
+    """What the tap found in one file."""
+
+    findings: list[Finding]
+    uncompressed: int | None = None
 
 
-async def survey(target: str, options: dict[str, Any]) -> Survey:
-    """Walk ``target`` with :class:`SitemapReader` (``options`` are its keywords), then read
-    every fetched file through the checker and the parser."""
-    async with _local_copy(target) as actual:
-        async with SitemapReader(**options) as reader:
-            run = await reader.tree(actual)
-            user_agent = reader.user_agent
-        result = Survey(run, stdin_path=actual if actual != target else None)
-        if run.error is not None:
-            result.findings.append(Finding("no-sitemap", target, None, plain_reason(run.error)))
-        limits = options.get("limits") or Limits()
-        timeout = aiohttp.ClientTimeout(
-            total=options.get("timeout") or limits.sitemap_timeout,
-            sock_connect=limits.connect_timeout,
-        )
-        headers = {"User-Agent": user_agent, "Accept-Encoding": "gzip"}
-        async with aiohttp.ClientSession(
-            timeout=timeout, headers=headers, auto_decompress=False
-        ) as session:
-            context = _Context(session, SiteCheck(), result, limits)
-            pairs = list(_with_parents(run))
-            result.files = [FileReport(node, parent) for node, parent in pairs]
-            for report in result.files:
-                if report.node.url == result.stdin_path:
-                    report.label = "-"
-            # One file after the other, in tree order: "first in FILE" of a duplicate is
-            # then the first file in the tree, and each file's time is its own.
-            for report in result.files:
-                await _read(context, report)
-        site = context.site
-        nested = site.nesting((r.parent, r.url) for r in result.files if r.parent is not None)
-        for report in result.files:
-            report.findings.extend(site.duplicates(report.url))
-            report.findings.extend(f for f in nested if f.file == report.url)
-        result.duplicates = sum(
-            f.count for r in result.files for f in r.findings if f.code == "duplicate-url"
-        )
-        return result
+class _Tap(Observer):
+    """The survey's seat in the walk: one :class:`_FileTap` per job."""
+
+    def __init__(self, survey: Survey, limits: Limits, examples: int) -> None:
+        self.survey = survey
+        self.limits = limits
+        self.site = SiteCheck(examples=examples)
+        #: Findings by node (``id``: every node lives in the run's tree to the end).
+        self.checked: dict[int, _Checked] = {}
+        #: Sitemaps a robots.txt lists, or an index so listed lists (by normalized URL):
+        #: the host of that robots.txt, whose every URL they may list.
+        self.vouched: dict[str, str] = {}
+
+    def watch(self, node: SitemapNode) -> Watch:
+        """The tap of one job."""
+        return _FileTap(self, node)
+
+    def vouch(self, node: SitemapNode) -> str | None:
+        """The host whose robots.txt vouches for ``node`` (see :attr:`vouched`)."""
+        if node.kind == "robots":
+            return host_of(node.final_url or node.url)
+        return self.vouched.get(normalize_url(node.url) or node.url)
+
+    def checker(self, node: SitemapNode) -> BodyChecker:
+        """A checker for the body of ``node`` (its final URL is known by now)."""
+        label = label_of(node)
+        base = label if node.kind not in ("file", "stdin") else None
+        vouched = self.vouch(node)
+        checker = self.site.checker(label, base=base, limits=self.limits, vouched_host=vouched)
+        if base is None:
+            checker.base = None  # a local file has no location: no host or location rule
+        return checker
+
+
+class _FileTap(Watch):
+    """Feeds one job's bytes to the checker and its records to the counters."""
+
+    __slots__ = ("checker", "node", "tap")
+
+    def __init__(self, tap: _Tap, node: SitemapNode) -> None:
+        self.tap = tap
+        self.node = node
+        self.checker: BodyChecker | None = None
+
+    def begin(self, etag: str | None, last_modified: str | None) -> None:
+        """A response with a body: a fresh checker (a retried body starts over)."""
+        self.checker = None
+
+    def feed(self, chunk: bytes) -> None:
+        """A raw chunk, exactly as the walk read it."""
+        if self.checker is None:
+            self.checker = self.tap.checker(self.node)
+        self.checker.feed(chunk)
+
+    def child(self, url: str, lastmod: datetime | None) -> None:
+        """A child of an index: vouched for by the robots.txt that vouches for the index
+        (a robots.txt's own children are vouched for in :meth:`robots`: not its guesses)."""
+        host = self.tap.vouch(self.node) if self.node.kind != "robots" else None
+        if host is not None:
+            self.tap.vouched[normalize_url(url) or url] = host
+
+    def robots(self, body: bytes) -> None:
+        """The robots.txt body the walk parsed: its findings; it vouches for what it lists."""
+        node = self.node
+        found = check_robots(body, label_of(node), self.tap.site.examples)
+        self.tap.checked[id(node)] = _Checked(found)
+        base = node.final_url or node.url
+        host = host_of(base)
+        if host is not None:
+            for url in sitemaps_from_robots(body, base, max_bytes=self.tap.limits.max_robots_bytes):
+                self.tap.vouched[url] = host
+
+    def observe(self, batch: Batch, duplicates: Batch, uniform: bool) -> Batch:
+        """Count the records the walk made."""
+        count = self.tap.survey.count
+        for record in batch:
+            count(record)
+        return batch
+
+    def settle(self, node: SitemapNode, complete: bool) -> Checkpoint | None:
+        """The job ended: close the checker, as cut short when the walk stopped early."""
+        if not node.fetched:
+            return None
+        checker = self.checker or self.tap.checker(node)  # an empty body is checked too
+        self.checker = None
+        stop = _read_stop(node)
+        findings = checker.close(complete=stop is None)
+        if stop is not None and not any(f.code == "check-limit" for f in findings):
+            code = "check-limit" if stop.code.startswith("limit-") else "fetch-failed"
+            message = f"read stopped: {stop.message}; the rest was not checked"
+            findings.append(Finding(code, label_of(node), None, message))
+        self.tap.checked[id(node)] = _Checked(findings, checker.bytes_out)
+        return None
+
+
+def _read_stop(node: SitemapNode) -> Problem | None:
+    """The walk's reason for ending this body before its end, if it did."""
+    for problem in node.problems:
+        if problem.fatal and (problem.code.startswith("limit-") or problem.code in READ_STOPS):
+            return problem
+    return None
+
+
+async def survey(targets: Sequence[str], options: dict[str, Any], *, examples: int = 1) -> Survey:
+    """Walk ``targets`` with :class:`SitemapReader` (``options`` are its keywords), with
+    the checker and the counters riding on the walk; ``examples`` occurrences are kept
+    per rule and file."""
+    result = Survey(Run(targets=tuple(targets)))
+    tap = _Tap(result, options.get("limits") or Limits(), examples)
+    async with SitemapReader(**options) as reader:
+        result.run = run = await reader.tree(list(targets), observer=tap)
+    if run.error is not None:
+        reason = plain_reason(run.error)
+        named = ", ".join(map(shown, targets))
+        result.findings.append(Finding("no-sitemap", named, None, reason))
+    result.files = [FileReport(node, parent) for node, parent in _with_parents(run)]
+    for report in result.files:
+        _verdict(report, tap.checked.get(id(report.node)))
+    site = tap.site
+    nested = site.nesting((r.parent, r.url) for r in result.files if r.parent is not None)
+    for report in result.files:
+        report.findings.extend(site.duplicates(report.url))
+        report.findings.extend(f for f in nested if f.file == report.url)
+    result.duplicates = sum(
+        f.count for r in result.files for f in r.findings if f.code == "duplicate-url"
+    )
+    return result
+
+
+def _verdict(report: FileReport, checked: _Checked | None) -> None:
+    """A file's findings: the checker's, or why it could not be read."""
+    node = report.node
+    if checked is not None:
+        report.findings.extend(checked.findings)
+        report.uncompressed = checked.uncompressed
+    elif node.kind != "robots":
+        reason = node.reason or "not read"
+        report.findings.append(Finding("fetch-failed", report.url, None, plain_reason(reason)))
 
 
 def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None]]:
-    """Every node worth reading again, with the URL of the sitemap that listed it."""
+    """Every node the walk attempted, with the name of the sitemap that listed it."""
 
     def walk(
         node: SitemapNode, parent: SitemapNode | None
     ) -> Iterator[tuple[SitemapNode, str | None]]:
         parent_url = None
         if parent is not None and parent.kind != "robots":
-            parent_url = parent.final_url or parent.url
+            parent_url = label_of(parent)
         attempted = node.fetched or node.status is not None or bool(node.problems)
         empty_probe = node.kind == "guess" and node.format in (None, "unknown")
         if node.skipped is None and attempted and not empty_probe:
@@ -156,98 +287,6 @@ def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None]]:
 
     for root in run.tree:
         yield from walk(root, None)
-
-
-async def _read(context: _Context, report: FileReport) -> None:
-    node = report.node
-    if not node.fetched and node.kind != "robots":
-        reason = node.reason or "not read"
-        report.findings.append(Finding("fetch-failed", report.url, None, reason))
-        return
-    if node.kind == "robots" and node.status != 200:
-        return  # no robots.txt: nothing to check in it
-    started = time.monotonic()
-    try:
-        if node.kind == "robots":
-            body = await _robots_body(context, report)
-            report.findings.extend(check_robots(body, report.url))
-        else:
-            await _read_sitemap(context, report)
-    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-        text = plain_reason(str(exc) or type(exc).__name__)
-        report.findings.append(Finding("fetch-failed", report.url, None, f"second read: {text}"))
-    report.seconds = time.monotonic() - started
-
-
-async def _robots_body(context: _Context, report: FileReport) -> bytes:
-    """A robots.txt, up to the robots size cap."""
-    cap = context.limits.max_robots_bytes
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in _chunks(context, report):
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= cap:
-            break
-    return b"".join(parts)[:cap]
-
-
-async def _read_sitemap(context: _Context, report: FileReport) -> None:
-    url = report.url
-    remote = "://" in url
-    checker: BodyChecker = context.site.checker(url, base=url if remote else None)
-    parser = SitemapParser(url if remote else None, limits=context.limits)
-    if not remote:
-        checker.base = None
-    count = context.survey.count
-    async for chunk in _chunks(context, report):
-        checker.feed(chunk)
-        for item in parser.feed(chunk):
-            if isinstance(item, UrlRecord):
-                count(item)
-    for item in parser.close():
-        if isinstance(item, UrlRecord):
-            count(item)
-    report.findings.extend(checker.close())
-    report.uncompressed = checker.bytes_out
-
-
-async def _chunks(context: _Context, report: FileReport) -> AsyncIterator[bytes]:
-    """The raw body of a file: from disk, or over HTTP (no redirects: it is the final URL)."""
-    url = report.source
-    if "://" not in url:
-        with open(url, "rb") as handle:
-            while chunk := handle.read(CHUNK):
-                yield chunk
-        return
-    async with context.session.get(url, allow_redirects=False) as response:
-        report.last_modified = response.headers.get("Last-Modified")
-        if response.status != 200:
-            raise aiohttp.ClientError(f"HTTP {response.status}")
-        async for chunk in response.content.iter_chunked(CHUNK):
-            yield chunk
-
-
-class _local_copy:
-    """``-`` (standard input) becomes a temporary file, so it can be read twice."""
-
-    def __init__(self, target: str) -> None:
-        self.target = target
-        self.path: str | None = None
-
-    async def __aenter__(self) -> str:
-        if self.target.strip() != "-":
-            return self.target
-        cap = Limits().max_decompressed_bytes
-        data = sys.stdin.buffer.read(cap + 1)[:cap]
-        fd, self.path = tempfile.mkstemp(prefix="sitemap-reader-", suffix=".stdin")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        return self.path
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self.path is not None:
-            os.unlink(self.path)
 
 
 def utc_now() -> datetime:

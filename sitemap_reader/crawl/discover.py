@@ -57,6 +57,7 @@ from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.discovery.config import Config, compile_patterns
 from sitemap_reader.discovery.model import Run, Stats
+from sitemap_reader.discovery.observer import Observer
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
@@ -339,16 +340,20 @@ class SitemapReader:
         if run.error is not None:
             raise DiscoveryError(run.error)
 
-    async def tree(self, target: str | Sequence[str]) -> Run:
+    async def tree(self, target: str | Sequence[str], *, observer: Observer | None = None) -> Run:
         """Walk every sitemap of the target(s) without keeping the records.
 
         Returns the :class:`~sitemap_reader.crawl.model.Run`: ``run.tree`` (a root node per
         target, with every robots.txt, sitemap and probe under it) and ``run.stats``.
         Nothing is raised when nothing was found: ``run.error`` says why instead.
+        ``observer`` watches every job of the walk (``check`` and ``report`` ride on it);
+        it cannot be combined with ``state``.
         """
+        if observer is not None and self.state is not None:
+            raise UsageError("tree(observer=...) cannot be combined with state")
         run, targets = self._new_run(target)
         state = self._open_state(run, commit_each=True)
-        traversal = self._traversal(run, targets, None, state)
+        traversal = self._traversal(run, targets, None, state or observer)
         try:
             await traversal.run()
             if state is not None:
@@ -363,7 +368,7 @@ class SitemapReader:
         run: Run,
         targets: Sequence[Target],
         channel: Channel[Item] | None,
-        state: Incremental | None,
+        state: Observer | None,
         *,
         merge: bool = False,
     ) -> Traversal:

@@ -6,6 +6,11 @@ each child and batch of records, at the end). The default watch does nothing and
 changes nothing, so the core never tests "is there a state?". The store-backed
 implementation lives above the store layer
 (:class:`sitemap_reader.crawl.incremental.Incremental`); the core only knows this shape.
+
+The same seat is the tap of ``check`` and ``report`` (:mod:`sitemap_reader.cli.survey`):
+a watch that sees each body's chunks (:meth:`Watch.feed`), each robots.txt body
+(:meth:`Watch.robots`) and each sitemap's records (:meth:`Watch.observe`) as the walk
+reads them, so they validate and count what was fetched once, by the one fetcher.
 """
 
 from __future__ import annotations
@@ -44,7 +49,10 @@ class Watch:
         """A body is coming (validators of the response)."""
 
     def feed(self, chunk: bytes) -> None:
-        """A raw chunk of the body."""
+        """A raw chunk of the body (a sitemap's or a local file's, exactly as read)."""
+
+    def robots(self, body: bytes) -> None:
+        """A robots.txt job read its body: the bytes it parses (capped, gunzipped)."""
 
     def child(self, url: str, lastmod: datetime | None) -> None:
         """The sitemap lists a child sitemap."""

@@ -208,6 +208,7 @@ class RobotsRules:
             body = self._robots_text(job)
             base = node.final_url or node.url
             if body is not None:
+                job.watch.robots(body)
                 cap = self.limits.max_robots_bytes
                 rules = parse_robots(body, base, max_bytes=cap)
                 listed = list(rules.sitemaps)

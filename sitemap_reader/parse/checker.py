@@ -1,25 +1,30 @@
 """Protocol validation: the sitemaps.org rules to the letter, as findings with file and line.
 
-This module is sans-I/O. :class:`BodyChecker` is fed one sitemap body (raw bytes, gzipped
-or not) and reports :class:`Finding` values; :func:`check_robots` does the same for a
-robots.txt; :class:`SiteCheck` ties the files of one site together (duplicate URLs across
-sitemaps, index nesting). The crawler's :class:`~sitemap_reader.SitemapParser` is lenient
-by design and aggregates problems without positions, so validation is a separate, light
-pass of its own over the bytes.
+Sans-I/O, like the rest of ``parse/``. :class:`BodyChecker` is fed one sitemap body (raw
+bytes, gzipped or not, exactly as the reader fetched them) and reports :class:`Finding`
+values; :func:`check_robots` does the same for a robots.txt; :class:`SiteCheck` ties the
+files of one run together (duplicate URLs across sitemaps, index nesting). The crawler's
+:class:`~sitemap_reader.SitemapParser` is lenient by design and aggregates problems
+without positions, so validation is a separate, light pass over the same bytes: ``check``
+and ``report`` feed it from the reader's own walk (a :class:`~sitemap_reader.discovery.
+observer.Watch`), never from a second download.
 
 Theory of operation
 -------------------
 A body goes through a capped :class:`~sitemap_reader.parse.gunzip.Gunzip` when it starts
 with the gzip magic, then three checks run on the decompressed bytes side by side: a byte
-count (the 50 MB rule), an incremental strict UTF-8 decoder (the encoding rule, with the
-line of the first bad byte), and a pyexpat parser with defusedxml's protections (entity
-declarations and external references refused, nesting bounded). Its handlers collect the
-text of ``loc``, ``lastmod``, ``changefreq`` and ``priority`` per entry, with the line
-where each starts, and check every value when the entry closes. For the escaping rule the
-raw bytes of each ``<loc>`` are kept (a small window, only while a ``<loc>`` is open) and
-looked at for the characters the protocol wants entity-escaped. Input is handed to expat in
-pieces of at least :data:`EXPAT_PIECE` bytes: expat 2.5 rescans an unfinished token on every
-call, so tiny pieces would make one huge token quadratic.
+count (the 50 MB rule, and the reader's decompressed cap), an incremental strict UTF-8
+decoder (the encoding rule, with the line of the first bad byte; past it expat is given
+the body with bad bytes replaced, so the rest is still checked), and the parser's own
+hardened, bounded expat (:class:`~sitemap_reader.parse.bounds.BoundedExpat`: entity
+declarations and external references refused; one markup token, distinct names,
+namespace declarations and nesting bounded by ``Limits.max_xml_*``), so a hostile body
+costs the checker what it costs the reader. Its handlers collect the text of ``loc``,
+``lastmod``, ``changefreq`` and ``priority`` per entry, with the line where each starts,
+and check every value when the entry closes. Expat runs without namespace processing, as
+in the parser: prefixes are resolved here from the ``xmlns`` attributes in scope. For
+the escaping rule the raw bytes of each ``<loc>`` are kept (a small window, only while a
+``<loc>`` is open) and looked at for the characters the protocol wants entity-escaped.
 
 Findings aggregate per (file, code): the first line, the first example, and a count, so a
 file with a million bad dates costs one finding.
@@ -27,6 +32,7 @@ file with a million bad dates costs one finding.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import hashlib
 import pyexpat
@@ -34,62 +40,79 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, NoReturn
+from typing import Any, Final
+
+from defusedxml import DefusedXmlException
 
 from sitemap_reader.limits import (
+    CHECK_FUTURE_SLACK,
+    CHECK_MAX_RAW_LOC,
+    CHECK_MAX_TRACKED_URLS,
     PROTOCOL_MAX_BYTES,
     PROTOCOL_MAX_URL_LENGTH,
     PROTOCOL_MAX_URLS,
     Limits,
 )
-from sitemap_reader.parse.gunzip import Gunzip, GunzipError
+from sitemap_reader.parse.bounds import BoundedExpat
+from sitemap_reader.parse.entry import Sink, StopParsing
+from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
 from sitemap_reader.parse.scope import host_of, in_location
 from sitemap_reader.parse.xml import SITEMAP_NS
 
-#: What each finding code means (the report and the README list them).
-RULES: Final = {
-    "namespace": "the root element is not in the sitemap namespace " + SITEMAP_NS,
-    "not-a-sitemap": "the body is not a <urlset>, <sitemapindex> or text sitemap",
-    "too-many-urls": f"more than {PROTOCOL_MAX_URLS:,} entries in one file",
-    "too-large": f"more than {PROTOCOL_MAX_BYTES:,} bytes uncompressed",
-    "out-of-location": "a URL outside the directory of its sitemap (the location rule)",
-    "other-host": "an index lists a sitemap on another host",
-    "url-too-long": f"a URL longer than {PROTOCOL_MAX_URL_LENGTH:,} characters",
-    "url-not-absolute": "a location that is not an absolute http(s) URL",
-    "url-not-encoded": "a URL with characters that must be percent-encoded (space, non-ASCII)",
-    "not-escaped": "a location with ' \" or > not written as an entity",
-    "bad-date": "a lastmod that is not a W3C Datetime",
-    "future-lastmod": "a lastmod in the future",
-    "bad-changefreq": "a changefreq that is not one of the protocol's values",
-    "bad-priority": "a priority that is not a number from 0.0 to 1.0",
-    "missing-loc": "an entry without a <loc>",
-    "wrong-entry": "a <sitemap> in a urlset or a <url> in an index",
-    "no-entries": "a sitemap with no entries",
-    "not-utf8": "the body is not UTF-8",
-    "xml-syntax": "the XML is not well-formed",
-    "xml-forbidden": "entity declarations or external references (refused)",
-    "gzip": "the gzip stream is corrupt or truncated",
-    "nested-index": "a sitemap index listed by another sitemap index",
-    "duplicate-url": "a URL listed more than once (in this file or an earlier one)",
-    "robots-relative-sitemap": "a robots.txt Sitemap: line that is not an absolute URL",
-    "fetch-failed": "the file could not be fetched or read",
-    "no-sitemap": "no sitemap was found for the target",
-    "check-limit": "a bound of the checker was reached; the rest was not checked",
-}
+#: How much a finding weighs, worst first. ``error``: search engines drop the file or its
+#: URLs; ``warning``: it breaks the protocol, engines tolerate it; ``notice``: advice.
+SEVERITIES: Final = ("error", "warning", "notice")
 
-#: Bytes handed to expat at a time (see the module docstring: one huge token fed in tiny
-#: pieces is quadratic in expat 2.5; 1 MiB pieces keep a 32 MiB token to seconds).
-EXPAT_PIECE: Final = 1024 * 1024
-#: Element nesting the checker follows (a sitemap needs 4, extensions a few more);
-#: deeper is a nesting attack on expat's own element stack.
-MAX_NESTING: Final = 64
-#: Characters of one field value kept (the protocol's longest value is a 2,048 URL).
-MAX_FIELD: Final = 16 * 1024
-#: URLs remembered for duplicate detection across a site (8-byte hashes, about 100 bytes
-#: each in a dict: 2,000,000 is about 200 MB); past it, duplicates are no longer counted.
-MAX_TRACKED_URLS: Final = 2_000_000
-#: A lastmod counts as in the future only past this slack (clock skew, time zones).
-FUTURE_SLACK: Final = timedelta(days=1)
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of the checker: its severity and what a finding of it means."""
+
+    severity: str
+    meaning: str
+
+
+#: Every finding code, with its severity and meaning (the report and the README list them).
+RULES: Final = {
+    "namespace": Rule("warning", "the root element is not in the sitemap namespace " + SITEMAP_NS),
+    "not-a-sitemap": Rule("error", "the body is not a <urlset>, <sitemapindex> or text sitemap"),
+    "too-many-urls": Rule("error", f"more than {PROTOCOL_MAX_URLS:,} entries in one file"),
+    "too-large": Rule("error", f"more than {PROTOCOL_MAX_BYTES:,} bytes uncompressed"),
+    "out-of-location": Rule(
+        "warning",
+        "a URL outside the directory of its sitemap, which no robots.txt lists (the location rule)",
+    ),
+    "other-host": Rule(
+        "error",
+        "a URL or child sitemap on another host than its sitemap's "
+        "(and than the host whose robots.txt lists the sitemap)",
+    ),
+    "url-too-long": Rule("warning", f"a URL longer than {PROTOCOL_MAX_URL_LENGTH:,} characters"),
+    "url-not-absolute": Rule("error", "a location that is not an absolute http(s) URL"),
+    "url-not-encoded": Rule(
+        "warning", "a URL with characters that must be percent-encoded (space, non-ASCII)"
+    ),
+    "not-escaped": Rule("warning", "a location with ' \" or > not written as an entity"),
+    "bad-date": Rule("warning", "a lastmod that is not a W3C Datetime"),
+    "future-lastmod": Rule("notice", "a lastmod in the future"),
+    "bad-changefreq": Rule("warning", "a changefreq that is not one of the protocol's values"),
+    "bad-priority": Rule("warning", "a priority that is not a number from 0.0 to 1.0"),
+    "missing-loc": Rule("error", "an entry without a <loc>"),
+    "wrong-entry": Rule("warning", "a <sitemap> in a urlset or a <url> in an index"),
+    "no-entries": Rule("warning", "a sitemap with no entries"),
+    "not-utf8": Rule("error", "the body is not UTF-8"),
+    "xml-syntax": Rule("error", "the XML is not well-formed"),
+    "xml-forbidden": Rule("error", "entity declarations or external references (refused)"),
+    "gzip": Rule("error", "the gzip stream is corrupt or truncated"),
+    "nested-index": Rule("warning", "a sitemap index listed by another sitemap index"),
+    "duplicate-url": Rule("notice", "a URL listed more than once (in this file or an earlier one)"),
+    "robots-relative-sitemap": Rule(
+        "warning", "a robots.txt Sitemap: line that is not an absolute URL"
+    ),
+    "fetch-failed": Rule("error", "the file could not be fetched or read"),
+    "no-sitemap": Rule("error", "no sitemap was found for the target"),
+    "check-limit": Rule("error", "a bound of the checker was reached; the rest was not checked"),
+}
 
 CHANGEFREQS: Final = frozenset(
     ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
@@ -105,6 +128,11 @@ _UNENCODED: Final = re.compile(r"[^\x21-\x7e]|[\"<>\\^`{|}]")
 _FIELDS: Final = frozenset(("loc", "lastmod", "changefreq", "priority"))
 _ENTRY_OF: Final = {"urlset": "url", "sitemapindex": "sitemap"}
 _FEEDS: Final = frozenset(("rss", "RDF", "feed"))
+_BLANK: Final = b"\xef\xbb\xbf \t\r\n"
+_XML_NS: Final = "http://www.w3.org/XML/1998/namespace"
+_ENTITY_NAME: Final = re.compile(rb"#?[\w.-]*")
+_INVALID_TOKEN: Final = pyexpat.errors.codes[pyexpat.errors.XML_ERROR_INVALID_TOKEN]
+_NO_LINE: Final = 1 << 62  # the sort key of a finding without a line: after every line
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,42 +144,59 @@ class Finding:
     line: int | None
     message: str
     count: int = 1
+    #: The earliest occurrences kept, (line, message), the first being ``line``/``message``.
+    examples: tuple[tuple[int | None, str], ...] = ()
+
+    @property
+    def severity(self) -> str:
+        """``error``, ``warning`` or ``notice`` (see :data:`RULES`)."""
+        return RULES[self.code].severity
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``sitemap-reader check --json``."""
         return {
             "code": self.code,
+            "severity": self.severity,
             "file": self.file,
             "line": self.line,
             "count": self.count,
             "message": self.message,
+            "examples": [{"line": line, "message": text} for line, text in self.examples],
         }
 
 
 class Findings:
-    """Findings of one file, aggregated per code (first line and example, a count)."""
+    """Findings of one file, aggregated per code: a count and the ``examples`` earliest
+    occurrences (line and message), whatever order the passes report in, so a body gives
+    the same findings however it was chunked."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, examples: int = 1) -> None:
         self.file = file
-        self._by_code: dict[str, list[Any]] = {}
+        self.examples = examples
+        self._by_code: dict[str, tuple[list[int], list[tuple[int, str]]]] = {}
 
     def add(self, code: str, line: int | None, message: str) -> None:
         """Count one occurrence of ``code``."""
         entry = self._by_code.get(code)
         if entry is None:
-            self._by_code[code] = [line, message, 1]
-        else:
-            entry[2] += 1
+            entry = self._by_code[code] = ([0], [])
+        entry[0][0] += 1
+        kept = entry[1]
+        key = (_NO_LINE if line is None else line, message)  # a line says more: first
+        if len(kept) < self.examples or key < kept[-1]:
+            bisect.insort(kept, key)
+            del kept[self.examples :]
 
     def __bool__(self) -> bool:
         return bool(self._by_code)
 
     def items(self) -> list[Finding]:
         """The findings, by first line (file-level ones first), then code."""
-        found = [
-            Finding(code, self.file, line, message, count)
-            for code, (line, message, count) in self._by_code.items()
-        ]
+        found = []
+        for code, ((count,), kept) in self._by_code.items():
+            examples = tuple((None if n == _NO_LINE else n, text) for n, text in kept)
+            line, message = examples[0]
+            found.append(Finding(code, self.file, line, message, count, examples))
         return sorted(found, key=lambda f: (f.line or 0, f.code))
 
 
@@ -187,8 +232,16 @@ class _Stop(Exception):
     """Internal: the body cannot be checked further."""
 
 
-def _forbidden(*args: Any) -> NoReturn:
-    raise _Stop("xml-forbidden")
+class _LimitSink(Sink):
+    """Where the bounded expat reports a bound it hit: a ``check-limit`` finding."""
+
+    def __init__(self, owner: BodyChecker) -> None:
+        self.owner = owner
+        self.parser: Any = None  # the expat parser, for the line of the bound
+
+    def problem(self, code: str, message: str, fatal: bool = False) -> None:
+        line = self.parser.CurrentLineNumber
+        self.owner.findings.add("check-limit", line, f"{message}; the rest was not checked")
 
 
 class BodyChecker:
@@ -201,7 +254,10 @@ class BodyChecker:
     [('bad-priority', 1)]
 
     ``on_url(url, line)`` is called for every page or child location (for the site-wide
-    duplicate check); ``now`` is the reference for lastmods in the future.
+    duplicate check); ``now`` is the reference for lastmods in the future; ``limits``
+    are the reader's (the decompressed cap, gzip members, the markup bounds);
+    ``vouched_host`` is the host whose robots.txt lists this sitemap (or the index that
+    lists it): its URLs are in location wherever they are on that host.
     """
 
     def __init__(
@@ -211,29 +267,30 @@ class BodyChecker:
         base: str | None = None,
         now: datetime | None = None,
         on_url: Any = None,
-        max_bytes: int | None = None,
+        limits: Limits | None = None,
+        vouched_host: str | None = None,
+        examples: int = 1,
     ) -> None:
         self.file = file
+        self.vouched_host = vouched_host
         self.base = base if base is not None else (file if "://" in file else None)
         self.now = now or datetime.now(UTC)
-        self.findings = Findings(file)
+        self.limits = limits = limits or Limits()
+        self.findings = Findings(file, examples)
         self.format: str | None = None
         self.entries = 0
         self.bytes_in = 0
         self.bytes_out = 0
-        self.children: list[str] = []
         self._on_url = on_url
-        self._cap = max_bytes or Limits().max_decompressed_bytes
-        self._head = b""
+        self._cap = limits.max_decompressed_bytes
+        self._magic = b""  # the first bytes, until they say gzip or not
         self._gunzip: Gunzip | None = None
         self._decided = False
         self._utf8: Any = codecs.getincrementaldecoder("utf-8")("strict")
-        self._utf8_ok = True
+        self._lossy: Any = None  # after a bad byte: the decoder that replaces them
         self._lines = 1  # newlines seen so far + 1 (for the line of a UTF-8 error)
-        self._text: _TextLines | None = None
-        self._xml: _XmlPass | None = None
-        self._pending: list[bytes] = []
-        self._pending_size = 0
+        self._head = b""  # leading bytes until they say XML, text or binary
+        self._pass: _XmlPass | _TextLines | None = None
         self._stopped = False
 
     def feed(self, data: bytes) -> None:
@@ -243,12 +300,12 @@ class BodyChecker:
         self.bytes_in += len(data)
         try:
             if not self._decided:
-                self._head += data
-                if len(self._head) < 2:
+                self._magic += data
+                if len(self._magic) < len(GZIP_MAGIC):
                     return
-                data, self._head, self._decided = self._head, b"", True
-                if data[:2] == b"\x1f\x8b":
-                    self._gunzip = Gunzip(self._cap)
+                data, self._magic, self._decided = self._magic, b"", True
+                if data.startswith(GZIP_MAGIC):
+                    self._gunzip = Gunzip(self._cap, self.limits.max_gzip_members)
             if self._gunzip is not None:
                 for piece in self._gunzip.feed(data):
                     self._body(piece)
@@ -259,17 +316,20 @@ class BodyChecker:
         except _Stop:
             self._stopped = True
 
-    def close(self) -> list[Finding]:
-        """End of the body: the last checks; every finding of this file."""
-        if not self._stopped:
+    def close(self, *, complete: bool = True) -> list[Finding]:
+        """End of the body: the last checks; every finding of this file.
+
+        ``complete=False``: the reader stopped reading early (a bound, a deadline, a lost
+        connection) and said so; the end-of-document rules are then not applied."""
+        if not self._stopped and complete:
             try:
-                if not self._decided and self._head:
+                if not self._decided and self._magic:
                     self._decided = True
-                    self._body(self._head)
+                    self._body(self._magic)
                 if self._gunzip is not None:
                     self._gunzip.close()
-                self._flush(final=True)
-                if self._utf8_ok:
+                self._route(b"", final=True)
+                if self._lossy is None:
                     try:
                         self._utf8.decode(b"", True)
                     except UnicodeDecodeError:
@@ -281,9 +341,9 @@ class BodyChecker:
             except _Stop:
                 pass
         self._stopped = True
-        if self.format is None and not self.findings:
+        if self.format is None and not self.findings and complete:
             self.findings.add("not-a-sitemap", None, "the body is empty")
-        elif self.format in ("urlset", "sitemapindex", "text") and not self.entries:
+        elif self.format in ("urlset", "sitemapindex", "text") and not self.entries and complete:
             self._no_entries()
         return self.findings.items()
 
@@ -305,44 +365,45 @@ class BodyChecker:
         if self.bytes_out > self._cap:
             self._stop_with("check-limit", f"stopped after {self._cap:,} bytes uncompressed")
             raise _Stop
-        if self._utf8_ok:
+        lines = self._lines
+        self._lines += data.count(b"\n")
+        if self._lossy is None:
+            # Expat gets whole characters only: a character split across chunks is held
+            # back until its end arrives, or replaced with the rest if it never does.
+            held = self._utf8.getstate()[0]
+            whole = held + data if held else data
             try:
                 self._utf8.decode(data)
             except UnicodeDecodeError as exc:
-                line = self._lines + data.count(b"\n", 0, exc.start)
+                line = lines + data.count(b"\n", 0, max(exc.start - len(held), 0))
                 self.findings.add("not-utf8", line, "bytes that are not UTF-8")
-                self._utf8_ok = False
-            self._lines += data.count(b"\n")
-        self._pending.append(data)
-        self._pending_size += len(data)
-        if self._pending_size >= EXPAT_PIECE:
-            self._flush(final=False)
+                self._lossy = codecs.getincrementaldecoder("utf-8")("replace")
+                data = whole
+            else:
+                rest = len(self._utf8.getstate()[0])
+                data = whole[: len(whole) - rest] if rest else whole
+        if self._lossy is not None:  # expat is told UTF-8: give it UTF-8, bad bytes replaced
+            data = self._lossy.decode(data).encode("utf-8")
+        self._route(data, final=False)
 
-    def _flush(self, *, final: bool) -> None:
-        data = b"".join(self._pending)
-        self._pending.clear()
-        self._pending_size = 0
-        if self._xml is None and self._text is None:
-            start = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-            if not start and not final:
-                self._pending.append(data)
-                self._pending_size = len(data)
-                return
-            if start[:1] == b"<" or start[:2] in (b"\xff\xfe", b"\xfe\xff"):
-                self._xml = _XmlPass(self)
+    def _route(self, data: bytes, *, final: bool) -> None:
+        """The decompressed body to its pass; the first non-blank bytes choose it."""
+        if self._pass is None:
+            self._head += data
+            start = self._head.lstrip(_BLANK)
+            if not start and (final or len(self._head) <= self.limits.max_xml_token):
+                return  # blanks so far (an empty body when final)
+            if not start or start[:1] == b"<" or start[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                self._pass = _XmlPass(self)
             elif b"\x00" in start[:512]:
                 self.format = "unknown"
                 self._stop_with("not-a-sitemap", "binary content", 1)
                 raise _Stop
-            elif start:
-                self._text = _TextLines(self)
-                self.format = "text"
             else:
-                return
-        if self._xml is not None:
-            self._xml.feed(data, final)
-        elif self._text is not None:
-            self._text.feed(data, final)
+                self._pass = _TextLines(self)
+                self.format = "text"
+            data, self._head = self._head, b""
+        self._pass.feed(data, final)
 
     # -- entries (called by the passes) ----------------------------------------------------
 
@@ -356,7 +417,10 @@ class BodyChecker:
             self.findings.add("too-many-urls", line, f"entry {self.entries:,} of one file")
         loc = loc.strip()
         if raw is not None and any(c in raw for c in (b"'", b'"', b">")):
-            self.findings.add("not-escaped", line, f"raw {raw[:80]!r} needs &apos; &quot; &gt;")
+            text = raw[:80].decode("utf-8", "replace")
+            self.findings.add(
+                "not-escaped", line, f"{text} has ' \" or > not written &apos; &quot; &gt;"
+            )
         if not re.match(r"https?://[^/?#\s]", loc, re.IGNORECASE):
             self.findings.add("url-not-absolute", line, f"{loc[:200]!r}")
             return
@@ -365,15 +429,23 @@ class BodyChecker:
         if _UNENCODED.search(loc):
             self.findings.add("url-not-encoded", line, f"{loc[:200]!r}")
         if self.base is not None:
-            if child:
-                if host_of(loc) != host_of(self.base):
-                    self.findings.add("other-host", line, f"{loc[:200]} is not on this host")
-            elif not in_location(loc, self.base):
-                self.findings.add("out-of-location", line, f"{loc[:200]} is outside the location")
-        if child:
-            self.children.append(loc)
+            self._location(loc, line, self.base)
         if self._on_url is not None:
             self._on_url(loc, line)
+
+    def _location(self, loc: str, line: int, base: str) -> None:
+        """The location rule as engines apply it (sitemaps.org, "Sitemaps & Cross
+        Submits"): a sitemap that a robots.txt lists (or an index it lists) may list any
+        URL of that robots.txt's host; otherwise its own host, under its own directory."""
+        host, own = host_of(loc), host_of(base)
+        if host is not None and host == self.vouched_host:
+            return
+        if host != own:
+            hosts = " or ".join(h for h in (own, self.vouched_host) if h)
+            self.findings.add("other-host", line, f"{loc[:200]} is not on {hosts}")
+        elif self.format != "sitemapindex" and not in_location(loc, base):
+            directory = base.split("?", 1)[0].rsplit("/", 1)[0] + "/"
+            self.findings.add("out-of-location", line, f"{loc[:200]} is not under {directory}")
 
     def field(self, name: str, value: str, line: int) -> None:
         """Check one lastmod, changefreq or priority value."""
@@ -382,7 +454,7 @@ class BodyChecker:
             moment = w3c_datetime(value)
             if moment is None:
                 self.findings.add("bad-date", line, f"{value[:60]!r} is not a W3C Datetime")
-            elif moment > self.now + FUTURE_SLACK:
+            elif moment > self.now + timedelta(seconds=CHECK_FUTURE_SLACK):
                 self.findings.add("future-lastmod", line, f"{value} is in the future")
         elif name == "changefreq":
             if value not in CHANGEFREQS:
@@ -400,13 +472,15 @@ class _TextLines:
         self.owner = owner
         self.rest = b""
         self.line = 0
+        self.max_line = owner.limits.max_text_length
 
     def feed(self, data: bytes, final: bool) -> None:
         data = self.rest + data
         lines = data.split(b"\n")
         self.rest = b"" if final else lines.pop()
-        if len(self.rest) > MAX_FIELD:
-            self.owner.findings.add("url-too-long", self.line + 1, "a line of over 16 KiB")
+        if len(self.rest) > self.max_line:
+            what = f"a line of over {self.max_line:,} bytes"
+            self.owner.findings.add("url-too-long", self.line + 1, what)
             self.rest = b""
         for raw in lines:
             self.line += 1
@@ -420,24 +494,32 @@ class _XmlPass:
 
     def __init__(self, owner: BodyChecker) -> None:
         self.owner = owner
-        parser = pyexpat.ParserCreate(namespace_separator=" ")
-        parser.buffer_text = True
-        parser.SetParamEntityParsing(pyexpat.XML_PARAM_ENTITY_PARSING_NEVER)
-        parser.EntityDeclHandler = _forbidden
-        parser.UnparsedEntityDeclHandler = _forbidden
-        parser.ExternalEntityRefHandler = _forbidden
+        limits = owner.limits
+        sink = _LimitSink(owner)
+        self.bounded = BoundedExpat(
+            sink,
+            max_token=limits.max_xml_token,
+            max_names=limits.max_xml_names,
+            max_name_chars=limits.max_xml_name_chars,
+            max_namespaces=limits.max_xml_namespaces,
+        )
+        self.parser = sink.parser = parser = self.bounded.parser
         parser.XmlDeclHandler = self._declaration
         parser.StartElementHandler = self._start
         parser.EndElementHandler = self._end
         parser.CharacterDataHandler = self._text
-        self.parser = parser
+        self.max_depth = limits.max_xml_depth
+        self.max_text = limits.max_text_length
         self.depth = 0
+        # Prefixes in scope (expat runs without namespace processing, as in the parser),
+        # and what each declaration replaced: (depth of its element, prefix, old URI).
+        self.prefixes: dict[str, str] = {"xml": _XML_NS}
+        self.scopes: list[tuple[int, str, str | None]] = []
         self.root: str | None = None
         self.ns = SITEMAP_NS
         self.entry_line = 0
         self.loc: str | None = None
         self.loc_raw: bytes | None = None
-        self.locs = 0
         self.field: str | None = None
         self.field_line = 0
         self.parts: list[str] = []
@@ -451,26 +533,45 @@ class _XmlPass:
         owner = self.owner
         self.window += data
         try:
-            self.parser.Parse(data, final)
+            self.bounded.parse(data)
+            if final:
+                self.bounded.finish()
         except pyexpat.ExpatError as exc:
             text = pyexpat.ErrorString(exc.code) if exc.code else str(exc)
+            invalid = exc.code == _INVALID_TOKEN
+            if invalid and self._unescaped_ampersand(
+                self.parser.ErrorByteIndex - self.window_start
+            ):
+                text = "an unescaped & (write it as &amp;)"
             owner.findings.add("xml-syntax", exc.lineno, f"{text} (column {exc.offset})")
             raise _Stop from None
-        except _Stop as stop:
-            if str(stop) == "xml-forbidden":
-                line = self.parser.CurrentLineNumber
-                owner.findings.add("xml-forbidden", line, "a DTD entity or external reference")
-            raise
+        except DefusedXmlException:
+            line = self.parser.CurrentLineNumber
+            owner.findings.add("xml-forbidden", line, "a DTD entity or external reference")
+            raise _Stop from None
+        except StopParsing:
+            raise _Stop from None
         self._trim()
+
+    def _unescaped_ampersand(self, at: int) -> bool:
+        """Does expat's error at window offset ``at`` follow a ``&`` that starts no entity
+        (``?a=1&b=2``: expat stops at the ``=`` after the would-be entity name ``b``)?"""
+        if not 0 <= at <= len(self.window):
+            return False
+        start = self.window.rfind(b"&", max(0, at - 64), at + 1)
+        return start >= 0 and _ENTITY_NAME.fullmatch(self.window[start + 1 : at]) is not None
 
     def _trim(self) -> None:
         """Drop the window's bytes that no open <loc> needs."""
         consumed = self.window_start + len(self.window)
-        keep_from = self.loc_start if self.loc_start is not None else consumed
+        keep_from = self.loc_start
+        if keep_from is None:  # keep the token expat has not consumed: maybe a <loc> tag
+            pending = self.parser.CurrentByteIndex
+            keep_from = pending if 0 <= pending < consumed else consumed
         if keep_from - self.window_start > 0:
             del self.window[: keep_from - self.window_start]
             self.window_start = keep_from
-        if len(self.window) > MAX_FIELD * 8:  # a giant <loc>: forget its raw bytes
+        if len(self.window) > CHECK_MAX_RAW_LOC:  # a giant <loc>: forget its raw bytes
             self.loc_start = None
             self.window.clear()
             self.window_start = consumed
@@ -480,15 +581,33 @@ class _XmlPass:
             line = self.parser.CurrentLineNumber
             self.owner.findings.add("not-utf8", line, f"declared encoding {encoding!r}")
 
+    def _declare(self, attrs: dict[str, str], depth: int) -> None:
+        """The ``xmlns`` attributes of an element: in scope until it ends."""
+        for key, value in attrs.items():
+            if key == "xmlns" or key.startswith("xmlns:"):
+                prefix = key[6:]
+                self.bounded.new_namespace(prefix, value)
+                self.scopes.append((depth, prefix, self.prefixes.get(prefix)))
+                self.prefixes[prefix] = value
+
+    def _resolve(self, name: str, line: int) -> tuple[str, str]:
+        """(namespace, local name) of a qualified name; an undeclared prefix is a finding."""
+        prefix, _, local = name.rpartition(":")
+        namespace = self.prefixes.get(prefix)
+        if namespace is None:
+            if prefix:
+                self.owner.findings.add("xml-syntax", line, f"unbound prefix {prefix!r}")
+            namespace = ""
+        return namespace, local
+
     def _start(self, name: str, attrs: dict[str, str]) -> None:
-        self.depth += 1
-        depth = self.depth
-        if depth > MAX_NESTING:
-            line = self.parser.CurrentLineNumber
-            self.owner.findings.add("check-limit", line, f"elements nested over {MAX_NESTING} deep")
-            raise _Stop
-        namespace, _, local = name.rpartition(" ")
+        self.depth = depth = self.depth + 1
+        if depth > self.max_depth:
+            self.bounded.limit("limit-nesting", f"elements nested more than {self.max_depth} deep")
+        if attrs:
+            self._declare(attrs, depth)
         line = self.parser.CurrentLineNumber
+        namespace, local = self._resolve(name, line)
         if depth == 1:
             self._root(namespace, local, line)
             return
@@ -504,7 +623,6 @@ class _XmlPass:
                 self.entry_line = line
                 self.loc = None
                 self.loc_raw = None
-                self.locs = 0
             return
         if depth == 3 and self.entry_line > 0 and namespace == self.ns and local in _FIELDS:
             self.field = local
@@ -529,16 +647,23 @@ class _XmlPass:
         else:
             owner.format = "unknown"
             owner.findings.add("not-a-sitemap", line, f"root element <{local}>")
-            raise _Stop
+            raise StopParsing("not-a-sitemap")
 
     def _text(self, data: str) -> None:
-        if self.field is not None and self.size < MAX_FIELD:
+        if self.field is not None and self.size < self.max_text:
             self.parts.append(data)
             self.size += len(data)
 
     def _end(self, name: str) -> None:
         depth = self.depth
         self.depth -= 1
+        scopes = self.scopes
+        while scopes and scopes[-1][0] == depth:
+            _, prefix, old = scopes.pop()
+            if old is None:
+                del self.prefixes[prefix]
+            else:
+                self.prefixes[prefix] = old
         if self.root is None or self.entry_line <= 0:
             if depth == 2:
                 self.entry_line = 0
@@ -546,7 +671,6 @@ class _XmlPass:
         if depth == 3 and self.field is not None:
             value = "".join(self.parts)
             if self.field == "loc":
-                self.locs += 1
                 if self.loc is None:
                     self.loc = value
                     self.loc_raw = self._raw_loc()
@@ -569,13 +693,13 @@ class _XmlPass:
         return raw[close + 1 :] if close >= 0 else None
 
 
-def check_robots(body: bytes, file: str) -> list[Finding]:
+def check_robots(body: bytes, file: str, examples: int = 1) -> list[Finding]:
     """Findings of a robots.txt: every ``Sitemap:`` line must hold an absolute URL.
 
     >>> [f.line for f in check_robots(b"User-agent: *\\nSitemap: /s.xml\\n", "r")]
     [2]
     """
-    findings = Findings(file)
+    findings = Findings(file, examples)
     text = body.decode("utf-8", "replace")
     for number, line in enumerate(text.splitlines(), start=1):
         key, sep, value = line.partition(":")
@@ -595,14 +719,23 @@ class SiteCheck:
     """
 
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    #: Occurrences kept per rule and file (``check --examples N``).
+    examples: int = 1
     _seen: dict[bytes, str] = field(default_factory=dict)
     _duplicates: dict[str, Findings] = field(default_factory=dict)
     _files: list[BodyChecker] = field(default_factory=list)
     _full: bool = False
 
-    def checker(self, file: str, *, base: str | None = None) -> BodyChecker:
+    def checker(
+        self,
+        file: str,
+        *,
+        base: str | None = None,
+        limits: Limits | None = None,
+        vouched_host: str | None = None,
+    ) -> BodyChecker:
         """A :class:`BodyChecker` for one file whose URLs join the duplicate check."""
-        dupes = self._duplicates.setdefault(file, Findings(file))
+        dupes = self._duplicates.setdefault(file, Findings(file, self.examples))
 
         def on_url(url: str, line: int) -> None:
             key = hashlib.blake2b(url.encode("utf-8", "replace"), digest_size=8).digest()
@@ -610,15 +743,25 @@ class SiteCheck:
             if first is not None:
                 where = "earlier in this file" if first == file else f"first in {first}"
                 dupes.add("duplicate-url", line, f"{url[:200]} ({where})")
-            elif len(self._seen) < MAX_TRACKED_URLS:
+            elif len(self._seen) < CHECK_MAX_TRACKED_URLS:
                 self._seen[key] = file
             elif not self._full:
                 self._full = True
                 dupes.add(
-                    "check-limit", line, f"over {MAX_TRACKED_URLS:,} URLs: no more duplicate checks"
+                    "check-limit",
+                    line,
+                    f"over {CHECK_MAX_TRACKED_URLS:,} URLs: no more duplicate checks",
                 )
 
-        checker = BodyChecker(file, base=base, now=self.now, on_url=on_url)
+        checker = BodyChecker(
+            file,
+            base=base,
+            now=self.now,
+            on_url=on_url,
+            limits=limits,
+            vouched_host=vouched_host,
+            examples=self.examples,
+        )
         self._files.append(checker)
         return checker
 
