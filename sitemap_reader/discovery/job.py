@@ -19,7 +19,7 @@ from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.parse.robots import RobotsTxt
 from sitemap_reader.parse.scope import Scope
-from sitemap_reader.records import format_datetime
+from sitemap_reader.records import UrlRecord, format_datetime
 
 
 @dataclass(slots=True, eq=False)
@@ -41,6 +41,14 @@ class Site:
     robots_origins: tuple[str, ...] = ()
     #: No rule of that robots.txt applies to us: every URL on those origins is allowed.
     robots_open: bool = False
+    #: Jobs of the target not finished yet (at zero the site is idle: ``discovery.ways``).
+    pending: int = 0
+    #: The parent domain's sitemaps were tried (``Config.parent``).
+    parent_tried: bool = False
+    #: HTML way in: 0 not started, 1 home page read, 2 usual paths probed.
+    html_stage: int = 0
+    #: Navigation links of the site's HTML pages (header, footer, nav), left out of them.
+    navigation: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True, eq=False)
@@ -67,6 +75,11 @@ class Job:
     slice: int = 16 * 1024
     #: Redirect hops this job followed (its own, so a second report of one is no loop).
     hops: set[str] = field(default_factory=set)
+    #: A urlset loc read as a sitemap (``follow_urlset``): its record, emitted if the
+    #: body is not a sitemap after all.
+    page: UrlRecord | None = None
+    #: The core has seen the job finish (``WaysIn._retire`` ran).
+    retired: bool = False
 
     def ticket(self, run: str) -> Ticket:
         """The job's ticket: enough to rebuild it in another process."""

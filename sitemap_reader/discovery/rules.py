@@ -54,7 +54,11 @@ def run_error(sites: Sequence[Site], guess: bool) -> str | None:
 
 
 def _found(node: SitemapNode) -> bool:
-    return node.kind != "robots" and node.skipped is None and node.format not in (None, "unknown")
+    return (
+        node.kind not in ("robots", "home")
+        and node.skipped is None
+        and node.format not in (None, "unknown")
+    )
 
 
 def _why_nothing(site: Site, guess: bool) -> str:
