@@ -66,6 +66,10 @@ class PinnedScope(Scope):
     """A scope no robots.txt may widen: a parent's robots.txt does not vouch for its
     host, so the subdomain's scope stays the subdomain (``Config.parent``)."""
 
+    def __init__(self, host: str) -> None:
+        super().__init__("site")
+        super().add_host(host)
+
     def add_host(self, host: str) -> None:
         return None
 
@@ -256,7 +260,7 @@ class WaysIn(RobotsRules):
         if key in self.visited:
             return False
         self.visited.add(key)
-        site.scope = PinnedScope("site", [host])
+        site.scope = PinnedScope(host)
         root.add_problem(
             "parent-sitemaps",
             f"no sitemap of its own: reading {parent}'s sitemaps, keeping URLs under {host}",

@@ -341,10 +341,11 @@ class HtmlLinks:
             self._fatal("limit-html-links", f"more than {self.limits.max_html_links:,} links")
             return
         href = href.strip()
-        url = normalize_url(href, self._base) if href else None
+        if not href or href.startswith("#"):  # this page itself (an in-page anchor)
+            return
+        url = normalize_url(href, self._base)
         if url is None:
-            if not href.startswith("#"):  # an in-page anchor is no link to drop
-                self._count("html-not-http", f"a link that is not http(s) left out: {href[:80]}")
+            self._count("html-not-http", f"a link that is not http(s) left out: {href[:80]}")
             return
         if "nofollow" in (_attr(attrs, "rel") or "").lower().split():
             self._count("html-nofollow", f'a rel="nofollow" link left out: {url}')
