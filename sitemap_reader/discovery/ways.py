@@ -209,7 +209,7 @@ class WaysIn(RobotsRules):
             site.parent_tried = True
             if self._parent_start(site, actions):
                 return
-        if config.html is None:
+        if config.html is None or site.unreachable is not None:
             return
         if site.html_stage == 0 and not found:
             self._html_start(site, actions)
