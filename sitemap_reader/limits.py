@@ -142,6 +142,9 @@ class Limits:
     #: Bytes html.parser may hold unparsed (one unfinished tag, comment or attribute):
     #: it rescans them on every feed, so an endless tag would cost quadratic time.
     max_html_token: int = 64 * KiB
+    #: Records of a site's HTML sitemap pages held until its last page is read, so the
+    #: links every page shares (a header, a footer) can be left out: about 0.5 KiB each.
+    max_html_held: int = 100_000
 
     def wire_cap(self) -> int:
         """The raw bytes one sitemap may take from the wire (``max_wire_bytes`` resolved).

@@ -114,7 +114,7 @@ class ChildRules(WaysIn):
         """Children become jobs; records pass scope and dedupe and go out as one batch."""
         actions: list[Action] = []
         batch = self._filter(job, items, actions)
-        if batch:
+        if batch and not self._held(job, batch, actions):
             self._send(batch, actions)
         return actions
 

@@ -49,6 +49,16 @@ class Site:
     html_stage: int = 0
     #: Navigation links of the site's HTML pages (header, footer, nav), left out of them.
     navigation: set[str] = field(default_factory=set)
+    #: The page links every HTML sitemap page read so far shares (None: no page yet).
+    shared: set[str] | None = None
+    #: HTML sitemap pages read (the shared links tell navigation apart from two on).
+    html_pages: int = 0
+    #: Records of HTML sitemap pages held until the site is idle (``discovery.ways``):
+    #: (the page's node, its records), at most ``Limits.max_html_held`` records.
+    html_held: list[tuple[SitemapNode, list[UrlRecord]]] = field(default_factory=list)
+    html_held_count: int = 0
+    #: The hold overflowed: later pages go out at once, without the shared links.
+    html_streaming: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -80,6 +90,8 @@ class Job:
     page: UrlRecord | None = None
     #: The core has seen the job finish (``WaysIn._retire`` ran).
     retired: bool = False
+    #: An HTML sitemap page: every page link it showed (for the site's shared links).
+    links: set[str] | None = None
 
     def ticket(self, run: str) -> Ticket:
         """The job's ticket: enough to rebuild it in another process."""

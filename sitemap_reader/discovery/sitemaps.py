@@ -251,7 +251,7 @@ class SitemapRules(ChildRules):
         node = job.node
         actions: list[Action] = []
         rest = job.shaper.release(node)
-        if rest:
+        if rest and not self._held(job, rest, actions):
             self._send(rest, actions)
         self._count(node)
         status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300

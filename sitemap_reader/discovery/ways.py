@@ -166,10 +166,57 @@ class WaysIn(RobotsRules):
 
     def _page(self, job: Job, url: str, content_type: str | None, limits: Limits) -> HtmlLinks:
         mode = "home" if job.node.kind == "home" else "page"
-        build, navigation = job.shaper.build, job.site.navigation
+        job.links = set() if mode == "page" else None
         return HtmlLinks(
-            url, content_type, limits=limits, build=build, mode=mode, navigation=navigation
+            url,
+            content_type,
+            limits=limits,
+            build=job.shaper.build,
+            mode=mode,
+            navigation=job.site.navigation,
+            links=job.links,
         )
+
+    # -- links every HTML sitemap page shares ------------------------------------------------
+
+    def _held(self, job: Job, batch: list[UrlRecord], actions: list[Action]) -> bool:
+        """Hold the records of an HTML sitemap page until the site is idle (then the links
+        every page shares are told apart); False: send them now."""
+        site = job.site
+        if job.links is None or site.html_streaming:
+            return False
+        site.html_held.append((job.node, batch))
+        site.html_held_count += len(batch)
+        if site.html_held_count > self.limits.max_html_held:
+            job.node.add_problem(
+                "limit-html-held",
+                f"more than {self.limits.max_html_held:,} records of HTML pages held: "
+                "the later pages go out at once",
+            )
+            site.html_streaming = True
+            self._release_html(site, actions)
+        return True
+
+    def _page_read(self, job: Job) -> None:
+        """An HTML sitemap page ended: its links narrow the site's shared set."""
+        links, site = job.links, job.site
+        if links is None or job.node.format != HTML_FORMAT:
+            return
+        site.html_pages += 1
+        site.shared = set(links) if site.shared is None else site.shared & links
+
+    def _release_html(self, site: Site, actions: list[Action]) -> None:
+        """Send the held records, minus the links every page shares (from two pages on)."""
+        held, site.html_held, site.html_held_count = site.html_held, [], 0
+        shared = site.shared if site.html_pages >= 2 and site.shared else set()
+        for node, batch in held:
+            kept = [r for r in batch if r.url not in shared]
+            for record in batch if len(kept) < len(batch) else ():
+                if record.url in shared:
+                    message = f"a link every HTML sitemap page shares left out: {record.url}"
+                    node.add_problem("html-shared", message)
+            if kept:
+                self._send(kept, actions)
 
     # -- a finished job, an idle site ----------------------------------------------------------
 
@@ -182,8 +229,11 @@ class WaysIn(RobotsRules):
             node.kind = "html"
         if node.kind == "listed":
             self._listed_verdict(job, actions)
+        self._page_read(job)
         site.pending -= 1
         if site.pending == 0:
+            if site.html_held:
+                self._release_html(site, actions)
             self._idle(site, actions)
         return actions
 

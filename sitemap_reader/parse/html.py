@@ -185,6 +185,7 @@ class HtmlLinks:
         build: RecordBuilder,
         mode: str = "page",
         navigation: set[str] | None = None,
+        links: set[str] | None = None,
     ) -> None:
         self.limits = limits
         self.url = url
@@ -193,6 +194,8 @@ class HtmlLinks:
         self.mode = mode
         #: Navigation links of the site (shared by its pages: read and taught here).
         self.navigation: set[str] = navigation if navigation is not None else set()
+        #: Every page link of this page (records, whether new to the run or not).
+        self.links: set[str] = links if links is not None else set()
         self.done = False
         self.complete = False
         self.bytes_out = 0
@@ -379,6 +382,7 @@ class HtmlLinks:
         if local and names_sitemap_path(url):
             self._items.append(SitemapRef(url, None, self.url))
             return
+        self.links.add(url)
         record = self._build(url, None, None, None, self.url, (), (), (), None)
         self._items.append(set_record_source(record, "html"))
 

@@ -14,6 +14,7 @@ from sitemap_reader.errors import DiscoveryError
 from sitemap_reader.records import UrlRecord
 from tests.conftest_cli import SITEMAP_READER, cli_env
 from tests.crawl.crawl_kit import (
+    FAST,
     SITEMAP_NS,
     Handler,
     Reply,
@@ -107,15 +108,22 @@ async def test_japanese_html_sitemap_named_by_link_text_in_shift_jis(site: Site)
     )
 
 
-async def test_html_sitemap_split_over_section_pages(site: Site) -> None:
-    """/sitemap.html (a usual path) links two section pages; a third level is not read."""
+def sections_site(site: Site) -> None:
+    """/sitemap.html and two section pages, each with the same <div> menu."""
+    menu = "<div class='menu'><a href='/about'>About</a><a href='/jobs'>Jobs</a></div>"
     site.add("/", page("<p>home, no sitemap link</p>"), content_type=HTML)
-    top = links(site, ["/sitemap/produits", "/sitemap/blog", "/a"])
+    top = menu + links(site, ["/sitemap/produits", "/sitemap/blog", "/a"])
     site.add("/sitemap.html", page(top), content_type=HTML)
-    site.add("/sitemap/produits", page(links(site, ["/p1", "/p2"])), content_type=HTML)
-    deeper = links(site, ["/b1", "/sitemap/blog/2024"])
+    site.add("/sitemap/produits", page(menu + links(site, ["/p1", "/p2"])), content_type=HTML)
+    deeper = menu + links(site, ["/b1", "/sitemap/blog/2024", "/a"])
     site.add("/sitemap/blog", page(deeper), content_type=HTML)
     site.add("/sitemap/blog/2024", page(links(site, ["/never"])), content_type=HTML)
+
+
+async def test_html_sitemap_split_over_section_pages(site: Site) -> None:
+    """/sitemap.html (a usual path) links two section pages; a third level is not read;
+    a menu of plain <div>s that every page shares is left out."""
+    sections_site(site)
     records, run = await collect(site.url("/"), html=True)
     assert sorted(r.url for r in records) == sorted(
         site.url(p) for p in ["/a", "/p1", "/p2", "/b1"]
@@ -124,9 +132,22 @@ async def test_html_sitemap_split_over_section_pages(site: Site) -> None:
     blog = node_by_url(run, site.url("/sitemap/blog"))
     assert blog.kind == "html" and blog.depth == 1
     assert blog.children[0].skipped == "deeper than max_html_depth=2"
-    assert node_by_url(run, site.url("/sitemap.html")).kind == "html"
+    top_node = node_by_url(run, site.url("/sitemap.html"))
+    assert top_node.kind == "html"
+    assert [(p.code, p.count) for p in top_node.problems if p.code == "html-shared"] == [
+        ("html-shared", 2)
+    ]
     requests = sum(site.hits.values())
     print(f"\nTABLE sections: before 0, after {len(records)}, requests {requests}")
+
+
+async def test_html_records_held_past_the_bound_go_out_at_once(site: Site) -> None:
+    """max_html_held=2: the hold overflows, is reported, and no record is lost."""
+    sections_site(site)
+    limits = FAST.replace(max_html_held=2)
+    records, run = await collect(site.url("/"), html=True, limits=limits)
+    assert {site.url(p) for p in ["/a", "/p1", "/p2", "/b1"]} <= {r.url for r in records}
+    assert any(p.code == "limit-html-held" for n in run.nodes() for p in n.problems)
 
 
 async def test_target_that_is_an_html_sitemap_page(site: Site) -> None:
