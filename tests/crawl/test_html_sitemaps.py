@@ -308,3 +308,25 @@ async def test_tree_shows_the_html_kinds(site: Site) -> None:
     assert "home" in kinds
     assert run.error is None
     assert isinstance(UrlRecord("https://e.com/", source="html").to_dict()["source"], str)
+
+
+def test_cli_html_dump_and_tree() -> None:
+    """dump --html (with --parent and --follow-urlset-sitemaps, no-ops here): the HTML
+    sitemap's records and the summary line; tree --json shows the home and html kinds."""
+    with ThreadedServer(Site()) as site:
+        expected = french_site(site)
+        flags = ["--html", "--parent", "--follow-urlset-sitemaps", "--no-progress"]
+        dump = [SITEMAP_READER, "dump", site.url("/"), *flags]
+        done = subprocess.run(dump, capture_output=True, text=True, env=cli_env(), timeout=60)
+        assert done.returncode == 0, done.stderr
+        records = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [r["url"] for r in records] == expected
+        assert {r["source"] for r in records} == {"html"}
+        line = f"{site.host}: no XML or text sitemap found: reading HTML sitemap pages"
+        assert line in done.stderr
+        shown = [SITEMAP_READER, "tree", site.url("/"), "--json", *flags]
+        done = subprocess.run(shown, capture_output=True, text=True, env=cli_env(), timeout=60)
+        assert done.returncode == 0, done.stderr
+        children = json.loads(done.stdout)["tree"][0]["children"]
+        home = next(c for c in children if c["kind"] == "home")
+        assert [c["kind"] for c in home["children"]] == ["html"]
