@@ -28,6 +28,7 @@ import aiohttp
 from sitemap_reader.check import BodyChecker, Finding, SiteCheck, check_robots
 from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
+from sitemap_reader.discovery.ways import HTML_KINDS
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.records import UrlRecord
@@ -149,7 +150,8 @@ def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None]]:
             parent_url = parent.final_url or parent.url
         attempted = node.fetched or node.status is not None or bool(node.problems)
         empty_probe = node.kind == "guess" and node.format in (None, "unknown")
-        if node.skipped is None and attempted and not empty_probe:
+        html = node.kind in HTML_KINDS  # a page for people: the protocol's rules do not apply
+        if node.skipped is None and attempted and not empty_probe and not html:
             yield node, parent_url
         for child in node.children:
             yield from walk(child, node)

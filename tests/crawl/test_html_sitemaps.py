@@ -312,7 +312,8 @@ async def test_tree_shows_the_html_kinds(site: Site) -> None:
 
 def test_cli_html_dump_and_tree() -> None:
     """dump --html (with --parent and --follow-urlset-sitemaps, no-ops here): the HTML
-    sitemap's records and the summary line; tree --json shows the home and html kinds."""
+    sitemap's records and the summary line; tree --json shows the home and html kinds;
+    check --html does not hold the HTML pages to the sitemap protocol."""
     with ThreadedServer(Site()) as site:
         expected = french_site(site)
         flags = ["--html", "--parent", "--follow-urlset-sitemaps", "--no-progress"]
@@ -330,3 +331,6 @@ def test_cli_html_dump_and_tree() -> None:
         children = json.loads(done.stdout)["tree"][0]["children"]
         home = next(c for c in children if c["kind"] == "home")
         assert [c["kind"] for c in home["children"]] == ["html"]
+        checked = [SITEMAP_READER, "check", site.url("/"), "--html", "--no-progress"]
+        done = subprocess.run(checked, capture_output=True, text=True, env=cli_env(), timeout=60)
+        assert done.returncode == 0, done.stdout  # HTML pages are not held to the protocol
