@@ -139,6 +139,10 @@ class Limits:
     #: Levels of HTML sitemap pages: a page and the section pages it links (a page
     #: linking pages linking pages is a crawl, not a sitemap).
     max_html_depth: int = 2
+    #: HTML sitemap pages read per site (home page and probes included): a page that
+    #: links thousands of "sitemap" pages is a fan-out bomb; real ones have tens of
+    #: sections (one per letter, per category).
+    max_html_pages: int = 200
     #: Bytes html.parser may hold unparsed (one unfinished tag, comment or attribute):
     #: it rescans them on every feed, so an endless tag would cost quadratic time.
     max_html_token: int = 64 * KiB

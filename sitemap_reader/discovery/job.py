@@ -47,6 +47,8 @@ class Site:
     parent_tried: bool = False
     #: HTML way in: 0 not started, 1 home page read, 2 usual paths probed.
     html_stage: int = 0
+    #: HTML pages scheduled (home, probes, sitemap pages): ``Limits.max_html_pages``.
+    html_queued: int = 0
     #: Navigation links of the site's HTML pages (header, footer, nav), left out of them.
     navigation: set[str] = field(default_factory=set)
     #: The page links every HTML sitemap page read so far shares (None: no page yet).

@@ -124,10 +124,24 @@ class WaysIn(RobotsRules):
         if kind == "sitemap" and since is not None and lastmod is not None and lastmod < since:
             reason = OLDER
             job.node.add_problem("children-older", f"child sitemaps older than --since: {item.url}")
-        elif kind == "html" and depth >= self.limits.max_html_depth:
-            reason = f"deeper than max_html_depth={self.limits.max_html_depth}"
-            job.node.add_problem("limit-html-depth", f"HTML sitemap pages not read: {reason}")
+        elif kind == "html":
+            bound = self._html_bound(job.site, depth)
+            if bound is not None:
+                code, reason = bound
+                job.node.add_problem(code, f"HTML sitemap pages not read: {reason}")
+        before = self._next_id
         self._add_child(job, item.url, kind, depth, lastmod, acts, reason)
+        if kind == "html" and self._next_id != before:
+            job.site.html_queued += 1
+
+    def _html_bound(self, site: Site, depth: int) -> tuple[str, str] | None:
+        """The problem code and skip reason of a bound on HTML pages, or None."""
+        limits = self.limits
+        if depth >= limits.max_html_depth:
+            return "limit-html-depth", f"deeper than max_html_depth={limits.max_html_depth}"
+        if site.html_queued >= limits.max_html_pages:
+            return "limit-html-pages", f"over max_html_pages={limits.max_html_pages}"
+        return None
 
     def _is_listed_sitemap(self, job: Job, url: str) -> bool:
         """Is this record a sitemap listed as a page (``follow_urlset``)?"""
@@ -289,8 +303,9 @@ class WaysIn(RobotsRules):
 
     def _new_node(self, site: Site, url: str, kind: str, actions: list[Action]) -> None:
         key = normalize_url(url) or url
-        if key in self.visited:
+        if key in self.visited or site.html_queued >= self.limits.max_html_pages:
             return
+        site.html_queued += 1
         self.visited.add(key)
         node = SitemapNode(url, kind=kind)
         site.root.children.append(node)

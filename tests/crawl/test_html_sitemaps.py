@@ -150,6 +150,22 @@ async def test_html_records_held_past_the_bound_go_out_at_once(site: Site) -> No
     assert any(p.code == "limit-html-held" for n in run.nodes() for p in n.problems)
 
 
+async def test_html_pages_per_site_are_bounded(site: Site) -> None:
+    """A home page linking 50 "sitemap" pages, max_html_pages=4: the home page and three
+    of them are read, the rest skipped and reported."""
+    paths = [f"/sitemap-{i}" for i in range(50)]
+    site.add("/", page(links(site, paths)), content_type=HTML)
+    for i, path in enumerate(paths):
+        site.add(path, page(links(site, [f"/page-{i}"])), content_type=HTML)
+    limits = FAST.replace(max_html_pages=4)
+    records, run = await collect(site.url("/"), html=True, limits=limits)
+    assert len(records) == 3
+    assert sum(site.hits[p] for p in paths) == 3
+    home = node_by_url(run, site.url("/"))
+    assert home.children[-1].skipped == "over max_html_pages=4"
+    assert [p.count for p in home.problems if p.code == "limit-html-pages"] == [47]
+
+
 async def test_target_that_is_an_html_sitemap_page(site: Site) -> None:
     """The page given as the target: refused as not a sitemap, read with html=True."""
     french_site(site)
