@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -255,6 +256,7 @@ async def test_since_skips_older_index_children_unfetched(site: Site) -> None:
     cutoff = datetime(2024, 6, 1, tzinfo=UTC)
     fresh = dated_index(site, 200, cutoff)
     everything, _ = await collect(site.url("/"))
+    before = len(site.requests)
     records, run = await collect(site.url("/"), since=cutoff)
     assert len(everything) == 200
     assert sorted(r.url for r in records) == sorted(fresh) and len(fresh) == 11
@@ -264,7 +266,9 @@ async def test_since_skips_older_index_children_unfetched(site: Site) -> None:
     assert older[0].count == 189
     assert index_node.children[-1].skipped == "older than --since"
     assert run.stats.sitemaps_skipped == 189
-    print(f"\nTABLE since: before 200, after {len(records)}, requests {len(site.requests) - 202}")
+    print(
+        f"\nTABLE since: before 200, after {len(records)}, requests {len(site.requests) - before}"
+    )
 
 
 def test_cli_since_summary_and_ignore_index_lastmod() -> None:
@@ -304,6 +308,7 @@ async def test_urlset_listing_sub_sitemaps_is_followed_when_asked(site: Site) ->
     site.add("/feed.xml", Reply(page("<p>not a sitemap</p>").encode(), content_type=HTML))
     plain, _ = await collect(site.url("/"))
     assert [r.url for r in plain] == [site.url("/home"), *listed]
+    before = len(site.requests)
     records, run = await collect(site.url("/"), follow_urlset_sitemaps=True)
     urls = [r.url for r in records]
     assert sorted(urls) == sorted(
@@ -313,7 +318,8 @@ async def test_urlset_listing_sub_sitemaps_is_followed_when_asked(site: Site) ->
     feed = node_by_url(run, site.url("/feed.xml"))
     assert feed.skipped == "not a sitemap: kept as a page" and not feed.failed
     assert run.stats.sitemaps_failed == 0
-    print(f"\nTABLE urlset: before {len(plain)}, after {len(records)}, requests 1+6+4")
+    made = len(site.requests) - before
+    print(f"\nTABLE urlset: before {len(plain)}, after {len(records)}, requests {made}")
 
 
 async def test_tree_shows_the_html_kinds(site: Site) -> None:
@@ -350,3 +356,19 @@ def test_cli_html_dump_and_tree() -> None:
         checked = [SITEMAP_READER, "check", site.url("/"), "--html", "--no-progress"]
         done = subprocess.run(checked, capture_output=True, text=True, env=cli_env(), timeout=60)
         assert done.returncode == 0, done.stdout  # HTML pages are not held to the protocol
+
+
+async def test_html_records_get_the_robots_audit_and_the_state(site: Site, tmp_path: Path) -> None:
+    """robots.txt (no Sitemap line) disallows /blog/: the HTML record says so; a second
+    --state run with changed_only finds the page unchanged and emits nothing."""
+    expected = french_site(site)
+    site.add("/robots.txt", "User-agent: *\nDisallow: /blog/\n", content_type="text/plain")
+    state = tmp_path / "state.db"
+    records, _ = await collect(site.url("/"), html=True, state=state)
+    verdicts = {r.url: r.robots for r in records}
+    assert [r.url for r in records] == expected
+    assert verdicts[site.url("/blog/bonjour")] == "disallowed"
+    assert verdicts[site.url("/a-propos")] == "allowed"
+    again, run = await collect(site.url("/"), html=True, state=state, changed_only=True)
+    assert again == []
+    assert run.stats.urls_unchanged == len(expected)
