@@ -129,6 +129,27 @@ class Limits:
     #: a site of 1,000 sitemaps would take more than eight hours: the cap is reported.
     max_crawl_delay: float = 30.0
 
+    # --- HTML sitemap pages (``html=``) ---
+    #: Bytes of one HTML sitemap page (or home page read for its links). ``html.parser``
+    #: is pure Python (~10-20 MB/s); real HTML sitemap pages are well under 1 MiB.
+    max_html_bytes: int = 4 * MiB
+    #: Links read from one HTML page. Google long advised "a reasonable number" of links
+    #: per page (once: 100); large HTML sitemaps hold a few thousand.
+    max_html_links: int = 10_000
+    #: Levels of HTML sitemap pages: a page and the section pages it links (a page
+    #: linking pages linking pages is a crawl, not a sitemap).
+    max_html_depth: int = 2
+    #: HTML sitemap pages read per site (home page and probes included): a page that
+    #: links thousands of "sitemap" pages is a fan-out bomb; real ones have tens of
+    #: sections (one per letter, per category).
+    max_html_pages: int = 200
+    #: Bytes html.parser may hold unparsed (one unfinished tag, comment or attribute):
+    #: it rescans them on every feed, so an endless tag would cost quadratic time.
+    max_html_token: int = 64 * KiB
+    #: Records of a site's HTML sitemap pages held until its last page is read, so the
+    #: links every page shares (a header, a footer) can be left out: about 0.5 KiB each.
+    max_html_held: int = 100_000
+
     def wire_cap(self) -> int:
         """The raw bytes one sitemap may take from the wire (``max_wire_bytes`` resolved).
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
@@ -52,3 +53,7 @@ class ReaderOptions(TypedDict, total=False):
     follow: Sequence[str | re.Pattern[str]]
     guess_paths: Sequence[str] | None
     read_depth: int | None
+    html: bool | str | None
+    parent: bool
+    since: datetime | None
+    follow_urlset_sitemaps: bool

@@ -216,6 +216,8 @@ class UrlRecord:
     ``<mobile:mobile/>``, ``pagemaps`` the PageMap DataObjects (when asked for).
     ``robots`` is ``"allowed"`` or ``"disallowed"``: what the site's robots.txt says
     about the URL for our user agent (None when no robots.txt was read for its origin).
+    ``source`` says where the record came from when that is not an XML or text sitemap
+    (``"html"``: a link of an HTML sitemap page, ``sitemap`` being that page).
     """
 
     url: str
@@ -234,6 +236,7 @@ class UrlRecord:
     mobile: bool = False
     pagemaps: tuple[DataObject, ...] = ()
     robots: str | None = None
+    source: str | None = None
 
     if not TYPE_CHECKING:  # hidden from mypy, which would then accept any attribute
 
@@ -279,6 +282,8 @@ class UrlRecord:
             out["removed"] = True
         if self.robots is not None:
             out["robots"] = self.robots
+        if self.source is not None:
+            out["source"] = self.source
         return out
 
 
@@ -318,6 +323,7 @@ _LATE_DEFAULTS: Final[dict[str, Any]] = {
     "mobile": False,
     "pagemaps": (),
     "robots": None,
+    "source": None,
 }
 
 
@@ -367,8 +373,8 @@ def make_image(
     return image  # type: ignore[no-any-return]
 
 
-_SET_TITLE, _SET_MOBILE, _SET_PAGEMAPS, _SET_ROBOTS = (
-    UrlRecord.__dict__[name].__set__ for name in ("title", "mobile", "pagemaps", "robots")
+_SET_TITLE, _SET_MOBILE, _SET_PAGEMAPS, _SET_ROBOTS, _SET_SOURCE = (
+    UrlRecord.__dict__[name].__set__ for name in ("title", "mobile", "pagemaps", "robots", "source")
 )
 
 
@@ -387,6 +393,13 @@ def set_record_robots(record: UrlRecord, verdict: str) -> None:
     """Set the robots audit of a record fresh from the parser, before anyone sees it
     (the discovery core's emit step: one slot write, no rebuild)."""
     _SET_ROBOTS(record, verdict)
+
+
+def set_record_source(record: UrlRecord, source: str) -> UrlRecord:
+    """Say where a record fresh from a :data:`RecordBuilder` came from (``"html"``),
+    before anyone sees it."""
+    _SET_SOURCE(record, source)
+    return record
 
 
 #: What the parser hands its entries to: (url, lastmod, changefreq, priority, sitemap,

@@ -245,7 +245,8 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         type=since_date,
         metavar="DATE",
         help="drop records whose lastmod is older than DATE (YYYY-MM-DD or an ISO datetime; "
-        "UTC unless it has an offset); records without a lastmod are kept",
+        "UTC unless it has an offset); records without a lastmod are kept. Index children "
+        "whose own lastmod is older are not fetched (unless --ignore-index-lastmod)",
     )
     for name, text in (
         ("--include", "keep only URLs matching"),
@@ -290,7 +291,7 @@ def _add_state_options(parser: argparse.ArgumentParser) -> None:
         "--ignore-index-lastmod",
         action="store_true",
         help="with --state: fetch (conditionally) every child, even when its lastmod in the "
-        "index did not move",
+        "index did not move; with --since: fetch the children older than DATE too",
     )
 
 
@@ -409,6 +410,27 @@ def _add_choice_options(parser: argparse.ArgumentParser) -> None:
         metavar="PATH,...",
         help="probe these paths instead of the well-known ones when robots.txt lists no "
         "sitemap (/sitemap.xml,/sitemap_index.xml,...)",
+    )
+    group.add_argument(
+        "--html",
+        nargs="?",
+        const="fallback",
+        choices=("fallback", "always"),
+        help="read HTML sitemap pages (linked from the home page, or /sitemap.html, "
+        "/plan-du-site, ...) when no XML or text sitemap is found; 'always': beside them. "
+        "A target URL that is an HTML sitemap page is then read as one",
+    )
+    group.add_argument(
+        "--parent",
+        action="store_true",
+        help="a subdomain without sitemaps: read its parent domain's, keeping the URLs "
+        "under the subdomain",
+    )
+    group.add_argument(
+        "--follow-urlset-sitemaps",
+        action="store_true",
+        help="read a sitemap's <loc> ending in .xml or .xml.gz as a sitemap when it is one "
+        "(instead of writing it as a page)",
     )
 
 

@@ -15,6 +15,7 @@ import io
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import datetime
 from typing import IO, Any, Final
 
 from sitemap_reader.cli.args import PROG
@@ -31,6 +32,7 @@ from sitemap_reader.cli.report import (
 from sitemap_reader.cli.usage import check_targets, plain_reason
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.discovery.robots import SUMMARY_CODES
+from sitemap_reader.discovery.ways import way_lines
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.records import UrlRecord
@@ -302,7 +304,17 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "follow": tuple(args.follow),
         "guess_paths": args.paths,
         "read_depth": read_depth,
+        "html": args.html,
+        "parent": args.parent,
+        "since": None if getattr(args, "ignore_index_lastmod", False) else _since(args),
+        "follow_urlset_sitemaps": args.follow_urlset_sitemaps,
     }
+
+
+def _since(args: argparse.Namespace) -> datetime | None:
+    """``--since``: also the date before which an index's children are not fetched."""
+    since = getattr(args, "since", None)
+    return since if isinstance(since, datetime) else None
 
 
 def _core_budget(args: argparse.Namespace) -> bool:
@@ -321,7 +333,7 @@ def state_options(args: argparse.Namespace) -> dict[str, Any]:
     still buffered; either way a run that did not finish is repeated, never lost.
     """
     if args.state is None:
-        if args.changed_only or args.removed or args.ignore_index_lastmod:
+        if args.changed_only or args.removed or (args.ignore_index_lastmod and not args.since):
             raise UsageError("--changed-only, --removed and --ignore-index-lastmod need --state")
         return {}
     return {
@@ -461,7 +473,7 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
             )
     if stats.sitemaps_not_read:
         lines.append(f"not read: {stats.sitemaps_not_read:,} child sitemaps (--max-depth)")
-    return lines
+    return lines + way_lines(run)
 
 
 def _say(args: argparse.Namespace, message: str) -> None:

@@ -256,7 +256,8 @@ def _read_lines(name: str) -> Iterator[str]:
 
 
 async def _worker(args: argparse.Namespace, dist: ModuleType) -> int:
-    if not args.state and (args.changed_only or args.removed or args.ignore_index_lastmod):
+    ignore = args.ignore_index_lastmod and not args.since  # --since: fetch old children too
+    if not args.state and (args.changed_only or args.removed or ignore):
         raise UsageError("--changed-only, --removed and --ignore-index-lastmod need --state")
     limits = dist.WorkerLimits(
         lease=args.lease,

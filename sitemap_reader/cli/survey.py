@@ -27,6 +27,7 @@ from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
 from sitemap_reader.discovery.actions import Batch, Checkpoint
 from sitemap_reader.discovery.observer import Observer, Watch
+from sitemap_reader.discovery.ways import HTML_KINDS
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.checker import BodyChecker, Finding, SiteCheck, check_robots
 from sitemap_reader.parse.normalize import normalize_url
@@ -280,7 +281,8 @@ def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None]]:
             parent_url = label_of(parent)
         attempted = node.fetched or node.status is not None or bool(node.problems)
         empty_probe = node.kind == "guess" and node.format in (None, "unknown")
-        if node.skipped is None and attempted and not empty_probe:
+        html = node.kind in HTML_KINDS  # a page for people: the protocol's rules do not apply
+        if node.skipped is None and attempted and not empty_probe and not html:
             yield node, parent_url
         for child in node.children:
             yield from walk(child, node)

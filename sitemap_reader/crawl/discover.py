@@ -35,6 +35,7 @@ import contextlib
 import os
 import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 
 import aiohttp
@@ -55,7 +56,7 @@ from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, un
 from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
-from sitemap_reader.discovery.config import Config, compile_patterns
+from sitemap_reader.discovery.config import Config, compile_patterns, html_mode
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import Observer
 from sitemap_reader.discovery.targets import Target, classify
@@ -125,6 +126,14 @@ class SitemapReader:
     sitemap (``["/sitemap.php"]``); ``read_depth=N`` reads N levels of index nesting and
     lists the children below as "not read" in the tree (``read_depth=0`` lists an
     index's children without reading them).
+
+    More ways in: ``html=True`` reads HTML sitemap pages (found from the home page's
+    links or the usual paths) when no XML or text sitemap was found, ``html="always"``
+    beside them, and a target URL that is an HTML sitemap page is read as one;
+    ``parent=True`` reads a subdomain's parent domain's sitemaps when it has none,
+    keeping the URLs under the subdomain; ``since`` (an aware datetime) leaves unfetched
+    the index children whose lastmod is older; ``follow_urlset_sitemaps=True`` reads a
+    urlset ``<loc>`` ending in ``.xml`` / ``.xml.gz`` as a sitemap when its body is one.
     """
 
     def __init__(
@@ -158,6 +167,10 @@ class SitemapReader:
         follow: Sequence[str | re.Pattern[str]] = (),
         guess_paths: Sequence[str] | None = None,
         read_depth: int | None = None,
+        html: bool | str | None = None,
+        parent: bool = False,
+        since: datetime | None = None,
+        follow_urlset_sitemaps: bool = False,
     ) -> None:
         if concurrency < 1 or per_host < 1:
             raise UsageError("concurrency and per_host must be at least 1")
@@ -197,6 +210,10 @@ class SitemapReader:
         self.follow = compile_patterns(follow)  # a bad pattern: UsageError, here
         self.guess_paths = None if guess_paths is None else tuple(guess_paths)
         self.read_depth = read_depth
+        self.html = html_mode(html)
+        self.parent = parent
+        self.since = since
+        self.follow_urlset_sitemaps = follow_urlset_sitemaps
         self._config(merge=False)  # a bad delay, path or depth fails here, not in a run
         self._user_session = session
         self._pacer = Pacer()
@@ -396,6 +413,10 @@ class SitemapReader:
             crawl_delay=self.crawl_delay,
             guess_paths=self.guess_paths,
             read_depth=self.read_depth,
+            html=self.html,
+            parent=self.parent,
+            since=self.since,
+            follow_urlset=self.follow_urlset_sitemaps,
         )
 
     @property

@@ -11,8 +11,8 @@ from sitemap_reader.discovery.actions import Action, Done, Emit
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import NOT_READ, SitemapNode
 from sitemap_reader.discovery.observer import StoredChildren
-from sitemap_reader.discovery.robots import RobotsRules
 from sitemap_reader.discovery.rules import Batch, is_robots, limit_code, origin_prefix
+from sitemap_reader.discovery.ways import WaysIn
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item
 from sitemap_reader.records import UrlRecord, set_record_robots
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 MAX_SKIPPED_NODES = 100
 
 
-class ChildRules(RobotsRules):
+class ChildRules(WaysIn):
     """Child sitemaps and the records of a chunk."""
 
     if TYPE_CHECKING:
@@ -58,12 +58,13 @@ class ChildRules(RobotsRules):
         depth: int,
         lastmod: datetime | None,
         actions: list[Action],
+        reason: str | None = None,
     ) -> None:
         site, parent = job.site, job.node
         node = SitemapNode(url, kind=kind, depth=depth, lastmod=lastmod)
         key = normalize_url(url) or url
         job.watch.child(url, lastmod)
-        reason = self._skip_reason(site, key, kind, depth)
+        reason = reason or self._skip_reason(site, key, kind, depth)
         if reason is None:
             self.visited.add(key)
             parent.children.append(node)
@@ -115,7 +116,7 @@ class ChildRules(RobotsRules):
         """Children become jobs; records pass scope and dedupe and go out as one batch."""
         actions: list[Action] = []
         batch = self._filter(job, items, actions)
-        if batch:
+        if batch and not self._held(job, batch, actions):
             self._send(batch, actions)
         return actions
 
@@ -131,9 +132,11 @@ class ChildRules(RobotsRules):
         urls = out = duplicates = 0
         merge = self.config.merge_duplicates
         tracked: Batch | None = [] if merge or job.watch.tracks_duplicates else None
+        child_kind, child_depth = self._child_of(node)
+        listed = self.config.follow_urlset
         for item in items:
             if type(item) is not UrlRecord:
-                self._add_child(job, item.url, "sitemap", node.depth + 1, item.lastmod, actions)
+                self._add_listed(job, item, child_kind, child_depth, actions)
                 continue
             urls += 1
             url = item.url
@@ -142,6 +145,8 @@ class ChildRules(RobotsRules):
                 prefix = origin_prefix(url)
             if not in_scope:
                 out += 1
+            elif listed and self._is_listed_sitemap(job, url):
+                self._follow_listed(job, item, actions)
             elif seen_add(url):
                 batch.append(item)
             else:

@@ -5,11 +5,28 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
 from sitemap_reader.scoring import ScoreFunc
+
+#: ``Config.html``: off, read HTML sitemap pages when nothing else was found, or always.
+HTML_MODES = (None, "fallback", "always")
+
+
+def html_mode(value: bool | str | None) -> str | None:
+    """``Config.html`` from a keyword: True is ``"fallback"``, False and None are off.
+
+    >>> html_mode(True), html_mode("always"), html_mode(False)
+    ('fallback', 'always', None)
+    """
+    if value is True:
+        return "fallback"
+    if value is False or value is None:
+        return None
+    return value
 
 
 def compile_patterns(
@@ -62,6 +79,13 @@ class Config:
     when robots.txt lists no sitemap (None: :data:`~sitemap_reader.discovery.WELL_KNOWN_PATHS`).
     ``read_depth``: children of an index deeper than this are listed in the tree as
     "not read" (a choice, not a limit: neither a problem nor counted as skipped).
+
+    More ways in (:mod:`~sitemap_reader.discovery.ways`): ``html`` reads HTML sitemap
+    pages, ``"fallback"`` when no XML or text sitemap was found, ``"always"`` beside
+    them (None: never); ``parent`` reads the parent domain's sitemaps for a subdomain that
+    has none, keeping the URLs under the subdomain; ``since`` skips, unfetched, the index
+    children whose lastmod is older; ``follow_urlset`` reads a urlset ``<loc>`` ending in
+    ``.xml`` / ``.xml.gz`` as a sitemap when its body is one.
     """
 
     limits: Limits = field(default_factory=Limits)
@@ -79,8 +103,16 @@ class Config:
     crawl_delay: bool = True
     guess_paths: tuple[str, ...] | None = None
     read_depth: int | None = None
+    html: str | None = None
+    parent: bool = False
+    since: datetime | None = None
+    follow_urlset: bool = False
 
     def __post_init__(self) -> None:
+        if self.html not in HTML_MODES:
+            raise UsageError(f"html must be one of fallback, always (or off), not {self.html!r}")
+        if self.since is not None and self.since.tzinfo is None:
+            raise UsageError("since must be an aware datetime (with a time zone)")
         if self.scope not in SCOPE_MODES:
             raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {self.scope!r}")
         if self.timeout is not None and self.timeout <= 0:

@@ -56,6 +56,7 @@ from sitemap_reader.discovery.rules import is_robots, run_error, server_of
 from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.sitemaps import Expired, SitemapRules
 from sitemap_reader.discovery.targets import Target
+from sitemap_reader.discovery.ways import WAY_KINDS
 from sitemap_reader.parse.normalize import normalize_url, parse_lastmod
 from sitemap_reader.parse.scope import Scope
 
@@ -122,6 +123,7 @@ class Discovery(SitemapRules):
             actions.append(Done(root))
             return
         self.visited.add(key)
+        self._start_ways(site, actions)
         if kind == "sitemap":
             self._push(site, root, actions, fallback)
         else:  # robots.txt jobs are not sitemaps: not in the sitemap counts
@@ -272,6 +274,7 @@ class Discovery(SitemapRules):
         shaper = Shaper(self.config.score, self.now)
         job = Job(self._next_id, site, node, self.observer.watch(node), shaper, fallback)
         self.jobs[job.id] = job
+        site.pending += 1
         return job
 
     def _push(
@@ -298,7 +301,7 @@ class Discovery(SitemapRules):
         index, url, kind = ticket.get("target"), ticket.get("url"), ticket.get("kind")
         if not isinstance(index, int) or not 0 <= index < len(self.sites):
             return None
-        if not isinstance(url, str) or kind not in ("robots", "sitemap", "guess"):
+        if not isinstance(url, str) or kind not in ("robots", "sitemap", "guess", *WAY_KINDS):
             return None
         site = self.sites[index]
         lastmod = ticket.get("lastmod")
@@ -322,11 +325,18 @@ class Discovery(SitemapRules):
         return job
 
     def _safely(self, job: Job, step: Callable[..., list[Action]], *args: object) -> list[Action]:
-        """Run one event of ``job``: any exception fails that job only."""
+        """Run one event of ``job``: any exception fails that job only. A job that
+        finished is retired (what waited on it, an idle site's next way in)."""
         try:
-            return step(*args)
+            actions = step(*args)
         except Exception as exc:
-            return self._crash(job, exc)
+            actions = self._crash(job, exc)
+        if job.finished and not job.retired:
+            try:
+                actions += self._retire(job)
+            except Exception as exc:
+                job.node.add_problem("internal", f"internal error: {type(exc).__name__}: {exc}")
+        return actions
 
     def _crash(self, job: Job, exc: BaseException) -> list[Action]:
         if job.finished:

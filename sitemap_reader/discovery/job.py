@@ -19,7 +19,7 @@ from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.parse.robots import RobotsTxt
 from sitemap_reader.parse.scope import Scope
-from sitemap_reader.records import format_datetime
+from sitemap_reader.records import UrlRecord, format_datetime
 
 if TYPE_CHECKING:
     from sitemap_reader.discovery.robots import Listed
@@ -46,6 +46,26 @@ class Site:
     robots_open: bool = False
     #: The sitemaps robots.txt listed, until one leads somewhere (else: probe instead).
     listed: Listed | None = None
+    #: Jobs of the target not finished yet (at zero the site is idle: ``discovery.ways``).
+    pending: int = 0
+    #: The parent domain's sitemaps were tried (``Config.parent``).
+    parent_tried: bool = False
+    #: HTML way in: 0 not started, 1 home page read, 2 usual paths probed.
+    html_stage: int = 0
+    #: HTML pages scheduled (home, probes, sitemap pages): ``Limits.max_html_pages``.
+    html_queued: int = 0
+    #: Navigation links of the site's HTML pages (header, footer, nav), left out of them.
+    navigation: set[str] = field(default_factory=set)
+    #: The page links every HTML sitemap page read so far shares (None: no page yet).
+    shared: set[str] | None = None
+    #: HTML sitemap pages read (the shared links tell navigation apart from two on).
+    html_pages: int = 0
+    #: Records of HTML sitemap pages held until the site is idle (``discovery.ways``):
+    #: (the page's node, its records), at most ``Limits.max_html_held`` records.
+    html_held: list[tuple[SitemapNode, list[UrlRecord]]] = field(default_factory=list)
+    html_held_count: int = 0
+    #: The hold overflowed: later pages go out at once, without the shared links.
+    html_streaming: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -72,6 +92,13 @@ class Job:
     slice: int = 16 * 1024
     #: Redirect hops this job followed (its own, so a second report of one is no loop).
     hops: set[str] = field(default_factory=set)
+    #: A urlset loc read as a sitemap (``follow_urlset``): its record, emitted if the
+    #: body is not a sitemap after all.
+    page: UrlRecord | None = None
+    #: The core has seen the job finish (``WaysIn._retire`` ran).
+    retired: bool = False
+    #: An HTML sitemap page: every page link it showed (for the site's shared links).
+    links: set[str] | None = None
 
     def ticket(self, run: str) -> Ticket:
         """The job's ticket: enough to rebuild it in another process."""

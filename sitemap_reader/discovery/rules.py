@@ -55,7 +55,11 @@ def run_error(sites: Sequence[Site], guess: bool) -> str | None:
 
 def found_sitemap(node: SitemapNode) -> bool:
     """True when the node was read and is a sitemap (whatever it held, however it ended)."""
-    return node.kind != "robots" and node.skipped is None and node.format not in (None, "unknown")
+    return (
+        node.kind not in ("robots", "home")
+        and node.skipped is None
+        and node.format not in (None, "unknown")
+    )
 
 
 def _why_nothing(site: Site, guess: bool) -> str:

@@ -15,6 +15,7 @@ from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.discovery.parsing import BodyParser, ParserFactory
 from sitemap_reader.discovery.rules import is_robots
+from sitemap_reader.discovery.ways import PROBE_KINDS
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item, SitemapParser
 
@@ -118,14 +119,21 @@ class SitemapRules(ChildRules):
         limits = self.limits
         if max_body is not None and 0 < max_body < limits.max_decompressed_bytes:
             limits = limits.replace(max_decompressed_bytes=max_body)
-        job.parser = self.parsers(
+        content_type = _header(headers, "content-type")
+        job.parser = self._html_parser(
+            job,
             url,
-            _header(headers, "content-type"),
-            strict=self.config.strict,
-            limits=limits,
-            now=self.now,
-            build=job.shaper.build,
-            size=_length(headers),
+            content_type,
+            limits,
+            lambda: self.parsers(
+                url,
+                content_type,
+                strict=self.config.strict,
+                limits=limits,
+                now=self.now,
+                build=job.shaper.build,
+                size=_length(headers),
+            ),
         )
         job.node.last_modified = _header(headers, "last-modified")
         job.watch.begin(_header(headers, "etag"), job.node.last_modified)
@@ -243,7 +251,7 @@ class SitemapRules(ChildRules):
         node = job.node
         actions: list[Action] = []
         rest = job.shaper.release(node)
-        if rest:
+        if rest and not self._held(job, rest, actions):
             self._send(rest, actions)
         self._count(node)
         status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300
@@ -260,7 +268,7 @@ class SitemapRules(ChildRules):
     def _count(self, node: SitemapNode) -> None:
         stats = self.stats
         stats.sitemaps_queued -= 1
-        if node.kind == "guess" and node.skipped is None and node.format in (None, "unknown"):
+        if node.kind in PROBE_KINDS and node.skipped is None and node.format in (None, "unknown"):
             node.skipped = f"not found ({node.reason})"  # a probe that missed: no failure
             return
         if node.skipped is not None:

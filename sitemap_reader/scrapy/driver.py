@@ -47,6 +47,7 @@ from sitemap_reader.discovery import (
     classify,
 )
 from sitemap_reader.discovery.config import compile_patterns as compile_patterns
+from sitemap_reader.discovery.config import html_mode
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
@@ -129,6 +130,11 @@ class Options:
     #: ``USER_AGENT``. (Delays are Scrapy's own: ``DOWNLOAD_DELAY`` / AutoThrottle; the
     #: core's per-fetch ``delay`` is not mapped onto download slots.)
     user_agent: str = "sitemap-reader"
+    #: More ways in (``SITEMAP_READER_HTML`` true / "always", ``_PARENT``,
+    #: ``_FOLLOW_URLSET_SITEMAPS``): see :class:`~sitemap_reader.discovery.Config`.
+    html: str | None = None
+    parent: bool = False
+    follow_urlset: bool = False
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPE_MODES:
@@ -156,6 +162,9 @@ class Options:
             strict=settings.getbool("SITEMAP_READER_STRICT"),
             limits=limits,
             user_agent=settings.get("USER_AGENT") or "sitemap-reader",
+            html=_html_setting(settings),
+            parent=settings.getbool("SITEMAP_READER_PARENT"),
+            follow_urlset=settings.getbool("SITEMAP_READER_FOLLOW_URLSET_SITEMAPS"),
         )
 
     def config(self) -> Config:
@@ -168,7 +177,18 @@ class Options:
             score=self.score,
             follow=self.follow,
             user_agent=self.user_agent,
+            html=self.html,
+            parent=self.parent,
+            follow_urlset=self.follow_urlset,
         )
+
+
+def _html_setting(settings: BaseSettings) -> str | None:
+    """``SITEMAP_READER_HTML``: "fallback" or "always", or a boolean (true: fallback)."""
+    raw = settings.get("SITEMAP_READER_HTML")
+    if isinstance(raw, str) and raw.strip().lower() in ("fallback", "always"):
+        return raw.strip().lower()
+    return html_mode(settings.getbool("SITEMAP_READER_HTML"))
 
 
 def _describe(exc: BaseException) -> str:
