@@ -52,3 +52,4 @@ class ReaderOptions(TypedDict, total=False):
     follow: Sequence[str | re.Pattern[str]]
     guess_paths: Sequence[str] | None
     read_depth: int | None
+    deadline: float | None

@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from types import TracebackType
 
 import aiohttp
@@ -57,6 +57,7 @@ from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.discovery.config import Config
 from sitemap_reader.discovery.model import Run, Stats
+from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
@@ -124,6 +125,10 @@ class SitemapReader:
     sitemap (``["/sitemap.php"]``); ``read_depth=N`` reads N levels of index nesting and
     lists the children below as "not read" in the tree (``read_depth=0`` lists an
     index's children without reading them).
+
+    ``deadline`` bounds a whole run in seconds (``timeout`` bounds one sitemap): when it
+    passes, reading stops, the records read so far are kept, the sitemaps in flight end
+    as "not finished" and ``stats.stopped`` says ``at the deadline (S s)``.
     """
 
     def __init__(
@@ -157,6 +162,7 @@ class SitemapReader:
         follow: Sequence[str | re.Pattern[str]] = (),
         guess_paths: Sequence[str] | None = None,
         read_depth: int | None = None,
+        deadline: float | None = None,
     ) -> None:
         if concurrency < 1 or per_host < 1:
             raise UsageError("concurrency and per_host must be at least 1")
@@ -196,6 +202,7 @@ class SitemapReader:
         self.follow = tuple(re.compile(p) if isinstance(p, str) else p for p in follow)
         self.guess_paths = None if guess_paths is None else tuple(guess_paths)
         self.read_depth = read_depth
+        self.deadline = deadline
         self._config(merge=False)  # a bad delay, path or depth fails here, not in a run
         self._user_session = session
         self._pacer = Pacer()
@@ -301,16 +308,27 @@ class SitemapReader:
                     yield record
 
     async def batches(
-        self, target: str | Sequence[str], *, ranked: bool = False, top: int | None = None
+        self,
+        target: str | Sequence[str],
+        *,
+        ranked: bool = False,
+        top: int | None = None,
+        observe: Callable[[Observer], Observer] | None = None,
     ) -> AsyncGenerator[list[UrlRecord], None]:
-        """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead."""
+        """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead.
+
+        ``observe`` wraps the run's observer (the incremental state's, or the null one):
+        a layer above the reader (:class:`~sitemap_reader.SitemapLoader`) sees each
+        sitemap begin and settle, its checkpoints run behind the records before them.
+        """
         if top is not None and top < 1:
             raise UsageError("top must be at least 1")
         run, targets = self._new_run(target)
         channel: Channel[Item] = Channel(CHANNEL_BATCHES)
         sink = make_sink(ranked, top, self.limits)
         state = self._open_state(run, commit_each=sink is None)
-        traversal = self._traversal(run, targets, channel, state, merge=sink is not None)
+        observer = state if observe is None else observe(state or NULL_OBSERVER)
+        traversal = self._traversal(run, targets, channel, observer, merge=sink is not None)
         task = asyncio.create_task(traversal.run())
         try:
             async with contextlib.aclosing(unpack(channel)) as source:
@@ -363,7 +381,7 @@ class SitemapReader:
         run: Run,
         targets: Sequence[Target],
         channel: Channel[Item] | None,
-        state: Incremental | None,
+        state: Observer | None,
         *,
         merge: bool = False,
     ) -> Traversal:
@@ -391,6 +409,7 @@ class SitemapReader:
             crawl_delay=self.crawl_delay,
             guess_paths=self.guess_paths,
             read_depth=self.read_depth,
+            deadline=self.deadline,
         )
 
     @property

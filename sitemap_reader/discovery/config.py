@@ -31,6 +31,9 @@ class Config:
     when robots.txt lists no sitemap (None: :data:`~sitemap_reader.discovery.WELL_KNOWN_PATHS`).
     ``read_depth``: children of an index deeper than this are listed in the tree as
     "not read" (a choice, not a limit: neither a problem nor counted as skipped).
+    ``deadline`` bounds the whole run in seconds (None: no bound): once it passed, the
+    run stops as a URL budget stops it, and what was read is kept (the driver supplies
+    the clock, see :meth:`~sitemap_reader.discovery.Discovery.overdue`).
     """
 
     limits: Limits = field(default_factory=Limits)
@@ -48,12 +51,15 @@ class Config:
     crawl_delay: bool = True
     guess_paths: tuple[str, ...] | None = None
     read_depth: int | None = None
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPE_MODES:
             raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {self.scope!r}")
         if self.timeout is not None and self.timeout <= 0:
             raise UsageError("timeout must be positive")
+        if self.deadline is not None and not 0 < self.deadline < float("inf"):
+            raise UsageError("deadline must be a number of seconds > 0")
         if not self.delay >= 0 or self.delay == float("inf"):
             raise UsageError("delay must be a number of seconds >= 0")
         if self.read_depth is not None and self.read_depth < 0:

@@ -45,6 +45,8 @@ class SitemapRules(ChildRules):
 
         def delay_for(self, url: str) -> float: ...
 
+        def overdue(self) -> list[Action]: ...
+
     def _begin(self, job: Job) -> list[Action]:
         node = job.node
         if node.kind == "robots":
@@ -149,8 +151,10 @@ class SitemapRules(ChildRules):
             items = _feed(job, parser, chunk, expired)
             actions = self._emit(job, items) if items else []
         if expired is not None and not parser.done and expired():
-            timeout = self.config.seconds
-            node.add_problem("timeout", f"no complete answer within {timeout:g} s", fatal=True)
+            actions += self.overdue()  # the run's deadline may be what passed: a stop
+            if self.stopped is None:
+                timeout = self.config.seconds
+                node.add_problem("timeout", f"no complete answer within {timeout:g} s", fatal=True)
             job.reading = False
         elif node.bytes > parser.limits.wire_cap() and not parser.done:
             cap = parser.limits.wire_cap()
