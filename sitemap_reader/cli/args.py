@@ -270,6 +270,13 @@ def _add_crawl_options(parser: argparse.ArgumentParser) -> None:
         help=f"seconds per sitemap, request to last byte ({defaults.sitemap_timeout:g})",
     )
     group.add_argument(
+        "--deadline",
+        type=positive_float,
+        metavar="S",
+        help="seconds for the whole run: then reading stops, what was read is kept, and the "
+        "summary lists the sitemaps not finished (no limit by default)",
+    )
+    group.add_argument(
         "--max-depth",
         type=non_negative_int,
         metavar="N",

@@ -301,6 +301,7 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "follow": tuple(args.follow),
         "guess_paths": args.paths,
         "read_depth": read_depth,
+        "deadline": args.deadline,
     }
 
 

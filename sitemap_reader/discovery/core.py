@@ -88,6 +88,7 @@ class Discovery(SitemapRules):
         #: The driver's clock (seconds, monotonic) and the instant the run's deadline passes.
         self.clock = clock
         self.deadline_at = None if config.deadline is None else clock() + config.deadline
+        self.deadline_passed = False
         #: Makes the parser of each body (a driver may parse elsewhere: ``parsing``).
         self.parsers: ParserFactory = parsers or local_parser
         self.limits = config.limits
@@ -155,6 +156,7 @@ class Discovery(SitemapRules):
         arrives."""
         if self.deadline_at is None or self.stopped is not None or self.clock() < self.deadline_at:
             return []
+        self.deadline_passed = True
         return self.stop(deadline_reason(self.config.deadline))
 
     def remaining(self) -> float | None:

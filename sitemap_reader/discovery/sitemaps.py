@@ -45,6 +45,8 @@ class SitemapRules(ChildRules):
 
         def delay_for(self, url: str) -> float: ...
 
+        deadline_passed: bool
+
         def overdue(self) -> list[Action]: ...
 
     def _begin(self, job: Job) -> list[Action]:
@@ -232,14 +234,18 @@ class SitemapRules(ChildRules):
         if parser is None:
             return []
         job.parser = None
+        cut = self.deadline_passed and not parser.done  # we stopped reading, it did not break
         items = parser.close()
-        actions = self._emit(job, items) if items and self.stopped is None else []
+        # A budget stop drops what the parser still held; a deadline keeps what was read.
+        keep = self.stopped is None or self.deadline_passed
+        actions = self._emit(job, items) if items and keep else []
         node.format = parser.format
         node.complete = parser.complete
+        problems = [p for p in parser.problems if not p.fatal] if cut else parser.problems
         if any(p.fatal for p in node.problems):
-            node.problems.extend(parser.problems)  # the fetch failure came first: the cause
+            node.problems.extend(problems)  # the fetch failure came first: the cause
         else:
-            node.problems[:0] = parser.problems
+            node.problems[:0] = problems
         return actions
 
     def _settle(self, job: Job) -> list[Action]:
