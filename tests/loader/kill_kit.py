@@ -28,7 +28,8 @@ CHILD = str(Path(__file__).with_name("loader_child.py"))
 
 
 class GeneratedSite(Site):
-    """robots.txt -> /index.xml -> /s/0.xml ... : ``sitemaps`` x ``per_sitemap`` URLs."""
+    """robots.txt -> /index.xml -> /s/0.xml ... : ``sitemaps`` x ``per_sitemap`` URLs,
+    and a tiny HTML page at each of them."""
 
     def __init__(self, sitemaps: int, per_sitemap: int) -> None:
         super().__init__()
@@ -55,6 +56,18 @@ class GeneratedSite(Site):
         return self.hits["/index.xml"] + sum(
             self.hits[self.sitemap_path(n)] for n in range(self.sitemaps)
         )
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        """Every page URL answers a tiny HTML page (counted like the rest)."""
+        if not request.path.startswith("/p/"):
+            return await super()._handle(request)
+        self.hits[request.path] += 1
+        html = f"<html><head><title>{request.path}</title></head><body></body></html>"
+        return web.Response(text=html, content_type="text/html")
+
+    def page_hits(self) -> Counter[str]:
+        """Requests per page path."""
+        return Counter({p: n for p, n in self.hits.items() if p.startswith("/p/")})
 
     async def _index(self, request: web.Request) -> web.Response:
         children = [self.url(self.sitemap_path(n)) for n in range(self.sitemaps)]
@@ -90,23 +103,23 @@ def _peak_of(pid: int) -> int:
 
 
 async def run_child(
-    target: str, progress: str, *, buffer: int, kill_after: int | None, limit: float = 120.0
+    target: str,
+    progress: str,
+    *,
+    buffer: int,
+    kill_after: int | None,
+    limit: float = 120.0,
+    script: str = CHILD,
+    env: dict[str, str] | None = None,
 ) -> ChildRun:
-    """Run the loader child; SIGKILL it after ``kill_after`` lines of output."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
-    )
+    """Run the loader child (or another ``script`` printing ``out``/``ack`` lines);
+    SIGKILL it after ``kill_after`` lines of output."""
+    path = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
     child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        CHILD,
-        target,
-        progress,
-        str(buffer),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
+        sys.executable, script, target, progress, str(buffer),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {}), "PYTHONPATH": path},
+    )  # fmt: skip
     run = ChildRun()
     assert child.stdout is not None
     lines = 0
