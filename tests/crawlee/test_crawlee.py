@@ -149,3 +149,25 @@ async def test_bad_transform_is_a_clear_error(make_site: MakeSite, tmp_path: Pat
     ) as loader:
         with pytest.raises(UsageError, match="transform"):
             await loader.fetch_next_request()
+
+
+def test_example_crawls_the_demo_site(tmp_path: Path) -> None:
+    """examples/crawlee_crawl/run.py crawls every page of the demo site once, in one command."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = Path(__file__).parents[2] / "examples" / "crawlee_crawl" / "run.py"
+    env = {**os.environ, "CRAWLEE_STORAGE_DIR": str(tmp_path / "storage")}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env,
+        cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    pages = [json.loads(line) for line in result.stdout.splitlines()]
+    base = pages[0]["url"].split("/", 3)[:3]
+    assert sorted(p["url"] for p in pages) == sorted(demo.expected_urls("/".join(base)))
+    assert all(p["title"].endswith("sitemap-reader demo") for p in pages)
+    assert "17 pages handled" in result.stderr
+    assert sorted(os.listdir(tmp_path)) in ([], ["storage"])  # nothing written in the cwd
