@@ -56,13 +56,13 @@ examples:
   sitemap-reader demo --ranked --format txt
   sitemap-reader demo tree
   sitemap-reader demo tree --json
-  sitemap-reader demo check
   sitemap-reader demo report -o demo.html
-  sitemap-reader demo serve --port 8080    # keep it running (Ctrl-C stops it)
 
-The demo site runs on 127.0.0.1, on a free port (--port with serve), for as long as the
-command runs. Every page it lists answers with a small HTML page, so a crawler (the Scrapy
-and Crawlee examples) can be pointed at `demo serve`.
+The demo site runs on 127.0.0.1, on a free port, for as long as the command runs.
+`demo check` lists its protocol findings (it breaks a few rules on purpose, so it exits
+1). `demo serve [--port N]` keeps it running until Ctrl-C and prints its URL: every page it
+lists answers with a small HTML page, so a crawler (the Scrapy and Crawlee examples) can be
+pointed at it.
 """
 
 
