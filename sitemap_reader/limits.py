@@ -142,3 +142,14 @@ class Limits:
     def replace(self, **changes: object) -> Limits:
         """A copy with some fields changed: ``limits.replace(max_depth=2)``."""
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+#: :class:`~sitemap_reader.SitemapLoader`'s default ``buffer``, the records that may wait
+#: unclaimed: a thousand pages keep a crawler of hundreds of fetches in flight busy, in a
+#: few megabytes, whatever the size of the site.
+LOADER_BUFFER = 1000
+#: The loader's default ``max_tries``, hand-outs of a URL before it is given up: a passing
+#: failure gets two more chances, a dead page does not come back forever.
+LOADER_MAX_TRIES = 3
+#: Seconds a loader waits for a progress file another loader is writing before it says so.
+PROGRESS_BUSY_TIMEOUT = 10.0

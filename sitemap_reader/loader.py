@@ -43,6 +43,7 @@ from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Wat
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.errors import StateError, UsageError
+from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES
 from sitemap_reader.options import ReaderOptions
 from sitemap_reader.progress import (
     DONE,
@@ -54,6 +55,16 @@ from sitemap_reader.progress import (
     ProgressStore,
 )
 from sitemap_reader.records import UrlRecord
+
+
+class LoaderOptions(ReaderOptions, total=False):
+    """Every keyword of :class:`SitemapLoader`: its own and the reader's (all optional)."""
+
+    progress: str | os.PathLike[str] | None
+    buffer: int
+    best_first: bool
+    max_tries: int
+
 
 #: What a sitemap answered from the progress file says in the tree.
 FROM_PROGRESS = "read completely by an earlier loader (progress file)"
@@ -81,9 +92,9 @@ class SitemapLoader:
         targets: str | Sequence[str],
         *,
         progress: str | os.PathLike[str] | None = None,
-        buffer: int = 1000,
+        buffer: int = LOADER_BUFFER,
         best_first: bool = False,
-        max_tries: int = 3,
+        max_tries: int = LOADER_MAX_TRIES,
         **options: Unpack[ReaderOptions],
     ) -> None:
         if buffer < 1:

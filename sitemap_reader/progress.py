@@ -49,14 +49,13 @@ from typing import Any, Final
 
 from sitemap_reader import records as _records
 from sitemap_reader.errors import StateError
+from sitemap_reader.limits import PROGRESS_BUSY_TIMEOUT
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store import APPLICATION_ID as STATE_APPLICATION_ID
 
 SCHEMA_VERSION: Final = 1
 #: ``PRAGMA application_id`` of a progress file: "SRlp" (sitemap-reader loader progress).
 APPLICATION_ID: Final = 0x53526C70
-#: Seconds a second process waits for the file's write lock before giving up.
-BUSY_TIMEOUT: Final = 10.0
 #: URL states in the file (:data:`OUT`, handed out, is the loader's, in memory only).
 QUEUED, OUT, DONE, GAVE_UP = 0, 1, 2, 3
 
@@ -215,7 +214,9 @@ class ProgressStore:
             if reason is not None:
                 raise StateError(f"{self.path} is not a sitemap-reader progress file: {reason}")
         try:
-            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            self._db = sqlite3.connect(
+                self.path, timeout=PROGRESS_BUSY_TIMEOUT, isolation_level=None
+            )
         except sqlite3.Error as exc:
             raise StateError(f"cannot open progress file {self.path}: {exc}") from exc
         try:

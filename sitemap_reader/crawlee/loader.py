@@ -17,7 +17,6 @@ queue when none).
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -28,8 +27,7 @@ from crawlee.request_loaders import RequestLoader, RequestManager, RequestManage
 from crawlee.storage_clients.models import ProcessedRequest
 
 from sitemap_reader.errors import UsageError
-from sitemap_reader.loader import SitemapLoader
-from sitemap_reader.options import ReaderOptions
+from sitemap_reader.loader import LoaderOptions, SitemapLoader
 from sitemap_reader.records import UrlRecord
 
 #: The ``user_data`` key of the sitemap record.
@@ -51,21 +49,10 @@ class SitemapRequestLoader(RequestLoader):
         self,
         targets: str | Sequence[str],
         *,
-        progress: str | os.PathLike[str] | None = None,
-        buffer: int = 1000,
-        best_first: bool = False,
-        max_tries: int = 3,
         transform: Transform | None = None,
-        **options: Unpack[ReaderOptions],
+        **options: Unpack[LoaderOptions],
     ) -> None:
-        self.loader = SitemapLoader(
-            targets,
-            progress=progress,
-            buffer=buffer,
-            best_first=best_first,
-            max_tries=max_tries,
-            **options,
-        )
+        self.loader = SitemapLoader(targets, **options)
         self.transform = transform
         #: Our requests handed out and not handled yet, by unique key: the record's URL.
         self._ours: dict[str, str] = {}

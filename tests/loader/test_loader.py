@@ -11,6 +11,7 @@ import sitemap_reader as sr
 from sitemap_reader.crawl.traverse import MAX_BATCH
 from sitemap_reader.errors import StateError, UsageError
 from sitemap_reader.loader import FROM_PROGRESS
+from sitemap_reader.progress import ProgressStore
 from sitemap_reader.records import UrlRecord
 from tests.crawl.crawl_kit import FAST
 from tests.loader.conftest import MakeSite
@@ -143,6 +144,11 @@ async def test_resume_skips_finished_sitemaps(make_site: MakeSite, tmp_path: Pat
             first.append(record.url)
             await loader.ack(record.url)
     hits = dict(site.hits)
+    store = ProgressStore(progress)
+    taken = store.sitemap_records()
+    store.close()
+    assert any(done for _, done in taken.values()), "a urlset was read completely"
+    assert any(records and not done for records, done in taken.values()), "one is half-read"
     async with sr.SitemapLoader(site.base, progress=progress, buffer=20, limits=FAST) as loader:
         rest = [r.url for r in await drain(loader)]
         assert loader.run is not None
@@ -244,8 +250,6 @@ async def test_sigkill_at_random_points(make_site: MakeSite, tmp_path: Path) -> 
 
 
 def _done_paths(progress: str, base: str) -> list[str]:
-    from sitemap_reader.progress import ProgressStore
-
     store = ProgressStore(progress)
     try:
         return [u.removeprefix(base) for u in store.done_sitemaps() if "/s/" in u]
