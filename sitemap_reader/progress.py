@@ -197,13 +197,47 @@ def _header_reason(path: str) -> str | None:
     return None
 
 
+class _Guarded:
+    """The file's connection: every SQLite error is a :class:`StateError` naming the file."""
+
+    __slots__ = ("db", "path")
+
+    def __init__(self, db: sqlite3.Connection, path: str) -> None:
+        self.db = db
+        self.path = path
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
+
+    def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
+        try:
+            return self.db.execute(sql, parameters)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> sqlite3.Cursor:
+        try:
+            return self.db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _error(self, exc: sqlite3.Error) -> StateError:
+        if "locked" in str(exc):
+            return StateError(f"progress file {self.path} is in use by another loader")
+        return StateError(f"progress file {self.path}: {exc}")
+
+
 class ProgressStore:
     """The progress file of one loader (see the module docstring). Not thread-safe.
 
     >>> import os, tempfile
     >>> store = ProgressStore(os.path.join(tempfile.mkdtemp(), "crawl.db"))
     >>> store.add([UrlRecord("https://example.com/a")])
-    [(1, UrlRecord(url='https://example.com/a'))]
+    1
     >>> store.close()
     """
 
@@ -214,20 +248,14 @@ class ProgressStore:
             if reason is not None:
                 raise StateError(f"{self.path} is not a sitemap-reader progress file: {reason}")
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=PROGRESS_BUSY_TIMEOUT, isolation_level=None
-            )
+            db = sqlite3.connect(self.path, timeout=PROGRESS_BUSY_TIMEOUT, isolation_level=None)
         except sqlite3.Error as exc:
             raise StateError(f"cannot open progress file {self.path}: {exc}") from exc
+        self._db = _Guarded(db, self.path)
         try:
             self._setup()
-        except sqlite3.Error as exc:
-            self._db.close()
-            if "locked" in str(exc):
-                raise StateError(f"progress file {self.path} is in use by another loader") from exc
-            raise StateError(f"cannot use progress file {self.path}: {exc}") from exc
         except BaseException:
-            self._db.close()
+            db.close()
             raise
 
     def _setup(self) -> None:
@@ -253,21 +281,15 @@ class ProgressStore:
 
     # -- transactions ------------------------------------------------------------------
 
-    def _write(self) -> sqlite3.Connection:
+    def _write(self) -> _Guarded:
         if not self._db.in_transaction:
-            self._guard("BEGIN IMMEDIATE")
+            self._db.execute("BEGIN IMMEDIATE")
         return self._db
 
     def commit(self) -> None:
         """Make everything so far durable (one atomic step)."""
         if self._db.in_transaction:
-            self._guard("COMMIT")
-
-    def _guard(self, sql: str) -> None:
-        try:
-            self._db.execute(sql)
-        except sqlite3.Error as exc:
-            raise StateError(f"progress file {self.path}: {exc}") from exc
+            self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Commit and close (idempotent)."""

@@ -267,3 +267,16 @@ def test_import_loads_no_aiohttp() -> None:
         "sr.SitemapLoader; assert 'aiohttp' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_a_damaged_progress_file_is_a_clear_error(tmp_path: Path) -> None:
+    """A progress file of ours whose pages were overwritten gives a one-line StateError
+    naming the file, not a SQLite traceback."""
+    path = tmp_path / "p.db"
+    ProgressStore(path).close()
+    data = bytearray(path.read_bytes())
+    data[100:] = b"\xff" * (len(data) - 100)
+    path.write_bytes(bytes(data))
+    loader = sr.SitemapLoader("http://127.0.0.1:9/", progress=path)
+    with pytest.raises(StateError, match=f"progress file {path}"):
+        await loader.__aenter__()
