@@ -9,9 +9,13 @@ site; :func:`parse` and :class:`SitemapParser` read bytes you already have.
 >>> [r.url for r in sr.parse(b"https://example.com/a\\n").urls]
 ['https://example.com/a']
 
-The crawling names (:class:`SitemapReader`, :func:`iter_urls`) are resolved on first use
-(module ``__getattr__``), so ``import sitemap_reader`` and ``import sitemap_reader.parse``
-load neither aiohttp nor asyncio: the sans-I/O layers stay importable on their own.
+For crawl schedulers, :class:`SitemapLoader` hands records out one at a time, takes
+acknowledgements and resumes after a crash from its progress file.
+
+The crawling names (:class:`SitemapReader`, :func:`iter_urls`, :class:`SitemapLoader`)
+are resolved on first use (module ``__getattr__``), so ``import sitemap_reader`` and
+``import sitemap_reader.parse`` load neither aiohttp nor asyncio: the sans-I/O layers stay
+importable on their own.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ __all__ = [
     "ParseResult",
     "Problem",
     "Run",
+    "SitemapLoader",
     "SitemapNode",
     "SitemapParser",
     "SitemapReader",
@@ -79,9 +84,14 @@ __all__ = [
 
 if TYPE_CHECKING:
     from sitemap_reader.crawl import SitemapReader, iter_urls
+    from sitemap_reader.loader import SitemapLoader
 
 #: Names that need the aiohttp driver, and the module that has them.
-_LAZY = {"SitemapReader": "sitemap_reader.crawl", "iter_urls": "sitemap_reader.crawl"}
+_LAZY = {
+    "SitemapReader": "sitemap_reader.crawl",
+    "iter_urls": "sitemap_reader.crawl",
+    "SitemapLoader": "sitemap_reader.loader",
+}
 
 
 def __getattr__(name: str) -> Any:

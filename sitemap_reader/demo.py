@@ -11,6 +11,11 @@ so the first minutes with the tool need no internet. It shows what the library h
 - hreflang alternates, a URL listed twice (emitted once) and a URL on a foreign host
   (dropped by the default ``site`` scope).
 
+Every page URL the site lists answers with a small HTML page (its title and a few links
+to other pages), so a crawler pointed at the demo (the Scrapy and Crawlee examples, a
+first spider) has pages to fetch. ``sitemap-reader demo serve`` keeps the site running
+until Ctrl-C; :func:`serve_in_thread` runs it beside synchronous code.
+
 The documents are templates: ``{base}`` becomes the origin the request arrived on, so the
 site works on whatever port it gets. :data:`EXPECTED_PATHS` is the exact set of page paths a
 default ``dump`` of the site emits; tests compare against it.
@@ -18,10 +23,13 @@ default ``dump`` of the site emits; tests compare against it.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import html
 import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Final
 
@@ -259,8 +267,45 @@ _DOCUMENTS: Final[dict[str, _Document]] = {
 }
 
 
+#: The pages in a fixed order: each page links to home and to the two after it.
+_PAGE_ORDER: Final[tuple[str, ...]] = tuple(sorted(EXPECTED_PATHS))
+#: Links per page besides home.
+_PAGE_LINKS: Final = 2
+
+
+def page_title(path: str) -> str:
+    """The title of the demo page at ``path``.
+
+    >>> page_title("/blog/hello-world")
+    'Hello world - blog - sitemap-reader demo'
+    """
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        return "Home - sitemap-reader demo"
+    name = parts[-1].replace("-", " ").capitalize()
+    section = f" - {parts[0]}" if len(parts) > 1 else ""
+    return f"{name}{section} - sitemap-reader demo"
+
+
+def render_page(path: str) -> str:
+    """The HTML of the demo page at ``path``: its title, a heading and a few links."""
+    at = _PAGE_ORDER.index(path)
+    others = [_PAGE_ORDER[(at + step) % len(_PAGE_ORDER)] for step in range(1, _PAGE_LINKS + 1)]
+    links = "".join(
+        f'<li><a href="{html.escape(p)}">{html.escape(page_title(p))}</a></li>'
+        for p in ["/", *others]
+    )
+    title = html.escape(page_title(path))
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"</head>\n<body><h1>{title}</h1><ul>{links}</ul></body></html>\n"
+    )
+
+
 async def _serve_document(request: web.Request) -> web.Response:
-    """Render the requested document for the origin the request came in on."""
+    """Render the requested document (or page) for the origin the request came in on."""
+    if request.path in EXPECTED_PATHS:
+        return web.Response(text=render_page(request.path), content_type="text/html")
     document = _DOCUMENTS.get(request.path)
     if document is None:
         raise web.HTTPNotFound(text="not part of the demo site\n")
@@ -280,8 +325,8 @@ def make_app() -> web.Application:
 
 
 @asynccontextmanager
-async def serve(host: str = "127.0.0.1") -> AsyncIterator[str]:
-    """Serve the demo site on ``host`` and a free port; yields its origin.
+async def serve(host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+    """Serve the demo site on ``host`` and ``port`` (0: a free one); yields its origin.
 
     Runs in the caller's event loop, so a crawl in the same loop can read it::
 
@@ -289,7 +334,12 @@ async def serve(host: str = "127.0.0.1") -> AsyncIterator[str]:
             ...
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind((host, 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
     port = sock.getsockname()[1]
     runner = web.AppRunner(make_app(), access_log=None)
     await runner.setup()
@@ -299,3 +349,40 @@ async def serve(host: str = "127.0.0.1") -> AsyncIterator[str]:
     finally:
         await runner.cleanup()
         sock.close()
+
+
+@contextmanager
+def serve_in_thread(host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """:func:`serve` on an event loop of its own, in a thread: for synchronous callers
+    (``demo check``, the Scrapy example). Yields the origin; stops the site on exit.
+
+    >>> with serve_in_thread() as base:                  # doctest: +SKIP
+    ...     print(base)                                  # http://127.0.0.1:PORT
+    """
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    found: list[str | BaseException] = []
+    stop = asyncio.Event()
+
+    async def main() -> None:
+        try:
+            async with serve(host, port) as base:
+                found.append(base)
+                ready.set()
+                await stop.wait()
+        except OSError as exc:
+            found.append(exc)
+            ready.set()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
+    thread.start()
+    try:
+        ready.wait()
+        result = found[0]
+        if isinstance(result, BaseException):
+            raise result
+        yield result
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join()
+        loop.close()

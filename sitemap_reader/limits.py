@@ -185,3 +185,14 @@ CHECK_FUTURE_SLACK = 86_400
 #: Occurrences ``check --examples N`` keeps per rule and file: enough to fix a file by,
 #: while a file with a million bad dates still costs a bounded list.
 CHECK_MAX_EXAMPLES = 1_000
+
+
+#: :class:`~sitemap_reader.SitemapLoader`'s default ``buffer``, the records that may wait
+#: unclaimed: a thousand pages keep a crawler of hundreds of fetches in flight busy, in a
+#: few megabytes, whatever the size of the site.
+LOADER_BUFFER = 1000
+#: The loader's default ``max_tries``, hand-outs of a URL before it is given up: a passing
+#: failure gets two more chances, a dead page does not come back forever.
+LOADER_MAX_TRIES = 3
+#: Seconds a loader waits for a progress file another loader is writing before it says so.
+PROGRESS_BUSY_TIMEOUT = 10.0

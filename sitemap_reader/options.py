@@ -57,3 +57,4 @@ class ReaderOptions(TypedDict, total=False):
     parent: bool
     since: datetime | None
     follow_urlset_sitemaps: bool
+    deadline: float | None

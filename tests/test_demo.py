@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import re
+import signal
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from aiohttp import ClientSession, web
@@ -14,7 +17,7 @@ from aiohttp.test_utils import TestServer
 import sitemap_reader as sr
 from sitemap_reader import demo
 from sitemap_reader.parse.robots import sitemaps_from_robots
-from tests.conftest_cli import run_cli
+from tests.conftest_cli import SITEMAP_READER, cli_env, run_cli
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 BANNER = re.compile(r"demo site running at (http://127\.0\.0\.1:\d+)/")
@@ -129,3 +132,61 @@ def _walk(nodes: list[dict[str, object]]) -> list[dict[str, object]]:
         out.append(node)
         out.extend(_walk(node["children"]))  # type: ignore[arg-type]
     return out
+
+
+async def test_every_listed_page_is_a_small_html_page(demo_base: str) -> None:
+    """Every page URL the demo lists answers 200 with HTML: its title and links to pages
+    of the demo (so a crawler pointed at it has pages to fetch)."""
+    for path in sorted(demo.EXPECTED_PATHS):
+        status, kind, body = await fetch(demo_base, path)
+        assert (status, kind) == (200, "text/html"), path
+        text = body.decode()
+        title = re.search(r"<title>(.*?)</title>", text)
+        assert title and title.group(1) == demo.page_title(path).replace("&", "&amp;")
+        links = re.findall(r'href="([^"]+)"', text)
+        assert len(links) >= 2 and set(links) <= demo.EXPECTED_PATHS, (path, links)
+
+
+async def test_demo_check_and_report(tmp_path: Path) -> None:
+    """demo check reports the demo's findings like check (exit 1: it has some, on purpose);
+    demo report -o FILE writes the HTML report; without -o it is a usage error."""
+    checked = await run_cli("demo", "check", "--json")
+    assert checked.code == 1, checked.err
+    data = json.loads(checked.out)
+    assert not data["clean"] and any(f["url"].endswith(demo.BROKEN_PATH) for f in data["files"])
+    out = tmp_path / "demo.html"
+    reported = await run_cli("demo", "report", "-o", str(out))
+    assert reported.code == 0, reported.err
+    assert out.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    missing = await run_cli("demo", "report")
+    assert missing.code == 2 and "needs -o FILE" in missing.err
+
+
+async def test_demo_port_only_with_serve() -> None:
+    """--port goes with 'demo serve' only (exit 2 otherwise)."""
+    result = await run_cli("demo", "tree", "--port", "1")
+    assert result.code == 2 and "--port goes with 'demo serve'" in result.err
+
+
+async def test_demo_serve_runs_until_interrupted() -> None:
+    """demo serve prints its URL on stdout, serves sitemaps and pages, and ends with exit 0
+    on SIGINT (Ctrl-C)."""
+    proc = await asyncio.create_subprocess_exec(
+        SITEMAP_READER, "demo", "serve", env=cli_env(),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        base = line.decode().strip().rstrip("/")
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", base), line
+        assert (await fetch(base, "/robots.txt"))[0] == 200
+        assert (await fetch(base, "/pricing"))[1] == "text/html"
+        proc.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err
+        assert b"Ctrl-C stops it" in err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

@@ -17,6 +17,8 @@ from sitemap_reader.cli.usage import UsageParser
 from sitemap_reader.limits import CHECK_MAX_EXAMPLES, Limits
 
 PROG: Final = "sitemap-reader"
+#: What ``sitemap-reader demo`` does with the demo site.
+DEMO_ACTIONS: Final = ("dump", "tree", "check", "report", "serve")
 Handler = Callable[[argparse.Namespace], int]
 
 _DUMP_EXAMPLES = """\
@@ -54,8 +56,13 @@ examples:
   sitemap-reader demo --ranked --format txt
   sitemap-reader demo tree
   sitemap-reader demo tree --json
+  sitemap-reader demo report -o demo.html
 
 The demo site runs on 127.0.0.1, on a free port, for as long as the command runs.
+`demo check` lists its protocol findings (it breaks a few rules on purpose, so it exits
+1). `demo serve [--port N]` keeps it running until Ctrl-C and prints its URL: every page it
+lists answers with a small HTML page, so a crawler (the Scrapy and Crawlee examples) can be
+pointed at it.
 """
 
 
@@ -89,11 +96,20 @@ def build_parser(
     _add_crawl_options(sub)
     sub.set_defaults(run=tree, action="tree")
 
-    sub = _command(commands, "demo", "run dump or tree on the embedded demo site", _DEMO_EXAMPLES)
+    sub = _command(commands, "demo", "serve the embedded demo site, or read it", _DEMO_EXAMPLES)
     sub.add_argument(
-        "action", nargs="?", choices=("dump", "tree"), default="dump", help="default: dump"
+        "action",
+        nargs="?",
+        choices=DEMO_ACTIONS,
+        default="dump",
+        help="default: dump; serve keeps the site running until Ctrl-C",
     )
-    sub.add_argument("--json", action="store_true", help="with tree: print the tree as JSON")
+    sub.add_argument(
+        "--json", action="store_true", help="with tree or check: print the result as JSON"
+    )
+    sub.add_argument(
+        "--port", type=non_negative_int, default=0, metavar="N", help="with serve: the port (free)"
+    )
     _add_output_options(sub)
     _add_crawl_options(sub)
     sub.set_defaults(run=demo, targets=[])
@@ -309,6 +325,13 @@ def _add_crawl_options(parser: argparse.ArgumentParser) -> None:
         type=positive_float,
         metavar="S",
         help=f"seconds per sitemap, request to last byte ({defaults.sitemap_timeout:g})",
+    )
+    group.add_argument(
+        "--deadline",
+        type=positive_float,
+        metavar="S",
+        help="seconds for the whole run: then reading stops, what was read is kept, and the "
+        "summary lists the sitemaps not finished (no limit by default)",
     )
     group.add_argument(
         "--max-depth",

@@ -56,10 +56,47 @@ def run_tree(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """``sitemap-reader demo [dump|tree]``: serve the demo site and read it."""
-    if args.json and args.action != "tree":
-        return _usage(args, "--json goes with 'demo tree'")
+    """``sitemap-reader demo [dump|tree|check|report|serve]``: serve the demo site, read it."""
+    if args.json and args.action not in ("tree", "check"):
+        return _usage(args, "--json goes with 'demo tree' or 'demo check'")
+    if args.port and args.action != "serve":
+        return _usage(args, "--port goes with 'demo serve'")
+    if args.action == "serve":
+        return asyncio.run(_serve_demo(args))
+    if args.action in ("check", "report"):
+        return _inspect_demo(args)
     return _guarded(args, lambda: _demo(args))
+
+
+async def _serve_demo(args: argparse.Namespace) -> int:
+    """Serve the demo site until SIGINT or SIGTERM; its URL on stdout (exit 0)."""
+    from sitemap_reader import demo
+
+    try:
+        async with demo.serve(port=args.port) as base:
+            print(base + "/", flush=True)
+            _say(args, f"demo site running at {base}/ (Ctrl-C stops it)")
+            await interruptible(asyncio.ensure_future(_forever()))
+    except OSError as exc:
+        return _usage(args, f"cannot serve on port {args.port}: {exc.strerror or exc}")
+    return EXIT_OK
+
+
+async def _forever() -> None:
+    await asyncio.Event().wait()
+
+
+def _inspect_demo(args: argparse.Namespace) -> int:
+    """``demo check`` and ``demo report``: the command, on the demo site in a thread."""
+    from sitemap_reader import demo
+    from sitemap_reader.cli.inspect import run_check, run_report
+
+    if args.action == "report" and not args.output:
+        return _usage(args, "'demo report' needs -o FILE")
+    with demo.serve_in_thread() as base:
+        _say(args, f"demo site running at {base}/ (it stops when the run ends)")
+        args.targets = [base + "/"]
+        return run_check(args) if args.action == "check" else run_report(args)
 
 
 def _guarded(args: argparse.Namespace, command: Callable[[], Coroutine[Any, Any, int]]) -> int:
@@ -308,6 +345,7 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "parent": args.parent,
         "since": None if getattr(args, "ignore_index_lastmod", False) else _since(args),
         "follow_urlset_sitemaps": args.follow_urlset_sitemaps,
+        "deadline": args.deadline,
     }
 
 

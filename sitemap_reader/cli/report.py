@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Final
 from tqdm import tqdm
 
 from sitemap_reader.cli.usage import plain_reason
+from sitemap_reader.discovery.core import DEADLINE_STOP
 from sitemap_reader.safe_text import printable
 
 if TYPE_CHECKING:
@@ -130,12 +131,14 @@ def summary_lines(
     (URLs, reasons, messages) is shown through :func:`printable`, before any colour.
     """
     lines: list[tuple[str | None, str]] = []  # (colour, text)
-    stopped = outcome.stopped or (f"budget: {stats.stopped}" if stats.stopped else None)
+    deadline = stats.stopped if (stats.stopped or "").startswith(DEADLINE_STOP) else None
+    asked = outcome.stopped or deadline
+    stopped = asked or (f"budget: {stats.stopped}" if stats.stopped else None)
     if stopped:
         lines.append(("yellow", _stop_line(stopped)))
-    # A stop the user asked for (--max-urls, Ctrl-C, a closed pipe) cuts the sitemaps in
-    # flight: they are not finished, not failed.
-    unfinished = list(unfinished_nodes(nodes)) if outcome.stopped else []
+    # A stop the user asked for (--max-urls, --deadline, Ctrl-C, a closed pipe) cuts the
+    # sitemaps in flight: they are not finished, not failed.
+    unfinished = list(unfinished_nodes(nodes)) if asked else []
     failed = max(0, stats.sitemaps_failed - len(unfinished))
     cut = f", {len(unfinished)} not finished" if unfinished else ""
     unchanged = f", {stats.sitemaps_unchanged} unchanged" if stats.sitemaps_unchanged else ""
@@ -181,7 +184,7 @@ def _unfinished_lines(urls: list[str]) -> Iterator[str]:
 
 def _stop_line(stopped: str) -> str:
     """``stopped after 2 URLs (--max-urls)``, ``interrupted (Ctrl-C)``, ``stopped: ...``."""
-    if stopped.startswith("after "):
+    if stopped.startswith(("after ", DEADLINE_STOP)):
         return f"stopped {stopped}"
     if stopped.startswith("interrupted"):
         return stopped

@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 
@@ -58,7 +58,7 @@ from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.discovery.config import Config, compile_patterns, html_mode
 from sitemap_reader.discovery.model import Run, Stats
-from sitemap_reader.discovery.observer import Observer
+from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.limits import Limits
@@ -134,6 +134,9 @@ class SitemapReader:
     keeping the URLs under the subdomain; ``since`` (an aware datetime) leaves unfetched
     the index children whose lastmod is older; ``follow_urlset_sitemaps=True`` reads a
     urlset ``<loc>`` ending in ``.xml`` / ``.xml.gz`` as a sitemap when its body is one.
+    ``deadline`` bounds a whole run in seconds (``timeout`` bounds one sitemap): when it
+    passes, reading stops, the records read so far are kept, the sitemaps in flight end
+    as "not finished" and ``stats.stopped`` says ``at the deadline (S s)``.
     """
 
     def __init__(
@@ -171,6 +174,7 @@ class SitemapReader:
         parent: bool = False,
         since: datetime | None = None,
         follow_urlset_sitemaps: bool = False,
+        deadline: float | None = None,
     ) -> None:
         if concurrency < 1 or per_host < 1:
             raise UsageError("concurrency and per_host must be at least 1")
@@ -214,6 +218,7 @@ class SitemapReader:
         self.parent = parent
         self.since = since
         self.follow_urlset_sitemaps = follow_urlset_sitemaps
+        self.deadline = deadline
         self._config(merge=False)  # a bad delay, path or depth fails here, not in a run
         self._user_session = session
         self._pacer = Pacer()
@@ -319,16 +324,27 @@ class SitemapReader:
                     yield record
 
     async def batches(
-        self, target: str | Sequence[str], *, ranked: bool = False, top: int | None = None
+        self,
+        target: str | Sequence[str],
+        *,
+        ranked: bool = False,
+        top: int | None = None,
+        observe: Callable[[Observer], Observer] | None = None,
     ) -> AsyncGenerator[list[UrlRecord], None]:
-        """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead."""
+        """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead.
+
+        ``observe`` wraps the run's observer (the incremental state's, or the null one):
+        a layer above the reader (:class:`~sitemap_reader.SitemapLoader`) sees each
+        sitemap begin and settle, its checkpoints run behind the records before them.
+        """
         if top is not None and top < 1:
             raise UsageError("top must be at least 1")
         run, targets = self._new_run(target)
         channel: Channel[Item] = Channel(CHANNEL_BATCHES)
         sink = make_sink(ranked, top, self.limits)
         state = self._open_state(run, commit_each=sink is None)
-        traversal = self._traversal(run, targets, channel, state, merge=sink is not None)
+        observer = state if observe is None else observe(state or NULL_OBSERVER)
+        traversal = self._traversal(run, targets, channel, observer, merge=sink is not None)
         task = asyncio.create_task(traversal.run())
         try:
             async with contextlib.aclosing(unpack(channel)) as source:
@@ -417,6 +433,7 @@ class SitemapReader:
             parent=self.parent,
             since=self.since,
             follow_urlset=self.follow_urlset_sitemaps,
+            deadline=self.deadline,
         )
 
     @property

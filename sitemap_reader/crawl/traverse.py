@@ -56,6 +56,10 @@ class Repeats(list[UrlRecord]):
 MAX_BATCH = 2048
 
 
+class RunDeadline(Exception):
+    """A fetch was cut by the run's deadline (the core then stops the run)."""
+
+
 class Traversal:
     """One run of a :class:`~sitemap_reader.crawl.SitemapReader` over its targets.
 
@@ -200,6 +204,8 @@ class Traversal:
                     await self._stream(ticket, resp.chunks(), deadline, remote)
                 if remote is not None:
                     await self._collect(ticket, remote, deadline)
+        except RunDeadline:  # the run's deadline cut this fetch: not finished, not failed
+            return core.overdue() + core.end(ticket, seconds=time.monotonic() - started)
         except FetchFailed as exc:
             return core.failure(
                 ticket,
@@ -241,14 +247,18 @@ class Traversal:
 
     @contextlib.asynccontextmanager
     async def _budget(self) -> AsyncIterator[Deadline]:
-        """The per-sitemap deadline; running out becomes ``FetchFailed("timeout")``."""
-        deadline = Deadline(self.timeout)
+        """The per-sitemap deadline; running out becomes ``FetchFailed("timeout")``, or
+        :class:`RunDeadline` when the run's deadline (``Config.deadline``) came first."""
+        left = self.core.remaining()
+        deadline = Deadline(self.timeout if left is None else min(self.timeout, left))
         try:
             async with deadline:
                 yield deadline
         except TimeoutError as exc:
             if not deadline.expired:
                 raise
+            if left is not None and left <= self.timeout:
+                raise RunDeadline from exc
             message = f"no complete answer within {self.timeout:g} s"
             raise FetchFailed("timeout", message) from exc
 

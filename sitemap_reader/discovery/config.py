@@ -86,6 +86,9 @@ class Config:
     has none, keeping the URLs under the subdomain; ``since`` skips, unfetched, the index
     children whose lastmod is older; ``follow_urlset`` reads a urlset ``<loc>`` ending in
     ``.xml`` / ``.xml.gz`` as a sitemap when its body is one.
+    ``deadline`` bounds the whole run in seconds (None: no bound): once it passed, the
+    run stops as a URL budget stops it, and what was read is kept (the driver supplies
+    the clock, see :meth:`~sitemap_reader.discovery.Discovery.overdue`).
     """
 
     limits: Limits = field(default_factory=Limits)
@@ -107,6 +110,7 @@ class Config:
     parent: bool = False
     since: datetime | None = None
     follow_urlset: bool = False
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         if self.html not in HTML_MODES:
@@ -117,6 +121,8 @@ class Config:
             raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {self.scope!r}")
         if self.timeout is not None and self.timeout <= 0:
             raise UsageError("timeout must be positive")
+        if self.deadline is not None and not 0 < self.deadline < float("inf"):
+            raise UsageError("deadline must be a number of seconds > 0")
         if not self.delay >= 0 or self.delay == float("inf"):
             raise UsageError("delay must be a number of seconds >= 0")
         if self.read_depth is not None and self.read_depth < 0:

@@ -28,7 +28,9 @@ not a sitemap", the refused redirect hops ("visited" holds every sitemap schedul
 every hop followed, so each sitemap is fetched at most once per run), the body retry of
 a cut connection, the budgets (``max_urls`` stops the run, ``max_sitemaps`` and
 ``max_depth`` skip children; with ``max_urls`` a body is fed in small slices so the
-run stops within a slice of the budget), the per-sitemap deadline *while parsing* (a driver passes
+run stops within a slice of the budget; ``deadline`` stops the run once that many seconds
+passed, read on the driver's clock at every job start and chunk, see :meth:`Discovery.overdue`),
+the per-sitemap deadline *while parsing* (a driver passes
 an ``expired`` check; the body is fed in slices and the check runs between them), the
 cap on raw wire bytes, and the run's verdict when nothing was found.
 
@@ -60,6 +62,14 @@ from sitemap_reader.discovery.ways import WAY_KINDS
 from sitemap_reader.parse.normalize import normalize_url, parse_lastmod
 from sitemap_reader.parse.scope import Scope
 
+#: How the reason of a deadline stop begins (a summary tells it from a budget by this).
+DEADLINE_STOP = "at the deadline"
+
+
+def deadline_reason(seconds: float | None) -> str:
+    """The stop reason of a run that reached its deadline: ``at the deadline (30 s)``."""
+    return f"{DEADLINE_STOP} ({seconds:g} s)"
+
 
 class Discovery(SitemapRules):
     """One run of discovery over ``targets`` (see the module docstring)."""
@@ -73,8 +83,13 @@ class Discovery(SitemapRules):
         run: Run | None = None,
         now: datetime | None = None,
         parsers: ParserFactory | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config = config or Config()
+        #: The driver's clock (seconds, monotonic) and the instant the run's deadline passes.
+        self.clock = clock
+        self.deadline_at = None if config.deadline is None else clock() + config.deadline
+        self.deadline_passed = False
         #: Makes the parser of each body (a driver may parse elsewhere: ``parsing``).
         self.parsers: ParserFactory = parsers or local_parser
         self.limits = config.limits
@@ -137,6 +152,21 @@ class Discovery(SitemapRules):
         self.stopped = self.stats.stopped = reason
         return [Stop(reason)]
 
+    def overdue(self) -> list[Action]:
+        """Stop the run if its deadline passed (a driver may call it at any time, e.g. when
+        a wait of its own ends); the core itself calls it as each job starts and each chunk
+        arrives."""
+        if self.deadline_at is None or self.stopped is not None or self.clock() < self.deadline_at:
+            return []
+        self.deadline_passed = True
+        return self.stop(deadline_reason(self.config.deadline))
+
+    def remaining(self) -> float | None:
+        """Seconds until the run's deadline (0 once it passed; None without one)."""
+        if self.deadline_at is None:
+            return None
+        return max(0.0, self.deadline_at - self.clock())
+
     def finish(self) -> list[Action]:
         """Every job is done: the observer's last write; the run's verdict in ``run.error``."""
         actions: list[Action] = []
@@ -168,7 +198,8 @@ class Discovery(SitemapRules):
         job = self._find(ticket)
         if job is None:
             return []
-        return self._safely(job, self._begin, job)
+        late = self.overdue()
+        return late + self._safely(job, self._begin, job)
 
     def redirect(self, ticket: Ticket, url: str) -> bool:
         """May the job follow a redirect to ``url``? (refuses robots.txt and visited URLs)"""
@@ -224,7 +255,8 @@ class Discovery(SitemapRules):
         job = self._find(ticket)
         if job is None or not job.reading:
             return []
-        return self._safely(job, self._body, job, chunk, expired)
+        late = self.overdue()
+        return late + self._safely(job, self._body, job, chunk, expired)
 
     def parsed(self, ticket: Ticket) -> list[Action]:
         """The job's parser, working elsewhere, has items ready: the core collects them."""

@@ -46,6 +46,10 @@ class SitemapRules(ChildRules):
 
         def delay_for(self, url: str) -> float: ...
 
+        deadline_passed: bool
+
+        def overdue(self) -> list[Action]: ...
+
     def _begin(self, job: Job) -> list[Action]:
         node = job.node
         if node.kind == "robots":
@@ -157,8 +161,10 @@ class SitemapRules(ChildRules):
             items = _feed(job, parser, chunk, expired)
             actions = self._emit(job, items) if items else []
         if expired is not None and not parser.done and expired():
-            timeout = self.config.seconds
-            node.add_problem("timeout", f"no complete answer within {timeout:g} s", fatal=True)
+            actions += self.overdue()  # the run's deadline may be what passed: a stop
+            if self.stopped is None:
+                timeout = self.config.seconds
+                node.add_problem("timeout", f"no complete answer within {timeout:g} s", fatal=True)
             job.reading = False
         elif node.bytes > parser.limits.wire_cap() and not parser.done:
             cap = parser.limits.wire_cap()
@@ -236,14 +242,18 @@ class SitemapRules(ChildRules):
         if parser is None:
             return []
         job.parser = None
+        cut = self.deadline_passed and not parser.done  # we stopped reading, it did not break
         items = parser.close()
-        actions = self._emit(job, items) if items and self.stopped is None else []
+        # A budget stop drops what the parser still held; a deadline keeps what was read.
+        keep = self.stopped is None or self.deadline_passed
+        actions = self._emit(job, items) if items and keep else []
         node.format = parser.format
         node.complete = parser.complete
+        problems = [p for p in parser.problems if not p.fatal] if cut else parser.problems
         if any(p.fatal for p in node.problems):
-            node.problems.extend(parser.problems)  # the fetch failure came first: the cause
+            node.problems.extend(problems)  # the fetch failure came first: the cause
         else:
-            node.problems[:0] = parser.problems
+            node.problems[:0] = problems
         return actions
 
     def _settle(self, job: Job) -> list[Action]:

@@ -1,0 +1,21 @@
+"""Crawlee integration: a :class:`SitemapRequestLoader` on top of
+:class:`~sitemap_reader.SitemapLoader` (install the ``crawlee`` extra).
+
+>>> async def main() -> None:                                           # doctest: +SKIP
+...     async with SitemapRequestLoader(["example.com"], progress="crawl.db") as loader:
+...         crawler = HttpCrawler(request_manager=await loader.to_tandem())
+...         await crawler.run()
+"""
+
+from __future__ import annotations
+
+try:
+    import crawlee  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "sitemap_reader.crawlee needs Crawlee: pip install 'sitemap-reader[crawlee]'"
+    ) from exc
+
+from sitemap_reader.crawlee.loader import RECORD_KEY, SitemapRequestLoader, Transform
+
+__all__ = ["RECORD_KEY", "SitemapRequestLoader", "Transform"]

@@ -1,0 +1,375 @@
+"""The crawl scheduler's source: pull records, acknowledge them, resume after a crash.
+
+Theory of operation
+-------------------
+A :class:`SitemapLoader` runs one :class:`~sitemap_reader.SitemapReader` discovery in a
+task (the *intake*) and writes every new record into its progress file
+(:mod:`sitemap_reader.progress`) before anyone can have it. :meth:`SitemapLoader.next`
+hands out queued records, oldest first (or, with ``best_first``, the best of the
+``buffer`` oldest), marking each *out*; :meth:`~SitemapLoader.ack` marks it done and
+commits, so an acknowledged URL is never handed out again, not even by a loader that
+starts after this process was killed; :meth:`~SitemapLoader.fail` queues it again, up to
+``max_tries`` times.
+
+Backpressure: the intake stops pulling from the reader while ``buffer`` records wait
+unclaimed, so the reader stops reading (its output channel is bounded) and memory is
+bounded by the buffer, not by the site.
+
+The loader observes the run (``SitemapReader.batches(observe=...)``): when a sitemap is
+read completely, a checkpoint that runs behind its records marks it done in the file,
+with the children it listed. A new loader on the same file asks for none of those
+again: its observer answers for them before any fetch (they are walked from the file,
+as an incremental run walks an unchanged index), so only robots.txt and the sitemaps not
+finished are read again; their records already in the file are not taken in twice.
+Once a discovery ended on its own (not stopped by a deadline or a budget), the file
+says so and a new loader reads nothing: it only hands out what was never acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections import deque
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Unpack
+
+from sitemap_reader.crawl import SitemapReader
+from sitemap_reader.crawl.incremental import node_key
+from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch
+from sitemap_reader.discovery.actions import Batch
+from sitemap_reader.discovery.observer import StoredChildren
+from sitemap_reader.errors import StateError, UsageError
+from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES
+from sitemap_reader.options import ReaderOptions
+from sitemap_reader.progress import (
+    DONE,
+    GAVE_UP,
+    OUT,
+    QUEUED,
+    Children,
+    DoneSitemap,
+    ProgressStore,
+)
+from sitemap_reader.records import UrlRecord
+
+
+class LoaderOptions(ReaderOptions, total=False):
+    """Every keyword of :class:`SitemapLoader`: its own and the reader's (all optional)."""
+
+    progress: str | os.PathLike[str] | None
+    buffer: int
+    best_first: bool
+    max_tries: int
+
+
+#: What a sitemap answered from the progress file says in the tree.
+FROM_PROGRESS = "read completely by an earlier loader (progress file)"
+
+
+class SitemapLoader:
+    """Pull URL records one at a time; acknowledge each; resume after a crash.
+
+    >>> async def crawl() -> None:                                  # doctest: +SKIP
+    ...     async with SitemapLoader(["example.com"], progress="crawl.db") as loader:
+    ...         while (record := await loader.next()) is not None:
+    ...             ...                                             # fetch record.url
+    ...             await loader.ack(record.url)
+
+    ``targets`` are what :meth:`SitemapReader.urls` takes; every other keyword is a
+    :class:`~sitemap_reader.SitemapReader` option (scope, follow, limits, state,
+    ``deadline``...). ``progress`` is the SQLite progress file (None: a temporary file,
+    removed on close). ``buffer`` bounds the records waiting unclaimed; ``best_first``
+    hands out the best-scored of them first. ``max_tries``: a URL failed that often is
+    given up (counted in :attr:`failed`).
+    """
+
+    def __init__(
+        self,
+        targets: str | Sequence[str],
+        *,
+        progress: str | os.PathLike[str] | None = None,
+        buffer: int = LOADER_BUFFER,
+        best_first: bool = False,
+        max_tries: int = LOADER_MAX_TRIES,
+        **options: Unpack[ReaderOptions],
+    ) -> None:
+        if buffer < 1:
+            raise UsageError("buffer must be at least 1")
+        if max_tries < 1:
+            raise UsageError("max_tries must be at least 1")
+        self.targets = (targets,) if isinstance(targets, str) else tuple(targets)
+        if not self.targets:
+            raise UsageError("no target given")
+        self.buffer = buffer
+        self.best_first = best_first
+        self.max_tries = max_tries
+        self._path = None if progress is None else os.fspath(progress)
+        self._temporary: str | None = None
+        self._reader = SitemapReader(**options)  # a bad option fails here
+        self._store: ProgressStore | None = None
+        self._ready: deque[tuple[int, UrlRecord]] = deque()
+        #: Handed out and not settled yet: URL -> id in the file.
+        self._out: dict[str, int] = {}
+        #: The highest id loaded into ``_ready`` (every queued row above it is not).
+        self._cursor = 0
+        self._counts = dict.fromkeys((QUEUED, OUT, DONE, GAVE_UP), 0)
+        self._done: dict[str, DoneSitemap] = {}
+        self._intake: asyncio.Task[None] | None = None
+        self._reading = False
+        self._error: BaseException | None = None
+        self._arrived = asyncio.Event()
+        self._claimed = asyncio.Event()
+
+    # -- lifetime --------------------------------------------------------------------------
+
+    async def __aenter__(self) -> SitemapLoader:
+        if self._path is None:
+            handle, self._temporary = tempfile.mkstemp(prefix="sitemap-loader-", suffix=".db")
+            os.close(handle)
+        store = self._store = ProgressStore(self._path or self._temporary or "")
+        self._counts.update(store.counts())
+        self._done = store.done_sitemaps()
+        if not store.all_read():
+            await self._reader.__aenter__()
+            self._reading = True
+            self._intake = asyncio.create_task(self._take_in())
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        intake, self._intake = self._intake, None
+        try:
+            if intake is not None:
+                intake.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await intake
+                await self._reader.__aexit__(kind, exc, tb)
+        finally:
+            store, self._store = self._store, None
+            if store is not None:
+                store.close()
+            if self._temporary is not None:
+                for suffix in ("", "-wal", "-shm"):
+                    with contextlib.suppress(OSError):
+                        os.remove(self._temporary + suffix)
+
+    # -- the consumer's side -----------------------------------------------------------------
+
+    async def next(self) -> UrlRecord | None:
+        """The next record to crawl; None once discovery ended and nothing is queued.
+
+        Waits while the reader is still reading and nothing is ready. Records handed
+        out but neither acknowledged nor failed are not waited for: ``fail`` puts one
+        back, and ``next`` then hands it out again.
+        """
+        store = self._open()
+        while True:
+            if self._ready:
+                row_id, record = self._ready.popleft()
+                self._out[record.url] = row_id
+                self._move(QUEUED, OUT)
+                self._claimed.set()
+                return record
+            if self._error is not None:
+                raise self._error
+            if self._counts[QUEUED]:
+                self._refill(store)
+                continue
+            if not self._reading:
+                return None
+            self._arrived.clear()
+            await self._arrived.wait()
+
+    async def ack(self, url: str) -> None:
+        """``url`` was handled: it is never handed out again (durable when this returns)."""
+        self._settle(url, ok=True)
+
+    async def fail(self, url: str) -> None:
+        """Handling ``url`` failed: hand it out again later (given up after ``max_tries``)."""
+        self._settle(url, ok=False)
+
+    @property
+    def handled(self) -> int:
+        """URLs acknowledged (by this loader and the earlier ones on its progress file)."""
+        return self._counts[DONE]
+
+    @property
+    def pending(self) -> int:
+        """URLs handed out and neither acknowledged nor failed yet."""
+        return self._counts[OUT]
+
+    @property
+    def queued(self) -> int:
+        """URLs taken in and waiting to be handed out."""
+        return self._counts[QUEUED]
+
+    @property
+    def failed(self) -> int:
+        """URLs given up after ``max_tries`` failures."""
+        return self._counts[GAVE_UP]
+
+    @property
+    def total_known(self) -> int:
+        """Every URL taken in so far (handled, pending, queued and given up)."""
+        return sum(self._counts.values())
+
+    @property
+    def reading(self) -> bool:
+        """True while the reader may still bring new records."""
+        return self._reading
+
+    @property
+    def finished(self) -> bool:
+        """True once nothing more can be handed out: reading ended, nothing queued or out."""
+        return not self._reading and not self._counts[QUEUED] and not self._counts[OUT]
+
+    @property
+    def run(self) -> Run | None:
+        """The reader's run of this loader (its tree and stats); None when nothing was read."""
+        return self._reader.last_run
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _open(self) -> ProgressStore:
+        if self._store is None:
+            raise UsageError("use the loader inside `async with SitemapLoader(...) as loader:`")
+        return self._store
+
+    def _move(self, old: int, new: int) -> None:
+        self._counts[old] -= 1
+        self._counts[new] += 1
+
+    def _settle(self, url: str, *, ok: bool) -> None:
+        store = self._open()
+        row_id = self._out.pop(url, None)
+        if row_id is None:
+            raise UsageError(f"not handed out (or already settled): {url}")
+        if ok:
+            store.ack(row_id)
+            state = DONE
+        else:
+            state, _ = store.fail(row_id, self.max_tries)
+            self._arrived.set()
+        self._move(OUT, state)
+        store.commit()
+
+    def _refill(self, store: ProgressStore) -> None:
+        """Load the oldest queued records not loaded yet (``_ready`` is empty)."""
+        rows = store.queued(self._cursor, self.buffer)
+        if not rows:
+            raise StateError(f"progress file {store.path}: queued URLs are missing")
+        self._cursor = rows[-1][0]
+        if self.best_first:
+            rows.sort(key=lambda row: -row[1].score)
+        self._ready.extend(rows)
+
+    async def _take_in(self) -> None:
+        """The intake: the reader's batches into the file, paused while the buffer is full."""
+        store = self._open()
+        reader = self._reader
+        try:
+            batches = reader.batches(self.targets, observe=self._observer)
+            async with contextlib.aclosing(batches) as source:
+                async for batch in source:
+                    self._counts[QUEUED] += store.add(batch)
+                    store.commit()
+                    self._arrived.set()
+                    while self._counts[QUEUED] >= self.buffer:
+                        self._claimed.clear()
+                        await self._claimed.wait()
+            run = reader.last_run
+            if run is not None and run.stats.stopped is None:
+                store.read_done()  # a deadline or a budget stop leaves the rest for later
+            store.commit()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # next() raises it in the consumer
+            self._error = exc
+        finally:
+            self._reading = False
+            self._arrived.set()
+
+    def _observer(self, inner: Observer) -> Observer:
+        return _ProgressObserver(inner, self)
+
+    def _sitemap_done(self, key: str, done: DoneSitemap) -> Iterator[Batch]:
+        """A checkpoint behind a complete sitemap's records: mark it done."""
+        self._open().sitemap_done(key, done)
+        self._done[key] = done
+        return iter(())
+
+
+class _ProgressObserver(Observer):
+    """The run's observer wrapped: sitemaps done before are answered from the file."""
+
+    def __init__(self, inner: Observer, loader: SitemapLoader) -> None:
+        self.inner = inner
+        self.loader = loader
+
+    def watch(self, node: SitemapNode) -> Watch:
+        return _ProgressWatch(self.inner.watch(node), self.loader, node_key(node.url))
+
+    def finale(self) -> Checkpoint | None:
+        return self.inner.finale()
+
+
+class _ProgressWatch(Watch):
+    """One sitemap's watch: the inner (incremental) watch, plus the loader's bookkeeping."""
+
+    __slots__ = ("children", "inner", "key", "loader", "tracks_duplicates")
+
+    def __init__(self, inner: Watch, loader: SitemapLoader, key: str) -> None:
+        self.inner = inner
+        self.loader = loader
+        self.key = key
+        self.children: Children = []
+        self.tracks_duplicates = inner.tracks_duplicates
+
+    def plan(self, node: SitemapNode) -> StoredChildren | None:
+        done = self.loader._done.get(self.key)
+        if done is None:
+            return self.inner.plan(node)
+        node.unchanged = FROM_PROGRESS
+        node.format, node.urls, node.complete = done.format, done.urls, True
+        return done.children
+
+    def headers(self) -> dict[str, str] | None:
+        return self.inner.headers()
+
+    def not_modified(self, node: SitemapNode, status: int) -> StoredChildren | None:
+        return self.inner.not_modified(node, status)
+
+    def begin(self, etag: str | None, last_modified: str | None) -> None:
+        self.inner.begin(etag, last_modified)
+
+    def feed(self, chunk: bytes) -> None:
+        self.inner.feed(chunk)
+
+    def child(self, url: str, lastmod: datetime | None) -> None:
+        self.children.append((url, lastmod))
+        self.inner.child(url, lastmod)
+
+    def observe(self, batch: Batch, duplicates: Batch, uniform: bool) -> Batch:
+        return self.inner.observe(batch, duplicates, uniform)
+
+    def settle(self, node: SitemapNode, complete: bool) -> Checkpoint | None:
+        checkpoint = self.inner.settle(node, complete)
+        if not complete or node.kind == "robots":
+            return checkpoint
+        loader, key = self.loader, self.key
+        done = DoneSitemap(node.format, node.urls, self.children)
+
+        def write() -> Iterator[Batch]:
+            if checkpoint is not None:
+                yield from checkpoint.run()
+            yield from loader._sitemap_done(key, done)
+
+        return Checkpoint(write)
