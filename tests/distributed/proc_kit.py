@@ -32,7 +32,7 @@ def start_worker(url: str, ns: str, out: Path, *extra: str) -> subprocess.Popen[
     """Start ``sitemap-reader worker`` (short lease, quick retries) in the background."""
     command = [
         *CLI, "worker", "--redis", url, "--namespace", ns, "-o", str(out),
-        "--lease", "1", "--retry-delay", "0", "--no-progress", *extra,
+        "--lease", "1", "--retry-delay", "0", "--no-progress", "--allow-private", *extra,
     ]  # fmt: skip
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
