@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.exceptions import AuthenticationError, AuthorizationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from sitemap_reader.distributed import scripts
@@ -204,6 +204,8 @@ class TargetQueue:
         while True:
             try:
                 return await op()
+            except (AuthenticationError, AuthorizationError):
+                raise  # not an outage: waiting will not change the password
             except TRANSIENT as exc:
                 now = time.monotonic()
                 first = now if first is None else first
