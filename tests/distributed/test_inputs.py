@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -83,11 +84,23 @@ def test_passwords_never_show_and_malformed_redis_urls_are_usage_errors(
         assert "cannot reach Redis at redis://user:***@127.0.0.1" in done.stderr
         assert "hunter2" not in done.stderr
     bad = ["http://x.example", "", "127.0.0.1:6379", "redis://h:99999/0", "redis://h/notadb"]
-    for given in [*bad, "redis://:hunter2@h:port/0"]:
-        done = run_cli("status", "--redis", given)
-        assert done.returncode == 2, (given, done.stderr)
-        assert "Traceback" not in done.stderr and "hunter2" not in done.stderr
-        assert len(done.stderr.strip().splitlines()) == 2  # usage line, error line
+    # One process runs the command line on each (each a CLI start otherwise).
+    script = (
+        "import sys\nfrom sitemap_reader.cli import main\n"
+        f"for url in {[*bad, 'redis://:hunter2@h:port/0']!r}:\n"
+        "    try:\n        code = main(['status', '--redis', url])\n"
+        "    except SystemExit as exc:\n        code = exc.code\n"
+        "    print(code, flush=True)\n"
+        "    print('--', file=sys.stderr, flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=DEADLINE
+    )
+    assert done.stdout.split() == ["2"] * 6, done.stderr
+    errors = done.stderr.split("--\n")[:-1]
+    assert all(len(e.strip().splitlines()) == 2 for e in errors), errors  # usage + error
+    assert "Traceback" not in done.stderr and "hunter2" not in done.stderr
+    assert "not a Redis database number in redis://h/notadb" in errors[4]
 
 
 def test_one_site_is_one_target_whatever_its_spelling(

@@ -241,6 +241,14 @@ def test_sigterm_gives_the_targets_in_flight_back_at_once(
             assert code == 128 + signal.SIGTERM, err
             (row,) = peek.pending()
             assert row["consumer"] == "~free"  # given back: anyone takes it at once
+            shown = run_cli("status", "--redis", redis_server.url, "--namespace", namespace)
+            data = json.loads(
+                run_cli(
+                    "status", "--redis", redis_server.url, "--namespace", namespace, "--json"
+                ).stdout
+            )
+            assert (data["queued"], data["in_flight"], data["retrying"]) == (3, 0, 0)
+            assert "~free" not in shown.stdout  # not in flight under the departed worker
             assert temp_files(tmp_path) == []  # the run cleaned up after itself
             farm.open_gate()
             code, err = finish(start_worker(redis_server.url, namespace, tmp_path, "--drain"))
