@@ -122,6 +122,7 @@ class RedisServer:
                     text = Path(self._dir.name, "redis.log").read_text(errors="replace")
                     raise RuntimeError(f"{self.binary} exited: {text.strip()[-500:]}")
                 try:
+                    client.ping()  # refused while the server loads its append-only file
                     info = client.info("server")
                 except redis.ConnectionError:  # also "loading the dataset"
                     time.sleep(0.02)  # polling a starting process; not synchronising a test
