@@ -210,6 +210,7 @@ class TargetQueue:
                 now = time.monotonic()
                 first = now if first is None else first
                 if now - first >= self.wait:
+                    self.wait = 0  # given up: what follows (give-backs) fails at once
                     raise RedisUnavailable(
                         f"cannot reach Redis at {self.where} (tried for {now - first:.0f} s, "
                         f"--redis-wait {self.wait:g}): {redact_url(str(exc))}"

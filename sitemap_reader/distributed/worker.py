@@ -329,17 +329,16 @@ class Worker:
             lease = await self.queue.take(self.consumer, self.limits)
             if lease is None:
                 continue
-            if lease.solo and running:  # a suspect runs alone: hold it until the rest end
-                assert self._heartbeat is not None
-                self._heartbeat.hold(lease)
-                await asyncio.wait(running)
-            running[asyncio.create_task(self._process(lease))] = lease
+            after = list(running) if lease.solo else []  # a suspect runs alone
+            running[asyncio.create_task(self._process(lease, after))] = lease
 
-    async def _process(self, lease: Lease) -> None:
+    async def _process(self, lease: Lease, after: list[asyncio.Task[None]]) -> None:
         heartbeat = self._heartbeat
         assert heartbeat is not None
         heartbeat.hold(lease)
         try:
+            if after:  # held (and refreshed) until the runs beside it ended
+                await asyncio.wait(after)
             await self._settle(lease)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):

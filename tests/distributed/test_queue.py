@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from sitemap_reader.distributed import (
     TargetQueue,
     Worker,
     WorkerLimits,
+    run_discovery,
 )
 from sitemap_reader.distributed.config import GROUP, Keys
 from sitemap_reader.distributed.heartbeat import Heartbeat
@@ -321,3 +323,44 @@ async def test_a_failed_target_waits_its_retry_delay_and_counts_once_in_status(
     finally:
         peek.close()
         await queue.close()
+
+
+async def test_suspects_run_alone_and_finish(
+    redis_server: RedisServer, namespace: str, tmp_path: Path
+) -> None:
+    """Four targets of a worker that died: the next worker (--parallel 4) runs each alone."""
+    with Farm(4) as farm:
+        targets = [site.target for site in farm.sites]
+        queue = TargetQueue.from_url(redis_server.url, namespace)
+        peek = Peek(redis_server.url, namespace)
+        running, most = 0, 0
+
+        async def counted(*args: Any, **kwargs: Any) -> AsyncGenerator[sr.UrlRecord, None]:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            try:
+                async for record in run_discovery(*args, **kwargs):
+                    yield record
+            finally:
+                running -= 1
+
+        try:
+            await queue.enqueue(targets)
+            assert all([await queue.take("dies", QUICK) for _ in targets])
+            _lapse(peek, QUICK)
+            worker = Worker(
+                redis_server.url,
+                Output(str(tmp_path)),
+                namespace=namespace,
+                limits=QUICK,
+                parallel=4,
+                allow_private=True,
+                discovery=counted,
+            )
+            report = await worker.run(drain=True)
+            assert (report.done, report.dead, most) == (4, 0, 1)
+            assert all(summary["attempt"] == 2 for summary in peek.done().values())
+        finally:
+            peek.close()
+            await queue.close()
