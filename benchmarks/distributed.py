@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import resource
 import signal
 import subprocess
@@ -239,6 +240,9 @@ def chaos_trial(
         "expected_fetches": expected,
         "leftover": len(temp_files(out)),
         "exit_codes": codes,
+        # Runs whose writes the fence refused (a zombie's, a partitioned worker's), as the
+        # workers that exited report them.
+        "fenced": sum(int(n) for t in fleet.stderr for n in re.findall(r"(\d+) taken over", t)),
         "password_shown": any(CHAOS_PASSWORD in text for text in fleet.stderr),
     }
 
@@ -258,19 +262,19 @@ def chaos(args: argparse.Namespace, binary: str) -> None:
     print()
     print(
         "| trial | kills | zombies | partitions | Redis restarts | duplicates | lost "
-        "| healthy dead-lettered | extra fetches | leftover files | exits |"
+        "| healthy dead-lettered | extra fetches | leftover files | runs fenced off | exits |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     names = ("kills", "zombies", "partitions", "restarts", "duplicates", "lost", "dead_healthy")
     for i, r in enumerate(rows, 1):
         extra = f"{r['extra_fetches']} ({r['extra_fetches'] / r['expected_fetches']:.1%})"
         cells = " | ".join(str(r[n]) for n in names)
-        print(f"| {i} | {cells} | {extra} | {r['leftover']} | {r['exit_codes']} |")
+        print(f"| {i} | {cells} | {extra} | {r['leftover']} | {r['fenced']} | {r['exit_codes']} |")
     sums = {n: sum(r[n] for r in rows) for n in (*names, "extra_fetches", "expected_fetches")}
     extra = f"{sums['extra_fetches']} ({sums['extra_fetches'] / sums['expected_fetches']:.1%})"
     cells = " | ".join(str(sums[n]) for n in names)
-    leftover = sum(r["leftover"] for r in rows)
-    print(f"| all | {cells} | {extra} | {leftover} | |")
+    leftover, fenced = sum(r["leftover"] for r in rows), sum(r["fenced"] for r in rows)
+    print(f"| all | {cells} | {extra} | {leftover} | {fenced} | |")
     if any(r["password_shown"] for r in rows):
         print("A PASSWORD WAS PRINTED by a worker")
 

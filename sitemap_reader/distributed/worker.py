@@ -161,7 +161,7 @@ def attempt_path(path: str, lease: Lease) -> str:
 
 
 class AttemptOutput:
-    """The file of one attempt: written whole, made visible by :meth:`publish` only after
+    """The file of one attempt: written whole, made visible by :meth:`reveal` only after
     the attempt's commit won. Its mode honours the umask, as any file a program makes."""
 
     def __init__(self, path: str, lease: Lease) -> None:
@@ -176,7 +176,7 @@ class AttemptOutput:
         os.fsync(self.stream.fileno())
         self.stream.close()
 
-    def publish(self) -> None:
+    def reveal(self) -> None:
         """Rename over the target's name (after the commit won). A file gone already was
         renamed by another worker's repair."""
         with contextlib.suppress(FileNotFoundError):
@@ -431,7 +431,7 @@ class Worker:
                 raise
             if not won:
                 raise LeaseLost(lease.target)
-            sink.publish()
+            sink.reveal()
             self.report.done += 1
             self.report.urls += written
         finally:
