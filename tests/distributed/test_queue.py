@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import AsyncGenerator
@@ -23,6 +24,7 @@ from sitemap_reader.distributed import (
 from sitemap_reader.distributed.config import GROUP, Keys
 from sitemap_reader.distributed.heartbeat import Heartbeat
 from sitemap_reader.distributed.state import MAGIC
+from sitemap_reader.distributed.worker import attempt_path
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import Peek, file_of, outputs, wait_until
 from tests.distributed.redis_kit import RedisServer
@@ -204,7 +206,6 @@ def test_the_group_is_created_once_and_survives_a_second_create(
     redis_server: RedisServer, namespace: str
 ) -> None:
     """Two workers starting together both find the one consumer group (BUSYGROUP is fine)."""
-    import asyncio
 
     async def both() -> None:
         queues = [TargetQueue.from_url(redis_server.url, namespace) for _ in range(2)]
@@ -364,3 +365,37 @@ async def test_suspects_run_alone_and_finish(
         finally:
             peek.close()
             await queue.close()
+
+
+async def test_a_crash_between_commit_and_rename_is_repaired_by_the_next_start(
+    redis_server: RedisServer, namespace: str, tmp_path: Path
+) -> None:
+    """On start, a worker renames a won attempt's file, removes a dead one's, keeps a live one's."""
+    queue = TargetQueue.from_url(redis_server.url, namespace)
+    output = Output(str(tmp_path))
+    try:
+        await queue.enqueue(["won.example", "live.example"])
+        won = await queue.take("crashed", QUICK)
+        live = await queue.take("running", WorkerLimits(lease=60, retry_delay=0, poll=0.1))
+        assert won is not None and live is not None
+        won_file = Path(attempt_path(output.path(won.target), won))
+        won_file.write_text('{"url": "https://won.example/a"}\n')
+        live_file = Path(attempt_path(output.path(live.target), live))
+        live_file.write_text("")
+        dead_file = tmp_path / f".{file_of('gone.example')}.1-0.3.tmp"
+        dead_file.write_text("")
+        assert await queue.finish("crashed", won, {"urls": 1})  # ... and it died right here
+        assert await queue.committed(won.token)
+        worker = Worker(redis_server.url, output, namespace=namespace, limits=QUICK)
+        try:
+            await worker.queue.open()
+            await worker._repair()  # what Worker.run does first
+        finally:
+            await worker.queue.close()
+        assert not won_file.exists() and not dead_file.exists()
+        final = tmp_path / file_of("won.example")
+        assert final.read_text() == '{"url": "https://won.example/a"}\n'
+        assert live_file.exists()  # another worker's run in progress: left alone
+        assert not await queue.committed(won.token)
+    finally:
+        await queue.close()
