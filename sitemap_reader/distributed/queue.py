@@ -210,11 +210,12 @@ class TargetQueue:
                 now = time.monotonic()
                 first = now if first is None else first
                 if now - first >= self.wait:
-                    self.wait = 0  # given up: what follows (give-backs) fails at once
-                    raise RedisUnavailable(
+                    gone = RedisUnavailable(
                         f"cannot reach Redis at {self.where} (tried for {now - first:.0f} s, "
                         f"--redis-wait {self.wait:g}): {redact_url(str(exc))}"
-                    ) from exc
+                    )
+                    self.wait = 0  # given up: what follows (give-backs) fails at once
+                    raise gone from exc
                 await asyncio.sleep(random.uniform(delay / 2, delay))
                 delay = min(BACKOFF_CAP, delay * 2)
             except ResponseError as exc:

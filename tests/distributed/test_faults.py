@@ -238,6 +238,8 @@ def test_a_redis_away_past_redis_wait_ends_the_worker_with_one_line(
     server.stop()
     code, err = finish(worker)
     assert code == 1, err
-    (line,) = [line for line in err.splitlines() if "error" in line]
-    assert "cannot reach Redis at redis://:***@127.0.0.1" in line and "--redis-wait 1" in line
+    lines = [line for line in err.splitlines() if line.startswith("sitemap-reader worker: error:")]
+    assert len(lines) == 1, err
+    assert "cannot reach Redis at redis://:***@127.0.0.1" in lines[0], err
+    assert "--redis-wait 1" in lines[0], err
     assert PASSWORD not in err and "Traceback" not in err
