@@ -164,17 +164,30 @@ class Fleet:
         self._collect(self.procs[slot])
         self.procs[slot] = self._start(slot)
 
-    def zombie(self, slot: int) -> None:
-        """Freeze the worker of ``slot`` past its lease, then let it go on."""
+    def zombie(self, slot: int, peek: Peek) -> None:
+        """Freeze the worker of ``slot`` until its targets were taken over, then thaw it."""
         freeze(self.procs[slot].pid)
-        time.sleep(CHAOS_LEASE * 3)  # a benchmark's fault duration, not a synchronisation
+        self._outlast(slot, peek)
         thaw(self.procs[slot].pid)
 
-    def partition(self, slot: int) -> None:
-        """Hold the Redis traffic of ``slot`` past its lease, then heal."""
+    def partition(self, slot: int, peek: Peek) -> None:
+        """Hold the Redis traffic of ``slot`` until its targets were taken over, then heal."""
         self.proxies[slot].partition()
-        time.sleep(CHAOS_LEASE * 3)
+        self._outlast(slot, peek)
         self.proxies[slot].heal()
+
+    def _outlast(self, slot: int, peek: Peek) -> None:
+        """Wait past the lease until no entry is pending under the worker of ``slot`` any
+        more (the others took its targets over: it comes back a zombie), at most 30 s."""
+        pid = self.procs[slot].pid
+        workers: Any = peek.client.hgetall(peek.keys.workers)
+        names = {n for n, info in workers.items() if json.loads(info).get("pid") == pid}
+        time.sleep(CHAOS_LEASE * 1.5)  # a benchmark's fault duration, not a synchronisation
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(
+            row["consumer"] in names for row in peek.pending()
+        ):
+            time.sleep(0.05)
 
     def finish(self) -> list[int]:
         """Wait for every worker (all drain); their exit codes."""
@@ -211,8 +224,10 @@ def chaos_trial(
                 peek.close()
                 server.restart()
                 peek = Peek(server.url, ns)
+            elif event == "kill":
+                fleet.kill(slot)
             else:
-                getattr(fleet, event)(slot)
+                getattr(fleet, event)(slot, peek)
         codes = fleet.finish()
         done, dead, records = peek.done(), peek.dead(), peek.records()
         peek.close()
