@@ -256,7 +256,8 @@ def chaos_trial(
         "leftover": len(temp_files(out)),
         "exit_codes": codes,
         # Runs whose writes the fence refused (a zombie's, a partitioned worker's), as the
-        # workers that exited report them.
+        # workers that exited report them: a worker killed later takes its count with it,
+        # so this is a lower bound (the suite's zombie cases check the refusal itself).
         "fenced": sum(int(n) for t in fleet.stderr for n in re.findall(r"(\d+) taken over", t)),
         "password_shown": any(CHAOS_PASSWORD in text for text in fleet.stderr),
     }
