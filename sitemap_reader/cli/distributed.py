@@ -29,8 +29,9 @@ from sitemap_reader.cli.args import (
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, interruptible
 from sitemap_reader.cli.commands import reader_options as crawl_reader_options
 from sitemap_reader.cli.output import RecordFilter, make_writer
-from sitemap_reader.crawl.targets import classify
-from sitemap_reader.errors import UsageError
+from sitemap_reader.distributed.config import check_redis_url, queue_target
+from sitemap_reader.errors import SitemapReaderError, UsageError
+from sitemap_reader.safe_text import printable, redact_url
 
 EXTRA_MESSAGE: Final = (
     "this command needs the 'distributed' extra: pip install 'sitemap-reader[distributed]'"
@@ -100,7 +101,11 @@ def add_commands(commands: Any) -> None:
 def _add_redis_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("queue")
     group.add_argument(
-        "--redis", required=True, metavar="URL", help="the Redis server (redis://host:port/db)"
+        "--redis",
+        required=True,
+        type=_redis_url,
+        metavar="URL",
+        help="the Redis server (redis://[:password@]host:port/db, rediss://, unix://)",
     )
     group.add_argument(
         "--namespace",
@@ -108,6 +113,14 @@ def _add_redis_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="prefix of the queue's keys (sitemap-reader): several queues on one Redis",
     )
+
+
+def _redis_url(text: str) -> str:
+    """``--redis``: a malformed URL is a usage error, its password hidden."""
+    try:
+        return check_redis_url(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_worker_options(parser: argparse.ArgumentParser) -> None:
@@ -139,7 +152,16 @@ def _add_worker_options(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=defaults.max_deliveries,
         metavar="N",
-        help=f"tries of a target before the dead-letter stream ({defaults.max_deliveries})",
+        help=f"failed tries of a target before the dead-letter stream "
+        f"({defaults.max_deliveries}; give-backs and innocent neighbours of a crash are free)",
+    )
+    group.add_argument(
+        "--redis-wait",
+        type=float,
+        default=defaults.redis_wait,
+        metavar="S",
+        help=f"seconds to keep reconnecting while Redis is away ({defaults.redis_wait:g}), "
+        "then exit 1",
     )
     group.add_argument(
         "--retry-delay",
@@ -216,26 +238,35 @@ def _with_extra(
         return asyncio.run(command(args, distributed))
     except UsageError as exc:
         return _error(args, str(exc), EXIT_USAGE)
+    except SitemapReaderError as exc:  # the queue vanished, Redis away past --redis-wait
+        return _error(args, str(exc), EXIT_NOTHING)
     except redis.exceptions.ConnectionError as exc:
-        return _error(args, f"cannot reach Redis at {args.redis}: {exc}", EXIT_NOTHING)
+        return _error(args, f"cannot reach Redis at {_shown(args)}: {exc}", EXIT_NOTHING)
     except redis.exceptions.RedisError as exc:
-        return _error(args, f"Redis at {args.redis}: {exc}", EXIT_NOTHING)
+        return _error(args, f"Redis at {_shown(args)}: {exc}", EXIT_NOTHING)
+
+
+def _shown(args: argparse.Namespace) -> str:
+    """The Redis URL as it may be printed: no password, no control characters."""
+    return printable(redact_url(args.redis))
 
 
 async def _enqueue(args: argparse.Namespace, dist: ModuleType) -> int:
     targets = [*args.targets, *(t for name in args.input for t in _read_lines(name))]
+    given = len(targets)
     if not targets:
         raise UsageError("no target given (TARGET... or -i FILE)")
-    for target in targets:
-        if target == "-":
-            raise UsageError("'-' (standard input) cannot be a queued target; use -i - for a list")
-        classify(target)  # a bad target is a usage error before anything is queued
+    if "-" in targets:
+        raise UsageError("'-' (standard input) cannot be a queued target; use -i - for a list")
+    # One spelling per site (the reader's rule), and a bad target is a usage error
+    # before anything is queued.
+    targets = list(dict.fromkeys(queue_target(target) for target in targets))
     queue = dist.TargetQueue.from_url(args.redis, args.namespace)
     try:
         new, again = await queue.enqueue(targets, again=args.again)
     finally:
         await queue.close()
-    known = len(targets) - new - again
+    known = given - new - again
     line = f"{new} new target{'s' if new != 1 else ''} queued"
     if args.again:
         line += f", {again} queued again"
@@ -244,13 +275,18 @@ async def _enqueue(args: argparse.Namespace, dist: ModuleType) -> int:
 
 
 def _read_lines(name: str) -> Iterator[str]:
+    """The targets of a list file (UTF-8, a BOM allowed): a line that is not UTF-8 is a
+    usage error naming it, never a guess at what the bytes meant."""
     try:
-        stream = sys.stdin if name == "-" else open(name, encoding="utf-8")  # noqa: SIM115
+        raw = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
     except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
-    with stream:
-        for line in stream:
-            line = line.strip()
+        raise UsageError(f"cannot read {printable(name)}: {exc.strerror or exc}") from exc
+    with raw:
+        for number, data in enumerate(raw, 1):
+            try:
+                line = data.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+            except UnicodeDecodeError:
+                raise UsageError(f"{printable(name)} line {number} is not UTF-8") from None
             if line and not line.startswith("#"):
                 yield line
 
@@ -265,6 +301,7 @@ async def _worker(args: argparse.Namespace, dist: ModuleType) -> int:
         retry_delay=min(max(args.retry_delay, 0.0), args.lease),
         target_timeout=args.target_timeout,
         poll=min(1.0, args.lease / 3),
+        redis_wait=args.redis_wait,
     )
     keep = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
     output = dist.Output(
@@ -294,10 +331,12 @@ async def _worker(args: argparse.Namespace, dist: ModuleType) -> int:
         parallel=args.parallel,
         state=state,
         records_stream=args.records_stream,
+        allow_private=args.allow_private,
     )
     _say(
         args,
-        f"worker {worker.consumer} on {args.redis} ({args.namespace}), output in {args.output_dir}",
+        f"worker {worker.consumer} on {_shown(args)} ({printable(args.namespace)}), "
+        f"output in {printable(args.output_dir)}",
     )
     task = asyncio.ensure_future(worker.run(drain=args.drain))
     signum = await interruptible(task)
@@ -320,22 +359,20 @@ async def _status(args: argparse.Namespace, dist: ModuleType) -> int:
     queue = dist.TargetQueue.from_url(args.redis, args.namespace)
     try:
         status = await queue.status()
-        dead = await queue.dead_letters()
     finally:
         await queue.close()
     data = status.to_dict()
-    if args.json:
-        data["dead_letters"] = dead
-        print(json.dumps(data, indent=2, ensure_ascii=False), flush=True)
+    if args.json:  # JSON escapes control characters itself
+        print(json.dumps(data, indent=2), flush=True)
         return EXIT_OK
-    for line in status_lines(data, dead):
+    for line in status_lines(data):
         print(line)
     sys.stdout.flush()
     return EXIT_OK
 
 
-def status_lines(data: dict[str, Any], dead: list[dict[str, str]]) -> list[str]:
-    """The human form of ``status``."""
+def status_lines(data: dict[str, Any]) -> list[str]:
+    """The human form of ``status`` (queue-supplied text escaped)."""
     lines = [
         f"queued     {data['queued']:>10,}",
         f"in flight  {data['in_flight']:>10,}",
@@ -343,8 +380,14 @@ def status_lines(data: dict[str, Any], dead: list[dict[str, str]]) -> list[str]:
     workers = data["workers"]
     live = {name for name, info in workers.items() if _alive(info)}
     for name, count in sorted(data["in_flight_by_worker"].items()):
-        note = "" if name in live else "  (no heartbeat: stopped or killed; taken over soon)"
-        lines.append(f"  {name:<40} {count:>6,}{note}")
+        info = workers.get(name, {})
+        if name not in live:
+            note = "  (no heartbeat: stopped or killed; taken over soon)"
+        elif _blocked(info):
+            note = f"  (event loop blocked for {time.time() - info['loop']:.0f} s)"
+        else:
+            note = ""
+        lines.append(f"  {printable(name):<40} {count:>6,}{note}")
     lines += [
         f"done       {data['done']:>10,}",
         f"failed     {data['failed']:>10,}",
@@ -353,8 +396,9 @@ def status_lines(data: dict[str, Any], dead: list[dict[str, str]]) -> list[str]:
         f"workers    {len(live):>10,}"
         + (f"  ({len(workers) - len(live)} gone)" if len(workers) > len(live) else ""),
     ]
-    for entry in dead[-10:]:
-        lines.append(f"  dead: {entry.get('t')}: {entry.get('error')}")
+    for entry in data["dead_letters"]:
+        target, error = printable(entry.get("t", "")), printable(entry.get("error", ""))
+        lines.append(f"  dead: {target}: {error}")
     return lines
 
 
@@ -364,6 +408,15 @@ def _alive(info: dict[str, Any]) -> bool:
     if not isinstance(seen, int | float) or not isinstance(lease, int | float):
         return False
     return time.time() - seen <= lease
+
+
+def _blocked(info: dict[str, Any]) -> bool:
+    """A live worker whose event loop has not run for a lease: it holds its targets (its
+    heartbeat thread beats) but makes no progress on them."""
+    loop, lease = info.get("loop"), info.get("lease")
+    if not isinstance(loop, int | float) or not isinstance(lease, int | float):
+        return False
+    return time.time() - loop > lease
 
 
 def _say(args: argparse.Namespace, message: str) -> None:

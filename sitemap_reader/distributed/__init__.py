@@ -3,8 +3,9 @@
 Install with ``pip install 'sitemap-reader[distributed]'`` (the ``redis`` package's
 asyncio client). Targets go into a Redis stream read by one consumer group; each worker
 owns whole targets under a lease kept alive by a heartbeat, writes each target's records
-to one file atomically, and acknowledges the target only once the file is in place.
-Delivery is at least once, output exactly once per target. See the README, "Past one
+to an attempt-named file, and makes it visible only after its fenced commit won (a worker
+whose lease is gone cannot change what is visible). Delivery is at least once, output
+exactly once per target. See the README, "Past one
 machine".
 
 >>> from sitemap_reader.distributed import Output, TargetQueue, Worker  # doctest: +SKIP
@@ -14,7 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitemap_reader.distributed.config import Keys, WorkerLimits, output_name
+from sitemap_reader.distributed.config import (
+    Keys,
+    WorkerLimits,
+    check_redis_url,
+    output_name,
+    queue_target,
+)
 
 EXTRA_MESSAGE = (
     "sitemap_reader.distributed needs the 'distributed' extra: "
@@ -31,7 +38,7 @@ else:
     HAVE_REDIS = True
 
 if HAVE_REDIS:
-    from sitemap_reader.distributed.queue import Status, TargetQueue, parse_autoclaim
+    from sitemap_reader.distributed.queue import QueueGone, RedisUnavailable, Status, TargetQueue
     from sitemap_reader.distributed.worker import (
         Output,
         StateOptions,
@@ -48,13 +55,16 @@ else:  # pragma: no cover - exercised by a subprocess test
 __all__ = [
     "Keys",
     "Output",
+    "QueueGone",
+    "RedisUnavailable",
     "StateOptions",
     "Status",
     "TargetQueue",
     "Worker",
     "WorkerLimits",
     "WorkerReport",
+    "check_redis_url",
     "output_name",
-    "parse_autoclaim",
+    "queue_target",
     "run_discovery",
 ]

@@ -12,8 +12,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import urlsplit
 
+from yarl import URL
+
+from sitemap_reader.discovery.targets import classify
 from sitemap_reader.errors import UsageError
+from sitemap_reader.safe_text import printable, redact_url
 
 #: The namespace of a queue when none is given: the key prefix of every key.
 DEFAULT_NAMESPACE: Final = "sitemap-reader"
@@ -22,6 +27,19 @@ DEFAULT_NAMESPACE: Final = "sitemap-reader"
 GROUP: Final = "workers"
 #: Extension of an output file, by ``--format``.
 SUFFIXES: Final = {"jsonl": ".jsonl", "csv": ".csv", "txt": ".txt"}
+
+#: Consumer names that hold the entries no worker runs: ``FREE`` (given back: anyone may
+#: take it at once) and ``RETRY`` (failed: anyone may take it after the retry delay).
+#: A ``~`` never starts a real consumer name (host:pid:random).
+FREE: Final = "~free"
+RETRY: Final = "~retry"
+#: Seconds a commit marker lives (the record that an attempt won its fenced commit, kept
+#: until its file is renamed into place): long enough for a machine that crashed between
+#: the two to come back and repair it; a week covers a long weekend's outage.
+COMMIT_TTL: Final = 7 * 24 * 3600
+#: Seconds a target's records-stream dedupe set lives after its last write: a stale or
+#: dead attempt can leave one behind; a day is far past any run (see ``target_timeout``).
+SENT_TTL: Final = 24 * 3600
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._-]+")
@@ -39,9 +57,10 @@ class WorkerLimits:
     #: takes it over (``XAUTOCLAIM``). What a killed worker costs in delay: 30 s is long
     #: against a GC pause or a busy Redis, short against a crawl of millions of domains.
     lease: float = 30.0
-    #: Deliveries of one target before it goes to the dead-letter stream. Three rides out
-    #: a transient outage or a worker killed once or twice; a target that fails three
-    #: times in a row (on workers that may be on other machines) is broken.
+    #: Failed tries of one target before it goes to the dead-letter stream (a run that
+    #: raised, timed out, or killed its worker while it ran alone; give-backs and takeovers
+    #: of innocent neighbours do not count). Three rides out a transient outage; a target
+    #: that fails three times (on workers that may be on other machines) is broken.
     max_deliveries: int = 3
     #: Seconds before a target that failed may be taken again: a site that is down for a
     #: moment gets a moment; 0 retries at once (tests).
@@ -53,10 +72,20 @@ class WorkerLimits:
     #: Seconds a worker waits on the stream for new targets before it looks for targets
     #: to take over, and (with ``--drain``) whether the queue is empty.
     poll: float = 1.0
+    #: Seconds a worker keeps trying to reach Redis (a restart, a failover, a partition)
+    #: before it gives up with one line: restarts take seconds, failovers under a minute;
+    #: three minutes rides out both without hiding a Redis that is gone for good.
+    redis_wait: float = 180.0
+    #: Seconds one Redis call may take on the socket before it counts as a lost connection
+    #: (and is retried): without it a half-open connection hangs a worker forever. Above
+    #: the blocking read of ``poll`` and a slow script on a busy server.
+    socket_timeout: float = 10.0
 
     def __post_init__(self) -> None:
         if not self.lease > 0 or not self.target_timeout > 0 or not self.poll > 0:
             raise UsageError("lease, target timeout and poll must be positive")
+        if not self.redis_wait >= 0 or not self.socket_timeout > self.poll:
+            raise UsageError("redis wait must be >= 0 and the socket timeout above the poll")
         if self.max_deliveries < 1:
             raise UsageError("max_deliveries must be at least 1")
         if not 0 <= self.retry_delay <= self.lease:
@@ -71,6 +100,11 @@ class WorkerLimits:
     def lease_ms(self) -> int:
         """The lease in milliseconds (Redis idle times are in ms)."""
         return max(1, int(self.lease * 1000))
+
+    @property
+    def retry_ms(self) -> int:
+        """The retry delay in milliseconds."""
+        return int(self.retry_delay * 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +124,25 @@ class Keys:
     def targets(self) -> str:
         """Stream of targets to do (field ``t``); entries are deleted once settled."""
         return self._key("targets")
+
+    @property
+    def queue_id(self) -> str:
+        """String: the random id of this queue, set when its stream was created. A worker
+        remembers it; when it is gone or changed, the queue vanished (a Redis restart
+        without persistence) and the worker stops instead of making it again."""
+        return self._key("id")
+
+    @property
+    def claims(self) -> str:
+        """Hash entry id -> JSON claim (``a`` attempt, ``c`` owner, ``l`` the owner's lease
+        in ms, ``f`` failures, ``d`` deaths beside others, ``q`` run alone): the fencing
+        token of a target is its entry id and its attempt, which only grows."""
+        return self._key("claims")
+
+    def commit(self, token: str) -> str:
+        """String set when the attempt ``token`` won its commit, until its file is renamed
+        into place (expires after :data:`COMMIT_TTL`)."""
+        return self._key(f"commit:{token}")
 
     @property
     def known(self) -> str:
@@ -113,7 +166,7 @@ class Keys:
 
     @property
     def dead(self) -> str:
-        """Dead-letter stream: fields ``t`` (target), ``error``, ``deliveries``."""
+        """Dead-letter stream: fields ``t`` (target), ``error``, ``failures``, ``attempts``."""
         return self._key("dead")
 
     @property
@@ -152,3 +205,58 @@ def output_name(target: str, fmt: str = "jsonl") -> str:
     slug = _UNSAFE_RUN.sub("-", target).strip("-.")[:80] or "target"
     digest = hashlib.blake2b(target.encode("utf-8", "surrogatepass"), digest_size=8)
     return f"{slug}-{digest.hexdigest()}{suffix}"
+
+
+def queue_target(text: str) -> str:
+    """The one spelling of a target on the queue, by the reader's rule (so one site is one
+    target): a domain or an https site on its default port is ``host[:port]``; any other
+    URL is the reader's normal form of it. Files and standard input are refused.
+
+    >>> [queue_target(t) for t in ("Example.COM", "example.com/", "https://example.com:443/")]
+    ['example.com', 'example.com', 'example.com']
+    >>> queue_target("HTTP://Example.com/Sitemap.xml")
+    'http://example.com/Sitemap.xml'
+    """
+    target = classify(text)
+    if target.kind not in ("site", "robots", "sitemap"):
+        raise UsageError(f"not an http(s) URL or a domain: {printable(text)!r}")
+    url = URL(target.url)
+    host = url.host or ""
+    netloc = host if url.is_default_port() else f"{host}:{url.port}"
+    bare = target.schemes == ("https", "http") or url.scheme == "https"
+    if target.kind == "site":
+        return netloc if bare else str(url.with_path("/"))
+    if target.schemes == ("https", "http"):  # a domain with a path: keep it a domain
+        return netloc + url.raw_path_qs
+    return str(url)
+
+
+def check_redis_url(url: str) -> str:
+    """``url`` when it is a Redis URL redis-py reads as meant, else a usage error (its
+    password hidden in the message).
+
+    >>> check_redis_url("redis://:pw@127.0.0.1:6379/2")
+    'redis://:pw@127.0.0.1:6379/2'
+    >>> check_redis_url("redis://host/notadb")
+    Traceback (most recent call last):
+    sitemap_reader.errors.UsageError: not a Redis database number in redis://host/notadb
+    """
+    shown = printable(redact_url(url))
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise UsageError(f"not a Redis URL: {shown}") from None
+    if parts.scheme == "unix":
+        if not parts.path:
+            raise UsageError(f"no socket path in {shown}")
+        return url
+    if parts.scheme not in ("redis", "rediss"):
+        raise UsageError(f"not a Redis URL (redis://, rediss:// or unix://): {shown!r}")
+    if not parts.hostname:
+        raise UsageError(f"no host in {shown}")
+    if port == 0:
+        raise UsageError(f"not a port in {shown}")
+    if parts.path not in ("", "/") and not parts.path[1:].isdigit():
+        raise UsageError(f"not a Redis database number in {shown}")
+    return url

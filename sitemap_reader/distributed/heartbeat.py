@@ -7,7 +7,9 @@ in a daemon thread with its own synchronous Redis connection; Python switches th
 every few milliseconds even while the loop's thread parses, so a refresh is never late
 by more than that. A lease is refreshed only while its run is inside its time budget
 (``target_timeout``): a run that hangs for good loses its target to another worker
-instead of holding it forever.
+instead of holding it forever. The beat also carries when the event loop last ran
+(:meth:`Heartbeat.tick`), so ``status`` can tell a blocked worker from a busy one.
+Every refresh is fenced by the lease's attempt (see :mod:`.scripts`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import redis
 from sitemap_reader.distributed import scripts
 from sitemap_reader.distributed.config import GROUP, Keys, WorkerLimits
 from sitemap_reader.distributed.queue import Lease
+from sitemap_reader.safe_text import printable
 
 log = logging.getLogger("sitemap_reader.distributed")
 
@@ -36,8 +39,11 @@ class Heartbeat:
     worker holds (they may be called from the loop's thread at any time).
     """
 
-    def __init__(self, url: str, keys: Keys, consumer: str, limits: WorkerLimits) -> None:
+    def __init__(
+        self, url: str, keys: Keys, queue_id: str, consumer: str, limits: WorkerLimits
+    ) -> None:
         self.keys = keys
+        self.queue_id = queue_id
         self.consumer = consumer
         self.limits = limits
         self.beats = 0
@@ -55,6 +61,12 @@ class Heartbeat:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._main, name="lease-heartbeat", daemon=True)
         self._started = time.time()
+        self._loop_seen = self._started
+        self._failing = False
+
+    def tick(self) -> None:
+        """The event loop ran just now (called from the loop's thread)."""
+        self._loop_seen = time.time()
 
     def __enter__(self) -> Heartbeat:
         self.beat()  # register the worker before it takes anything
@@ -81,7 +93,11 @@ class Heartbeat:
             try:
                 self.beat()
             except redis.RedisError as exc:  # Redis away for a moment: try again next beat
-                log.warning("heartbeat failed: %s", exc)
+                if not self._failing:  # one line per outage, not one per beat
+                    log.warning("heartbeat failed (will keep trying): %s", printable(str(exc)))
+                self._failing = True
+            else:
+                self._failing = False
 
     def beat(self) -> None:
         """One refresh of every lease within its time budget, and of the worker's entry."""
@@ -93,14 +109,18 @@ class Heartbeat:
                 if now - lease.taken < self.limits.target_timeout
             ]
         info = self._info(leases)
+        k = self.keys
+        tokens = [part for lease in leases for part in (lease.id, lease.attempt)]
         held = self._script(
-            keys=[self.keys.targets, self.keys.workers],
-            args=[GROUP, self.consumer, json.dumps(info), *(lease.id for lease in leases)],
+            keys=[k.queue_id, k.targets, k.claims, k.workers],
+            args=[self.queue_id, GROUP, self.consumer, json.dumps(info), *tokens],
         )
         for lease, still in zip(leases, held, strict=True):
             if not int(still) and not lease.lost:
                 lease.lost = True
-                log.warning("lost the lease on %s: another worker took it over", lease.target)
+                log.warning(
+                    "lost the lease on %s: another worker took it over", printable(lease.target)
+                )
         self.beats += 1
 
     def _info(self, leases: list[Lease]) -> dict[str, Any]:
@@ -109,6 +129,7 @@ class Heartbeat:
             "pid": os.getpid(),
             "started": round(self._started, 3),
             "seen": round(time.time(), 3),
+            "loop": round(self._loop_seen, 3),
             "lease": self.limits.lease,
             "targets": [lease.target for lease in leases],
         }

@@ -6,25 +6,29 @@ Theory of operation
 A worker is one consumer of the queue (:mod:`.queue`). It holds up to ``parallel``
 targets at once; each one runs in its own task:
 
-1. A target delivered more often than ``max_deliveries`` without being settled (its
-   workers were killed or timed out) goes to the dead-letter stream; a target already
-   done (a duplicate entry) is dropped.
+1. The target is input from whoever can write to the queue: only http(s) URLs and
+   domains are run, and private or loopback ones only with ``allow_private``; anything
+   else is dead-lettered at once, unread. A target already done is dropped; one whose
+   failures reached the limit (it killed its workers) is dead-lettered. A suspect (its
+   worker died while it ran beside others) runs alone, so the next death tells.
 2. The run: :func:`run_discovery` (the only place that knows the discovery engine) streams
-   the target's records; each one that passes the filter is written to a temporary file
-   in the output directory (and, with a records stream, published to Redis, deduplicated
-   per target). With ``state``, the target's stored state becomes a temporary state file
-   for the run (:mod:`.state`).
-3. The file is fsynced and renamed into place; only then is the target acknowledged,
-   with its summary and its new state, in one script. A failure instead records the
-   error; the target is retried (by any worker) after the retry delay, up to the limit.
+   the target's records into a file named after the attempt (``.NAME.ID.ATTEMPT.tmp``;
+   with a records stream, each chunk is also published, fenced by the attempt). With
+   ``state``, the target's stored state becomes a temporary state file for the run.
+3. The file is fsynced; the fenced commit (``FINISH``) marks the target done with its new
+   state, and only when it won is the file renamed to its name. A crash between the two
+   leaves a commit marker, and the next worker to start in that directory does the
+   rename; files of dead attempts are removed by whoever takes the target next (or by
+   that repair). A failure records the error; the target is retried after the retry delay.
 
 The heartbeat thread (:mod:`.heartbeat`) keeps every held lease alive meanwhile. When it
 finds a lease lost (the worker was stalled past the lease, and another worker took the
-target over), the run stops at the next record and leaves the target to its new owner.
+target over), the run stops at the next record and leaves the target to its new owner;
+had it gone on, every write of it would be refused anyway.
 
-A killed worker costs the runs it had in flight: their temporary files stay behind
-(hidden ``.NAME.*.tmp`` files), and their targets are read again from the start by the
-worker that takes them over once the lease lapses.
+Redis going away is ridden out for ``redis_wait`` seconds (each call retried); then, or
+when the queue vanished, the worker stops: the runs in flight are cancelled and awaited,
+and the error is raised from :meth:`Worker.run`.
 """
 
 from __future__ import annotations
@@ -34,25 +38,38 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
+import re
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.distributed.config import Keys, WorkerLimits, output_name
+from sitemap_reader.crawl.guard import private_allowed
+from sitemap_reader.discovery.targets import classify
+from sitemap_reader.distributed.config import Keys, WorkerLimits, check_redis_url, output_name
 from sitemap_reader.distributed.heartbeat import Heartbeat
-from sitemap_reader.distributed.queue import Lease, TargetQueue, consumer_name
+from sitemap_reader.distributed.queue import (
+    Lease,
+    QueueGone,
+    RedisUnavailable,
+    TargetQueue,
+    consumer_name,
+)
 from sitemap_reader.distributed.state import StateFile
 from sitemap_reader.errors import UsageError
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.safe_text import printable
 from sitemap_reader.store import url_key
 
 log = logging.getLogger("sitemap_reader.distributed")
 
 #: Records per ``PUBLISH`` call to the records stream.
 PUBLISH_CHUNK = 500
+#: The name of an attempt's file: ``.NAME.ENTRYID.ATTEMPT.tmp``.
+ATTEMPT_FILE = re.compile(r"\.(?P<name>.+)\.(?P<id>\d+-\d+)\.(?P<attempt>\d+)\.tmp")
+#: What ends a worker rather than one target.
+FATAL = (QueueGone, RedisUnavailable)
 
 
 # --------------------------------------------------------------------------- the adapter
@@ -137,28 +154,61 @@ class Output:
         return os.path.join(self.directory, output_name(target, self.fmt))
 
 
-class AtomicOutput:
-    """A file that appears under its name, complete, only on :meth:`commit`."""
+def attempt_path(path: str, lease: Lease) -> str:
+    """The hidden file of one attempt at ``path``, beside it (the rename stays atomic)."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.{lease.id}.{lease.attempt}.tmp")
 
-    def __init__(self, path: str) -> None:
+
+class AttemptOutput:
+    """The file of one attempt: written whole, made visible by :meth:`reveal` only after
+    the attempt's commit won. Its mode honours the umask, as any file a program makes."""
+
+    def __init__(self, path: str, lease: Lease) -> None:
         self.path = path
-        directory, name = os.path.split(path)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+        self.tmp = attempt_path(path, lease)
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         self.stream: IO[str] = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
 
-    def commit(self) -> None:
-        """fsync, then rename over the target name (atomic on one filesystem)."""
+    def seal(self) -> None:
+        """Flush, fsync and close: the file is whole on disk, ready for the commit."""
         self.stream.flush()
         os.fsync(self.stream.fileno())
         self.stream.close()
-        os.chmod(self._tmp, 0o644)
-        os.replace(self._tmp, self.path)
+
+    def reveal(self) -> None:
+        """Rename over the target's name (after the commit won). A file gone already was
+        renamed by another worker's repair."""
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
-        """Drop the temporary file (a no-op after commit)."""
+        """Drop the file (a no-op once renamed)."""
         self.stream.close()
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._tmp)
+            os.unlink(self.tmp)
+
+
+def refusal(text: str, allow_private: bool) -> str | None:
+    """Why a queued target is not run (None: it is run). The queue is input from anyone
+    who can write to it: a local path or a private address is not theirs to ask for.
+
+    >>> refusal("/etc/passwd", False)
+    'refused: not an http(s) URL or a domain'
+    >>> refusal("http://127.0.0.1:8080/", False)
+    'refused: a private or loopback target needs a worker started with --allow-private'
+    >>> refusal("http://127.0.0.1:8080/", True) is None
+    True
+    """
+    try:
+        target = classify(text)
+    except UsageError:
+        target = None
+    if target is None or target.kind not in ("site", "robots", "sitemap"):
+        return "refused: not an http(s) URL or a domain"
+    if not allow_private and private_allowed(target, None):
+        return "refused: a private or loopback target needs a worker started with --allow-private"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +237,7 @@ class WorkerReport:
 
 
 class LeaseLost(Exception):
-    """The heartbeat found that another worker took this target over."""
+    """Another attempt owns this target now (the heartbeat or a fenced write found it)."""
 
 
 class Worker:
@@ -210,48 +260,68 @@ class Worker:
         parallel: int = 1,
         state: StateOptions | None = None,
         records_stream: bool = False,
+        allow_private: bool = False,
         discovery: Discovery = run_discovery,
     ) -> None:
         if parallel < 1:
             raise UsageError("parallel must be at least 1")
         if not os.path.isdir(output.directory):
-            raise UsageError(f"output directory {output.directory} does not exist")
-        self.url = url
+            raise UsageError(f"output directory {printable(output.directory)} does not exist")
+        self.url = check_redis_url(url)
         self.output = output
         self.keys = Keys(namespace) if namespace else Keys()
         self.limits = limits or WorkerLimits()
-        self.reader_options = dict(reader_options or {})
+        # The queue's targets reach private addresses only when this worker allows it.
+        self.reader_options = {**(reader_options or {}), "allow_private": allow_private}
+        self.allow_private = allow_private
         self.parallel = parallel
         self.state = state
         self.records_stream = records_stream
         self.discovery = discovery
         self.consumer = consumer_name()
         self.report = WorkerReport()
-        self.queue = TargetQueue.from_url(url, namespace)
+        self.queue = TargetQueue.from_url(url, namespace, self.limits)
         self._heartbeat: Heartbeat | None = None
 
     async def run(self, *, drain: bool = False) -> WorkerReport:
         """Work until cancelled, or with ``drain`` until nothing is queued or in flight
-        anywhere. Cancelling gives the targets in flight back to the queue at once."""
-        running: set[asyncio.Task[None]] = set()
+        anywhere. Cancelling gives the targets in flight back to the queue at once; a
+        queue that vanished or a Redis away past ``redis_wait`` raises (after the runs in
+        flight ended)."""
+        running: dict[asyncio.Task[None], Lease] = {}
         try:
-            await self.queue.ensure_group()
-            with Heartbeat(self.url, self.keys, self.consumer, self.limits) as heartbeat:
+            queue_id = await self.queue.open()
+            assert queue_id is not None
+            await self._repair()
+            heartbeat = Heartbeat(self.url, self.keys, queue_id, self.consumer, self.limits)
+            with heartbeat:
                 self._heartbeat = heartbeat
+                ticker = asyncio.create_task(self._tick(heartbeat))
                 try:
                     await self._loop(running, drain)
-                except asyncio.CancelledError:
-                    await _cancel_all(running)  # each run gives its target back
-                    raise
+                finally:
+                    ticker.cancel()
+                    await _cancel_all([ticker, *running])  # each run gives its target back
         finally:
             with contextlib.suppress(Exception):  # Redis gone: nothing left to tidy
                 await self.queue.leave(self.consumer)
             await self.queue.close()
         return self.report
 
-    async def _loop(self, running: set[asyncio.Task[None]], drain: bool) -> None:
+    async def _tick(self, heartbeat: Heartbeat) -> None:
+        while True:  # tells the heartbeat (and so ``status``) the loop is not blocked
+            heartbeat.tick()
+            await asyncio.sleep(self.limits.heartbeat / 2)
+
+    async def _loop(self, running: dict[asyncio.Task[None], Lease], drain: bool) -> None:
         while True:
-            if len(running) >= self.parallel:
+            for task in [t for t in running if t.done()]:
+                del running[task]
+                error = None if task.cancelled() else task.exception()
+                if error is not None:  # the queue vanished, or Redis is away for good
+                    raise error
+            alone = any(lease.solo for lease in running.values())
+            if running and (alone or len(running) >= self.parallel):
                 await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 continue
             if drain and not running and await self.queue.empty():
@@ -259,131 +329,166 @@ class Worker:
             lease = await self.queue.take(self.consumer, self.limits)
             if lease is None:
                 continue
-            task = asyncio.create_task(self._process(lease))
-            running.add(task)
-            task.add_done_callback(running.discard)
+            after = list(running) if lease.solo else []  # a suspect runs alone
+            running[asyncio.create_task(self._process(lease, after))] = lease
 
-    async def _process(self, lease: Lease) -> None:
+    async def _process(self, lease: Lease, after: list[asyncio.Task[None]]) -> None:
         heartbeat = self._heartbeat
         assert heartbeat is not None
         heartbeat.hold(lease)
         try:
+            if after:  # held (and refreshed) until the runs beside it ended
+                await asyncio.wait(after)
             await self._settle(lease)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                await self.queue.release(self.consumer, lease, self.limits)
+                await self.queue.release(self.consumer, lease)
             raise
         finally:
             heartbeat.drop(lease)
 
     async def _settle(self, lease: Lease) -> None:
         queue, limits = self.queue, self.limits
-        if lease.deliveries > limits.max_deliveries:
+        path = self.output.path(lease.target)
+        for earlier in range(1, lease.attempt):  # files of dead attempts at this entry
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(attempt_path(path, Lease(lease.id, lease.target, earlier)))
+        refused = refusal(lease.target, self.allow_private)
+        if refused is not None:
+            await self._failed(lease, refused, count=limits.max_deliveries)
+            return
+        if lease.failures >= limits.max_deliveries:
             error = await queue.last_error(lease.target) or (
-                f"delivered {lease.deliveries} times without finishing "
-                "(its workers were killed or timed out)"
+                f"its worker died {lease.failures} times while it ran alone"
             )
-            await self._failed(lease, error)
+            await self._failed(lease, error, count=0)
             return
         if await queue.is_done(lease.target):
-            await queue.discard(self.consumer, lease.id)
+            await queue.discard(self.consumer, lease)
             self.report.duplicates += 1
             return
         try:
             async with asyncio.timeout(limits.target_timeout):
-                summary, state = await self._run(lease)
+                await self._run(lease, path)
         except LeaseLost:
             self.report.lost += 1
-            return
+            log.warning("%s was taken over by another worker", printable(lease.target))
+        except FATAL:
+            raise
         except Exception as exc:  # any failure of one target is that target's problem
             await self._failed(lease, describe(exc))
-            return
-        if await queue.finish(
-            self.consumer, lease, summary, state=state, records_end=self.records_stream
-        ):
-            self.report.done += 1
-            self.report.urls += int(summary["urls"])
-        else:
-            self.report.lost += 1
-            log.warning("%s was taken over by another worker; its output stays", lease.target)
 
-    async def _failed(self, lease: Lease, error: str) -> None:
-        outcome = await self.queue.fail(self.consumer, lease, error, self.limits)
+    async def _failed(self, lease: Lease, error: str, *, count: int = 1) -> None:
+        outcome = await self.queue.fail(self.consumer, lease, error, self.limits, count=count)
+        shown = printable(lease.target)
         if outcome == 2:
             self.report.dead += 1
-            self.report.errors.append(f"{lease.target}: {error}")
-            log.warning("%s sent to the dead-letter stream: %s", lease.target, error)
+            self.report.errors.append(f"{shown}: {printable(error)}")
+            log.warning("%s sent to the dead-letter stream: %s", shown, printable(error))
         elif outcome == 1:
             self.report.failed_tries += 1
-            log.info(
-                "%s failed (delivery %d), will be retried: %s",
-                lease.target,
-                lease.deliveries,
-                error,
-            )
+            log.info("%s failed (attempt %d), will be retried: %s", shown, lease.attempt, error)
         else:
             self.report.lost += 1
 
-    async def _run(self, lease: Lease) -> tuple[dict[str, Any], bytes | None]:
-        """One run of a target: its output file in place; (summary, new state blob)."""
+    async def _run(self, lease: Lease, path: str) -> None:
+        """One run of a target, its file committed and in place (or LeaseLost)."""
         started = time.monotonic()
         blob = await self.queue.state(lease.target) if self.state is not None else None
         state_file = StateFile(blob) if self.state is not None else None
-        with state_file or contextlib.nullcontext():
-            options = dict(self.reader_options)
-            if state_file is not None and self.state is not None:
-                options.update(
-                    state=state_file.path,
-                    changed_only=self.state.changed_only,
-                    removed=self.state.removed,
-                    trust_index_lastmod=self.state.trust_index_lastmod,
-                    state_commit="run",
+        sink = AttemptOutput(path, lease)
+        keep_file = False
+        try:
+            with state_file or contextlib.nullcontext():
+                options = dict(self.reader_options)
+                if state_file is not None and self.state is not None:
+                    options.update(
+                        state=state_file.path,
+                        changed_only=self.state.changed_only,
+                        removed=self.state.removed,
+                        trust_index_lastmod=self.state.trust_index_lastmod,
+                        state_commit="run",
+                    )
+                stats: dict[str, Any] = {}
+                written = await self._write(lease, sink, options, stats)
+                new_state = state_file.blob() if state_file is not None else None
+            summary = {
+                "file": os.path.basename(path),
+                "urls": written,
+                "worker": self.consumer,
+                "attempt": lease.attempt,
+                "seconds": round(time.monotonic() - started, 3),
+                "finished": round(time.time(), 3),
+                "stats": stats,
+            }
+            sink.seal()
+            try:
+                won = await self.queue.finish(
+                    self.consumer, lease, summary, state=new_state, records_end=self.records_stream
                 )
-            stats: dict[str, Any] = {}
-            written = await self._write(lease, options, stats)
-            new_state = state_file.blob() if state_file is not None else None
-        summary = {
-            "file": os.path.basename(self.output.path(lease.target)),
-            "urls": written,
-            "worker": self.consumer,
-            "deliveries": lease.deliveries,
-            "seconds": round(time.monotonic() - started, 3),
-            "finished": round(time.time(), 3),
-            "stats": stats,
-        }
-        return summary, new_state
+            except RedisUnavailable:
+                keep_file = True  # the commit may have won: the next start's repair decides
+                raise
+            if not won:
+                raise LeaseLost(lease.target)
+            sink.reveal()
+            self.report.done += 1
+            self.report.urls += written
+        finally:
+            if not keep_file:
+                sink.abort()
+        await self.queue.renamed(lease.token)
 
-    async def _write(self, lease: Lease, options: dict[str, Any], stats: dict[str, Any]) -> int:
+    async def _write(
+        self, lease: Lease, sink: AttemptOutput, options: dict[str, Any], stats: dict[str, Any]
+    ) -> int:
         out = self.output
-        sink = AtomicOutput(out.path(lease.target))
         written = 0
         pairs: list[tuple[str, str]] = []
-        try:
-            writer = out.writer(sink.stream)
-            records = self.discovery(lease.target, options, stats, ranked=out.ranked, top=out.top)
-            async with contextlib.aclosing(records):
-                async for record in records:
-                    if lease.lost:
-                        raise LeaseLost(lease.target)
-                    if out.keep is not None and not out.keep(record):
-                        continue
-                    writer.write(record)
-                    written += 1
-                    if self.records_stream:
-                        pairs.append((_key(record), json.dumps(record.to_dict())))
-                        if len(pairs) >= PUBLISH_CHUNK:
-                            await self.queue.publish(lease.target, pairs)
-                            pairs.clear()
-                    if out.max_urls is not None and written >= out.max_urls:
-                        break
-            if pairs:
-                await self.queue.publish(lease.target, pairs)
-            if lease.lost:
-                raise LeaseLost(lease.target)
-            sink.commit()
-        finally:
-            sink.abort()
+        writer = out.writer(sink.stream)
+        records = self.discovery(lease.target, options, stats, ranked=out.ranked, top=out.top)
+        async with contextlib.aclosing(records):
+            async for record in records:
+                if lease.lost:
+                    raise LeaseLost(lease.target)
+                if out.keep is not None and not out.keep(record):
+                    continue
+                writer.write(record)
+                written += 1
+                if self.records_stream:
+                    pairs.append((_key(record), json.dumps(record.to_dict())))
+                    if len(pairs) >= PUBLISH_CHUNK:
+                        await self._publish(lease, pairs)
+                if out.max_urls is not None and written >= out.max_urls:
+                    break
+        await self._publish(lease, pairs)
+        if lease.lost:
+            raise LeaseLost(lease.target)
         return written
+
+    async def _publish(self, lease: Lease, pairs: list[tuple[str, str]]) -> None:
+        if pairs and await self.queue.publish(self.consumer, lease, pairs) < 0:
+            raise LeaseLost(lease.target)
+        pairs.clear()
+
+    async def _repair(self) -> None:
+        """Finish what crashed attempts left in the output directory: rename the file of
+        an attempt whose commit won, remove the files of attempts that are dead."""
+        with os.scandir(self.output.directory) as entries:
+            found = [(e.path, ATTEMPT_FILE.fullmatch(e.name)) for e in entries]
+        for tmp, match in found:
+            if match is None:
+                continue
+            token = f"{match['id']}.{match['attempt']}"
+            if await self.queue.committed(token):
+                final = os.path.join(self.output.directory, match["name"])
+                with contextlib.suppress(FileNotFoundError):
+                    os.replace(tmp, final)
+                await self.queue.renamed(token)
+                log.warning("renamed %s into place (its worker stopped before)", final)
+            elif not await self.queue.live(match["id"], int(match["attempt"])):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
 
 
 def _key(record: UrlRecord) -> str:
@@ -402,9 +507,8 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}"
 
 
-async def _cancel_all(running: set[asyncio.Task[None]]) -> None:
-    """Cancel the runs in flight and wait until each has given its target back."""
-    tasks = list(running)
+async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel tasks and wait until each has ended (a run gives its target back)."""
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)

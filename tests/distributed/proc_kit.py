@@ -28,11 +28,15 @@ def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
     )
 
 
-def start_worker(url: str, ns: str, out: Path, *extra: str) -> subprocess.Popen[str]:
-    """Start ``sitemap-reader worker`` (short lease, quick retries) in the background."""
+def start_worker(
+    url: str, ns: str, out: Path, *extra: str, allow_private: bool = True
+) -> subprocess.Popen[str]:
+    """Start ``sitemap-reader worker`` (short lease, quick retries) in the background; it
+    may read the loopback farm unless told otherwise."""
     command = [
         *CLI, "worker", "--redis", url, "--namespace", ns, "-o", str(out),
-        "--lease", "1", "--retry-delay", "0", "--no-progress", *extra,
+        "--lease", "1", "--retry-delay", "0", "--no-progress",
+        *(["--allow-private"] if allow_private else []), *extra,
     ]  # fmt: skip
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT

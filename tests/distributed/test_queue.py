@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -17,28 +19,17 @@ from sitemap_reader.distributed import (
     TargetQueue,
     Worker,
     WorkerLimits,
-    parse_autoclaim,
+    run_discovery,
 )
 from sitemap_reader.distributed.config import GROUP, Keys
 from sitemap_reader.distributed.heartbeat import Heartbeat
 from sitemap_reader.distributed.state import MAGIC
+from sitemap_reader.distributed.worker import attempt_path
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import Peek, file_of, outputs, wait_until
 from tests.distributed.redis_kit import RedisServer
 
 QUICK = WorkerLimits(lease=0.3, retry_delay=0.0, poll=0.1)
-
-
-def test_autoclaim_replies_of_redis_6_2_and_7_read_alike() -> None:
-    """XAUTOCLAIM's 2-element (6.2) and 3-element (7) replies give the same entries."""
-    entry = [b"5-0", [b"t", b"a.example"]]
-    old = parse_autoclaim([b"0-0", [entry, None]])
-    new = parse_autoclaim([b"7-0", [entry], [b"6-0"]])
-    assert [(e.id, e.fields) for e in old.entries] == [("5-0", {"t": "a.example"})]
-    assert [(e.id, e.fields) for e in new.entries] == [("5-0", {"t": "a.example"})]
-    assert (old.cursor, old.deleted, new.cursor, new.deleted) == ("0-0", [], "7-0", ["6-0"])
-    deleted_on_6_2 = parse_autoclaim([b"0-0", [[b"8-0", None]]])
-    assert deleted_on_6_2.entries[0].fields is None
 
 
 def _idle_past(peek: Peek, lease: float) -> bool:
@@ -55,18 +46,20 @@ async def test_a_lapsed_lease_is_taken_over_and_the_old_owner_is_fenced_off(
     try:
         assert await queue.enqueue(["a.example"]) == (1, 0)
         first = await queue.take("first", QUICK)
-        assert first is not None and (first.target, first.deliveries) == ("a.example", 1)
+        assert first is not None and (first.target, first.attempt) == ("a.example", 1)
         assert await queue.take("second", QUICK) is None  # still leased
         wait_until(lambda: _idle_past(peek, QUICK.lease), "the lease to lapse")
-        second = await queue.take("second", QUICK)  # through XAUTOCLAIM, live
-        assert second is not None and (second.id, second.deliveries) == (first.id, 2)
+        second = await queue.take("second", QUICK)
+        assert second is not None and (second.id, second.attempt) == (first.id, 2)
         assert await queue.finish("first", first, {"urls": 1}) is False
         assert await queue.fail("first", first, "boom", QUICK) == 0
+        assert await queue.publish("first", first, [("k", "{}")]) == -1
+        assert await queue.release("first", first) is False
         assert not await queue.is_done("a.example")
         assert await queue.finish("second", second, {"urls": 1}) is True
         assert await queue.is_done("a.example")
         assert await queue.empty()
-        print(f"\nRedis {redis_server.version}: XAUTOCLAIM takeover read by position")
+        assert not await queue.redis.exists(Keys(namespace).records)  # nothing published
     finally:
         peek.close()
         await queue.close()
@@ -84,7 +77,8 @@ async def test_the_heartbeat_keeps_a_lease_while_the_loop_thread_is_busy_parsing
         lease = await queue.take("busy", QUICK)
         assert lease is not None
         limits = WorkerLimits(lease=0.6, retry_delay=0.0, poll=0.1)
-        heartbeat = Heartbeat(redis_server.url, Keys(namespace), "busy", limits)
+        assert queue.id is not None
+        heartbeat = Heartbeat(redis_server.url, Keys(namespace), queue.id, "busy", limits)
         with heartbeat:
             heartbeat.hold(lease)
             started, parses, worst = time.monotonic(), 0, 0
@@ -96,8 +90,7 @@ async def test_the_heartbeat_keeps_a_lease_while_the_loop_thread_is_busy_parsing
         assert beats >= 4
         assert worst < limits.lease * 1000
         assert await queue.take("thief", limits) is None
-        row = peek.pending()[0]
-        assert (row["consumer"], row["times_delivered"]) == ("busy", 1)
+        assert peek.pending()[0]["consumer"] == "busy"
     finally:
         peek.close()
         await queue.close()
@@ -119,6 +112,7 @@ async def test_state_moves_with_the_target_from_one_worker_to_another(
                 namespace=namespace,
                 limits=QUICK,
                 state=state,
+                allow_private=True,
             )
             report = await first.run(drain=True)
             assert (report.done, report.urls) == (2, 200)
@@ -131,6 +125,7 @@ async def test_state_moves_with_the_target_from_one_worker_to_another(
                 namespace=namespace,
                 limits=QUICK,
                 state=state,
+                allow_private=True,
             )
             report = await second.run(drain=True)
             assert (report.done, report.urls) == (2, 0)  # nothing changed since round one
@@ -150,7 +145,11 @@ async def test_a_duplicate_entry_of_a_done_target_is_dropped_unread(
         try:
             await queue.enqueue([target])
             worker = Worker(
-                redis_server.url, Output(str(tmp_path)), namespace=namespace, limits=QUICK
+                redis_server.url,
+                Output(str(tmp_path)),
+                namespace=namespace,
+                limits=QUICK,
+                allow_private=True,
             )
             assert (await worker.run(drain=True)).done == 1
             path = tmp_path / file_of(target)
@@ -158,7 +157,11 @@ async def test_a_duplicate_entry_of_a_done_target_is_dropped_unread(
             fetched = sum(farm.hits.values())
             await queue.redis.xadd(Keys(namespace).targets, {"t": target})
             again = Worker(
-                redis_server.url, Output(str(tmp_path)), namespace=namespace, limits=QUICK
+                redis_server.url,
+                Output(str(tmp_path)),
+                namespace=namespace,
+                limits=QUICK,
+                allow_private=True,
             )
             report = await again.run(drain=True)
             assert (report.done, report.duplicates) == (0, 1)
@@ -175,11 +178,16 @@ async def test_records_published_twice_for_a_target_appear_once(
     """The records stream dedupes per target: a re-run appends only URLs not yet sent."""
     queue = TargetQueue.from_url(redis_server.url, namespace)
     try:
+        await queue.enqueue(["a.example", "b.example"])
+        a, b = await queue.take("w", QUICK), await queue.take("w", QUICK)
+        assert a is not None and b is not None
         pairs = [(f"{i:016x}", f'{{"url": "u{i}"}}') for i in range(10)]
-        assert await queue.publish("a.example", pairs[:6]) == 6
-        assert await queue.publish("a.example", pairs) == 4
-        assert await queue.publish("b.example", pairs[:3]) == 3  # per target
+        assert await queue.publish("w", a, pairs[:6]) == 6
+        assert await queue.publish("w", a, pairs) == 4
+        assert await queue.publish("w", b, pairs[:3]) == 3  # per target
         assert await queue.redis.xlen(Keys(namespace).records) == 13
+        ttl = await queue.redis.ttl(Keys(namespace).sent(a.target))
+        assert 0 < ttl <= 24 * 3600  # a dedupe set never outlives its use for good
     finally:
         await queue.close()
 
@@ -198,12 +206,11 @@ def test_the_group_is_created_once_and_survives_a_second_create(
     redis_server: RedisServer, namespace: str
 ) -> None:
     """Two workers starting together both find the one consumer group (BUSYGROUP is fine)."""
-    import asyncio
 
     async def both() -> None:
         queues = [TargetQueue.from_url(redis_server.url, namespace) for _ in range(2)]
         try:
-            await asyncio.gather(*(q.ensure_group() for q in queues))
+            await asyncio.gather(*(q.open() for q in queues))
         finally:
             for q in queues:
                 await q.close()
@@ -217,26 +224,178 @@ def test_the_group_is_created_once_and_survives_a_second_create(
         client.close()
 
 
-async def test_a_target_whose_workers_keep_dying_is_dead_lettered_unread(
+def _lapse(peek: Peek, limits: WorkerLimits) -> None:
+    wait_until(lambda: _idle_past(peek, limits.lease), "the leases to lapse")
+
+
+async def test_a_target_that_kills_its_workers_is_dead_lettered_and_its_neighbours_are_not(
     redis_server: RedisServer, namespace: str, tmp_path: Path
 ) -> None:
-    """Delivered past the limit without ever finishing: dead-lettered, not run once more."""
-    limits = WorkerLimits(lease=0.3, retry_delay=0.0, poll=0.1, max_deliveries=2)
+    """An OOM target beside 3 healthy ones: only the OOM one counts failures, is dead-lettered."""
+    limits = WorkerLimits(lease=0.3, retry_delay=0.0, poll=0.1, max_deliveries=3)
     queue = TargetQueue.from_url(redis_server.url, namespace)
     peek = Peek(redis_server.url, namespace)
     try:
-        await queue.enqueue(["gone.example"])
-        assert await queue.take("dies-1", limits) is not None
-        wait_until(lambda: _idle_past(peek, limits.lease), "the first lease to lapse")
-        assert await queue.take("dies-2", limits) is not None
-        wait_until(lambda: _idle_past(peek, limits.lease), "the second lease to lapse")
+        await queue.enqueue(["oom.example", "a.example", "b.example", "c.example"])
+        held = [await queue.take("dies-1", limits) for _ in range(4)]  # --parallel 4, killed
+        assert all(lease is not None and not lease.solo for lease in held)
+        _lapse(peek, limits)
+        taken = {}
+        for _ in range(4):  # the next worker takes each over: suspects, not failures
+            lease = await queue.take("w-2", limits)
+            assert lease is not None and (lease.solo, lease.failures) == (True, 0)
+            taken[lease.target] = lease
+        for name in ("a.example", "b.example", "c.example"):  # run alone, each finishes
+            assert await queue.finish("w-2", taken[name], {"urls": 0})
+        for n in range(2):  # the OOM target kills its lone worker again, twice
+            _lapse(peek, limits)
+            lease = await queue.take(f"dies-{n + 3}", limits)
+            assert lease is not None and lease.failures == n + 1
+        _lapse(peek, limits)
         worker = Worker(redis_server.url, Output(str(tmp_path)), namespace=namespace, limits=limits)
-        report = await worker.run(drain=True)
+        report = await worker.run(drain=True)  # finds 3 failures: dead-lettered, not run
         assert (report.dead, report.done) == (1, 0)
         (dead,) = peek.dead()
-        assert (dead["t"], dead["deliveries"]) == ("gone.example", "3")
-        assert "without finishing" in dead["error"]
-        assert outputs(tmp_path) == {}
+        assert (dead["t"], dead["failures"]) == ("oom.example", "3")
+        assert "died 3 times" in dead["error"]
+        assert set(peek.done()) == {"a.example", "b.example", "c.example"}
     finally:
         peek.close()
+        await queue.close()
+
+
+async def test_give_backs_cost_a_target_nothing(redis_server: RedisServer, namespace: str) -> None:
+    """A target given back (SIGTERM) four times is taken again at once, with no failure."""
+    queue = TargetQueue.from_url(redis_server.url, namespace)
+    try:
+        await queue.enqueue(["a.example"])
+        for n in range(4):
+            lease = await queue.take(f"w-{n}", QUICK)
+            assert lease is not None and (lease.attempt, lease.failures) == (n + 1, 0)
+            assert not lease.solo
+            assert await queue.release(f"w-{n}", lease)
+        status = await queue.status()
+        assert (status.queued, status.in_flight, status.retrying) == (1, {}, 0)
+    finally:
+        await queue.close()
+
+
+async def test_the_owners_lease_decides_a_takeover(
+    redis_server: RedisServer, namespace: str
+) -> None:
+    """The owner's lease decides: a 0.3 s worker takes a lapsed 0.3 s target, not a 9 s one."""
+    short = WorkerLimits(lease=0.3, retry_delay=0.0, poll=0.1)
+    long = WorkerLimits(lease=9, retry_delay=0.0, poll=0.1)
+    queue = TargetQueue.from_url(redis_server.url, namespace)
+    peek = Peek(redis_server.url, namespace)
+    try:
+        await queue.enqueue(["slow.example", "quick.example"])
+        slow = await queue.take("long-lease", long)
+        quick = await queue.take("short-lease", short)
+        assert slow is not None and quick is not None
+        _lapse(peek, short)  # both idle past 0.3 s
+        taken = await queue.take("other-short", short)
+        assert taken is not None and taken.target == "quick.example"  # its owner's 0.3 s
+        assert await queue.take("other-short", short) is None  # slow's owner said 9 s
+        assert peek.pending()[0]["consumer"] == "long-lease"
+    finally:
+        peek.close()
+        await queue.close()
+
+
+async def test_a_failed_target_waits_its_retry_delay_and_counts_once_in_status(
+    redis_server: RedisServer, namespace: str
+) -> None:
+    """A failed try: status shows it retrying (not in flight); it is taken again after the delay."""
+    limits = WorkerLimits(lease=5, retry_delay=0.3, poll=0.1)
+    queue = TargetQueue.from_url(redis_server.url, namespace)
+    peek = Peek(redis_server.url, namespace)
+    try:
+        await queue.enqueue(["flaky.example"])
+        lease = await queue.take("w", limits)
+        assert lease is not None
+        assert await queue.fail("w", lease, "boom", limits) == 1
+        status = await queue.status()
+        assert (status.queued, status.in_flight, status.retrying) == (0, {}, 1)
+        assert await queue.take("w", limits) is None  # the delay, not the 5 s lease
+        wait_until(lambda: _idle_past(peek, limits.retry_delay), "the retry delay")
+        again = await queue.take("w", limits)
+        assert again is not None and (again.attempt, again.failures) == (2, 1)
+    finally:
+        peek.close()
+        await queue.close()
+
+
+async def test_suspects_run_alone_and_finish(
+    redis_server: RedisServer, namespace: str, tmp_path: Path
+) -> None:
+    """Four targets of a worker that died: the next worker (--parallel 4) runs each alone."""
+    with Farm(4) as farm:
+        targets = [site.target for site in farm.sites]
+        queue = TargetQueue.from_url(redis_server.url, namespace)
+        peek = Peek(redis_server.url, namespace)
+        running, most = 0, 0
+
+        async def counted(*args: Any, **kwargs: Any) -> AsyncGenerator[sr.UrlRecord, None]:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            try:
+                async for record in run_discovery(*args, **kwargs):
+                    yield record
+            finally:
+                running -= 1
+
+        try:
+            await queue.enqueue(targets)
+            assert all([await queue.take("dies", QUICK) for _ in targets])
+            _lapse(peek, QUICK)
+            worker = Worker(
+                redis_server.url,
+                Output(str(tmp_path)),
+                namespace=namespace,
+                limits=QUICK,
+                parallel=4,
+                allow_private=True,
+                discovery=counted,
+            )
+            report = await worker.run(drain=True)
+            assert (report.done, report.dead, most) == (4, 0, 1)
+            assert all(summary["attempt"] == 2 for summary in peek.done().values())
+        finally:
+            peek.close()
+            await queue.close()
+
+
+async def test_a_crash_between_commit_and_rename_is_repaired_by_the_next_start(
+    redis_server: RedisServer, namespace: str, tmp_path: Path
+) -> None:
+    """On start, a worker renames a won attempt's file, removes a dead one's, keeps a live one's."""
+    queue = TargetQueue.from_url(redis_server.url, namespace)
+    output = Output(str(tmp_path))
+    try:
+        await queue.enqueue(["won.example", "live.example"])
+        won = await queue.take("crashed", QUICK)
+        live = await queue.take("running", WorkerLimits(lease=60, retry_delay=0, poll=0.1))
+        assert won is not None and live is not None
+        won_file = Path(attempt_path(output.path(won.target), won))
+        won_file.write_text('{"url": "https://won.example/a"}\n')
+        live_file = Path(attempt_path(output.path(live.target), live))
+        live_file.write_text("")
+        dead_file = tmp_path / f".{file_of('gone.example')}.1-0.3.tmp"
+        dead_file.write_text("")
+        assert await queue.finish("crashed", won, {"urls": 1})  # ... and it died right here
+        assert await queue.committed(won.token)
+        worker = Worker(redis_server.url, output, namespace=namespace, limits=QUICK)
+        try:
+            await worker.queue.open()
+            await worker._repair()  # what Worker.run does first
+        finally:
+            await worker.queue.close()
+        assert not won_file.exists() and not dead_file.exists()
+        final = tmp_path / file_of("won.example")
+        assert final.read_text() == '{"url": "https://won.example/a"}\n'
+        assert live_file.exists()  # another worker's run in progress: left alone
+        assert not await queue.committed(won.token)
+    finally:
         await queue.close()

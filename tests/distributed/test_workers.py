@@ -112,7 +112,7 @@ def test_kill_9_mid_run_then_a_new_worker_loses_and_duplicates_nothing(
             _assert_exactly_once(farm, tmp_path)
             done = peek.done()
             assert len(done) == 40
-            assert done[gated.target]["deliveries"] == 2  # taken over, read again
+            assert done[gated.target]["attempt"] == 2  # taken over, read again
             assert peek.pending() == []
             # The records stream: each URL once per target, one end marker per target.
             entries = peek.records()
@@ -125,7 +125,7 @@ def test_kill_9_mid_run_then_a_new_worker_loses_and_duplicates_nothing(
     extra = sum(hits.values()) - 40 * farm.fetches_per_site()
     # Only the target the killed worker held is read again, from the start.
     assert extra == farm.fetches_per_site(), extra
-    assert len(temp_files(tmp_path)) <= 1
+    assert temp_files(tmp_path) == []  # the taker removed the dead attempt's file
     print(f"\nkill -9: {before}/40 done at the kill, {len(held)} held, {extra} extra fetches")
 
 
@@ -150,7 +150,7 @@ def test_a_target_failing_every_time_lands_in_the_dead_letter_stream(
         dead = peek.dead()
         assert len(dead) == 1
         assert dead[0]["t"] == broken.target
-        assert dead[0]["deliveries"] == "3"
+        assert dead[0]["failures"] == "3"
         assert "no sitemap found" in dead[0]["error"]
         assert broken.target not in peek.done()
     finally:
@@ -240,13 +240,20 @@ def test_sigterm_gives_the_targets_in_flight_back_at_once(
             code, err = finish(worker)
             assert code == 128 + signal.SIGTERM, err
             (row,) = peek.pending()
-            assert row["times_delivered"] == 1
-            assert row["time_since_delivered"] >= 1000  # idle past the 1 s lease already
+            assert row["consumer"] == "~free"  # given back: anyone takes it at once
+            shown = run_cli("status", "--redis", redis_server.url, "--namespace", namespace)
+            data = json.loads(
+                run_cli(
+                    "status", "--redis", redis_server.url, "--namespace", namespace, "--json"
+                ).stdout
+            )
+            assert (data["queued"], data["in_flight"], data["retrying"]) == (3, 0, 0)
+            assert "~free" not in shown.stdout  # not in flight under the departed worker
             assert temp_files(tmp_path) == []  # the run cleaned up after itself
             farm.open_gate()
             code, err = finish(start_worker(redis_server.url, namespace, tmp_path, "--drain"))
             assert code == 0, err
-            assert peek.done()[farm.sites[0].target]["deliveries"] == 2
+            assert peek.done()[farm.sites[0].target]["attempt"] == 2
         finally:
             peek.close()
     _assert_exactly_once(farm, tmp_path)
