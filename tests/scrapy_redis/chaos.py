@@ -2,9 +2,15 @@
 
 One trial: ``processes`` Scrapy processes (tests/scrapy_redis/runner.py) crawl the
 loopback :class:`Site` from one Redis. At ``kills`` random points of the crawl (fractions
-of the pages done) one live process is stopped (SIGSTOP, so what it holds can be read
-from Redis while it cannot change), its page leases are counted, it is killed (SIGKILL)
-and a fresh process takes its place. The trial ends when every process has finished.
+of the pages done) one live process is hit, ``how``:
+
+* ``"kill"``: stopped (SIGSTOP, so what it holds can be read from Redis while it cannot
+  change), its page leases counted, killed (SIGKILL) and replaced by a fresh process;
+* ``"term"``: sent SIGTERM (Scrapy's graceful stop) and replaced once it has ended;
+* ``"freeze"``: stopped, its leases counted, left stopped until the others have taken
+  them over (its leases expired), then continued (SIGCONT) to finish as if nothing happened.
+
+The trial ends when every process has finished.
 
 What it measures: *lost* pages (listed by the site, no callback ran to its end in any
 process), *duplicates* (page requests the server saw beyond the first, per page) and
@@ -107,6 +113,8 @@ def run_trial(
     processes: int = 3,
     delay: float = 0.0,
     follow: bool = False,
+    how: str = "kill",
+    redirect_every: int = 0,
     children: int = 4,
     per_child: int = 30,
     pythonpath: str = "",
@@ -121,8 +129,10 @@ def run_trial(
         f"TEST_FOLLOW={'true' if follow else 'false'}",
     ]
     outs: list[Path] = []
-    with Site(children=children, per_child=per_child) as site:
-        expected = site.all_pages() | ({p + MORE for p in site.all_pages()} if follow else set())
+    with Site(children, per_child, redirect_every) as site:
+        expected = site.final_pages() | (
+            {p + MORE for p in site.final_pages()} if follow else set()
+        )
 
         def launch() -> subprocess.Popen[str]:
             outs.append(tmp / f"{name}-{len(outs)}.txt")
@@ -146,11 +156,22 @@ def run_trial(
             if not running:
                 break
             victim = rng.choice(running)
+            if how == "term":
+                victim.send_signal(signal.SIGTERM)
+                finish(victim)
+                live[live.index(victim)] = launch()
+                done_kills += 1
+                continue
             victim.send_signal(signal.SIGSTOP)
             held += held_by(client, keys, victim.pid)
-            victim.send_signal(signal.SIGKILL)
-            victim.communicate(timeout=DEADLINE)
-            live[live.index(victim)] = launch()
+            if how == "freeze":
+                taken = lambda pid=victim.pid: held_by(client, keys, pid) == 0  # noqa: E731
+                wait(taken, "its leases to be taken over")
+                victim.send_signal(signal.SIGCONT)
+            else:
+                victim.send_signal(signal.SIGKILL)
+                victim.communicate(timeout=DEADLINE)
+                live[live.index(victim)] = launch()
             done_kills += 1
         for process in live:
             finish(process)

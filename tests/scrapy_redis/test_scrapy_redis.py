@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -166,7 +167,7 @@ def _seeded() -> random.Random:
 def test_sigkills_lose_no_page_at_4_concurrent_requests_with_follow_ups(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """Two SIGKILLs, 4 concurrent requests, callbacks yielding items and requests: none lost."""
+    """Two SIGKILLs at 4 concurrent, redirects, callbacks yielding items and requests: none lost."""
     trial = run_trial(redis_server, tmp_path, rng=_seeded(), concurrency=4, kills=2, follow=True)
     print(f"chaos at 4: {trial}")
     assert trial.kills == 2
@@ -183,3 +184,48 @@ def test_sigkills_lose_no_page_at_16_with_awaiting_callbacks(
     assert trial.kills == 2
     assert trial.lost == 0
     assert trial.duplicates <= trial.held
+
+
+def test_sigterm_mid_crawl_loses_nothing_and_fetches_nothing_twice(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """SIGTERM (graceful stop) mid-crawl: the stopping process's pages all done, none again."""
+    trial = run_trial(
+        redis_server, tmp_path, rng=_seeded(), concurrency=16, kills=1, delay=0.3, how="term"
+    )
+    print(f"sigterm: {trial}")
+    assert trial.kills == 1
+    assert trial.lost == 0 and trial.duplicates == 0
+
+
+def test_process_frozen_past_its_lease_loses_nothing(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """SIGSTOP past the lease, then SIGCONT: its pages taken over, none lost, duplicates bounded."""
+    trial = run_trial(
+        redis_server, tmp_path, rng=_seeded(), concurrency=16, kills=1, delay=0.3, how="freeze"
+    )
+    print(f"freeze: {trial}")
+    assert trial.kills == 1
+    assert trial.lost == 0
+    assert trial.duplicates <= trial.held
+
+
+def test_undecodable_queue_entries_are_dropped_with_one_line_each(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Garbage and an unknown callback first in the queue: one line each, dropped, pages once."""
+    crawl = Crawl(redis_server, tmp_path)
+    gone = pickle.dumps({"url": "http://127.0.0.1:9/x", "callback": "gone", "method": "GET"})
+    crawl.client.zadd(f"{crawl.name}:requests", {b"not a pickle": -10, gone: -10})
+    with Site(children=2, per_child=10) as site:
+        site.open("slow")
+        site.open("index")
+        err = finish(_start(site, redis_server, crawl.name, crawl.out(0)))
+        hits = site.page_hits()
+    dropped = [line for line in err.splitlines() if "does not decode" in line]
+    assert len(dropped) == 2, dropped
+    assert "Traceback" not in err
+    assert set(hits) == site.all_pages() and max(hits.values()) == 1
+    assert crawl.client.zcard(f"{crawl.name}:requests") == 0
+    assert crawl.client.zcard(crawl.keys.page_expiry) == 0
