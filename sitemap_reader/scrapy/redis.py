@@ -142,9 +142,9 @@ if page[1] then
 end
 return false
 """
-# KEYS: todo, expiry, owners, busy, queue, page expiry, page leases; ARGV: owner, now, idle
-# ('1': this owner is idle). Expired leases go back to their queues, dead owners leave busy;
-# returns {sitemaps requeued, pending, pages requeued}.
+# KEYS: todo, expiry, owners, busy, queue, page expiry, page leases, pages requeued;
+# ARGV: owner, now, idle ('1': this owner is idle). Expired leases go back to their queues
+# (pages counted), dead owners leave busy; returns {sitemaps requeued, pending, pages requeued}.
 _IDLE: Final = """
 if ARGV[3] == '1' then redis.call('ZREM', KEYS[4], ARGV[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
@@ -164,6 +164,7 @@ for _, token in ipairs(pages) do
     redis.call('ZADD', KEYS[5], string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1))
   end
 end
+if #pages > 0 then redis.call('INCRBY', KEYS[8], #pages) end
 local pending = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[5])
   + redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[6])
 return {#expired, pending, #pages}
@@ -232,6 +233,8 @@ class Keys:
         self.page_expiry = f"{prefix}:page_expiry"
         #: Hash: lease token -> ``"<queue score> <serialized request>"``, until acknowledged.
         self.page_leases = f"{prefix}:page_leases"
+        #: Counter of page leases put back in the queue (each may be one page fetched twice).
+        self.page_requeued = f"{prefix}:page_requeued"
 
     def sitemaps(self, target: object) -> str:
         """Counter of sitemaps admitted for one target (``max_sitemaps``)."""
@@ -503,7 +506,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         sitemaps, pending, pages = self._idle(
             keys=[
                 *(keys.todo, keys.expiry, keys.owners, keys.busy),
-                *(self.queue.key, keys.page_expiry, keys.page_leases),
+                *(self.queue.key, keys.page_expiry, keys.page_leases, keys.page_requeued),
             ],
             args=[self.owner, time.time(), "1" if idle else "0"],
         )
