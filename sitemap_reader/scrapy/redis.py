@@ -2,7 +2,7 @@
 
 What this module owns: the shared state that makes a :class:`RedisSitemapMixin` spider
 crawl a site once across many processes on scrapy-redis's queue and dupefilter, with the
-limits shared, a clean common end, and no sitemap lost to a killed process.
+limits shared, a clean common end, and no sitemap or page lost to a killed process.
 
 * :class:`Scheduler` extends ``scrapy_redis.scheduler.Scheduler``. Page requests go to
   scrapy-redis's priority queue and dupefilter (one Lua call sets the fingerprint, counts
