@@ -2,7 +2,7 @@
 
 What this module owns: the shared state that makes a :class:`RedisSitemapMixin` spider
 crawl a site once across many processes on scrapy-redis's queue and dupefilter, with the
-limits shared, a clean common end, and no sitemap lost to a killed process.
+limits shared, a clean common end, and no sitemap or page lost to a killed process.
 
 * :class:`Scheduler` extends ``scrapy_redis.scheduler.Scheduler``. Page requests go to
   scrapy-redis's priority queue and dupefilter (one Lua call sets the fingerprint, counts
@@ -18,15 +18,28 @@ limits shared, a clean common end, and no sitemap lost to a killed process.
   then). A lease that expires (its owner was killed) puts the sitemap back in the queue, so
   another process, or the restarted one, reads it again; the pages it had already queued
   are dropped by the dupefilter, the others are queued now.
+* A process takes a page the same way (the reliable-queue pattern): the one Lua call that
+  pops it from scrapy-redis's queue also records it under a *lease token* (owner and
+  expiry, renewed every poll), and the process acknowledges the token only once the
+  request is out of Scrapy's engine: downloaded, its callback run to the end (async
+  callbacks too) and every item and request that callback produced processed or in Redis,
+  or a redirect or retry of it in Redis. The engine's in-progress set is where that is
+  visible: it holds the request from its download's start until all of this is over (no
+  signal marks the end of a callback: ``item_scraped`` fires per item, ``spider_error`` per
+  exception, neither for a callback that yields nothing). A lease that expires (its owner
+  was killed or frozen) puts the page back in the queue for another process.
 * Each process that popped anything is marked *busy* (same Lua call) until it is locally
   idle again. A process closes only when the shared queues are empty, no lease is held and
   no process is busy, so all processes end together, and none ends while another could
   still produce work. Waiting processes poll every ``SITEMAP_READER_REDIS_POLL`` seconds
   instead of Scrapy's 5 s heartbeat.
 
-What a SIGKILL costs: scrapy-redis pops page requests destructively, so the requests the
-killed process had popped and not finished are lost (at most its ``CONCURRENT_REQUESTS``
-downloads, plus the callbacks of responses it was handling). Sitemaps are never lost.
+What a SIGKILL costs: nothing is lost. The pages and sitemaps the killed process held come
+back when their leases expire (``SITEMAP_READER_REDIS_LEASE`` seconds), and are crawled
+again: the duplicates are at most the leases it held, the requests it had taken and not
+yet acknowledged (its downloads, up to ``CONCURRENT_REQUESTS``, plus the responses its
+callbacks were still handling). A process whose reactor is blocked for longer than a
+lease has its pages taken over as well (a duplicate, never a loss).
 
 ``SCHEDULER_PERSIST`` must be True (enforced): otherwise the first process to close would
 delete the shared queue and dupefilter under the others. The state stays in Redis after the
@@ -36,6 +49,7 @@ crawling the same spider afresh.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import socket
@@ -52,6 +66,7 @@ from twisted.internet import task
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
+from sitemap_reader.safe_text import printable
 from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY, Options
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
 
@@ -102,8 +117,9 @@ if limit > 0 and redis.call('INCR', KEYS[3]) > limit then return -1 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return 1
 """
-# KEYS: todo, requests, expiry, owners, busy, queue; ARGV: owner, until.
-# A sitemap first (leased), else a page; either way the owner is busy until idle.
+# KEYS: todo, requests, expiry, owners, busy, queue, page expiry, page leases;
+# ARGV: owner, until, token. A sitemap first, else a page, either leased (a page under
+# ``token``, with its queue score, to go back where it was); the owner is busy until idle.
 _NEXT: Final = """
 while true do
   local popped = redis.call('ZPOPMIN', KEYS[1])
@@ -113,19 +129,22 @@ while true do
     redis.call('ZADD', KEYS[3], ARGV[2], popped[1])
     redis.call('HSET', KEYS[4], popped[1], ARGV[1])
     redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
-    return {'s', data}
+    return {'s', data, popped[1]}
   end
 end
-local page = redis.call('ZRANGE', KEYS[6], 0, 0)
+local page = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
 if page[1] then
-  redis.call('ZREMRANGEBYRANK', KEYS[6], 0, 0)
+  redis.call('ZREM', KEYS[6], page[1])
+  redis.call('ZADD', KEYS[7], ARGV[2], ARGV[3])
+  redis.call('HSET', KEYS[8], ARGV[3], page[2] .. ' ' .. page[1])
   redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
-  return {'p', page[1]}
+  return {'p', page[1], ARGV[3]}
 end
 return false
 """
-# KEYS: todo, expiry, owners, busy, queue; ARGV: owner, now, idle ('1': this owner is idle).
-# Expired leases go back to the queue, dead owners leave busy; returns {requeued, pending}.
+# KEYS: todo, expiry, owners, busy, queue, page expiry, page leases, pages requeued;
+# ARGV: owner, now, idle ('1': this owner is idle). Expired leases go back to their queues
+# (pages counted), dead owners leave busy; returns {sitemaps requeued, pending, pages requeued}.
 _IDLE: Final = """
 if ARGV[3] == '1' then redis.call('ZREM', KEYS[4], ARGV[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
@@ -135,9 +154,20 @@ for _, url in ipairs(expired) do
   redis.call('HDEL', KEYS[3], url)
   redis.call('ZADD', KEYS[1], 0, url)
 end
+local pages = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', ARGV[2])
+for _, token in ipairs(pages) do
+  local entry = redis.call('HGET', KEYS[7], token)
+  redis.call('ZREM', KEYS[6], token)
+  redis.call('HDEL', KEYS[7], token)
+  if entry then
+    local cut = string.find(entry, ' ', 1, true)
+    redis.call('ZADD', KEYS[5], string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1))
+  end
+end
+if #pages > 0 then redis.call('INCRBY', KEYS[8], #pages) end
 local pending = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[5])
-  + redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[4])
-return {#expired, pending}
+  + redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[6])
+return {#expired, pending, #pages}
 """
 # KEYS: todo, requests, expiry, owners, done; ARGV: url, owner, release (1: give it back).
 _FINISH: Final = """
@@ -158,13 +188,18 @@ if redis.call('HGET', KEYS[4], ARGV[1]) == ARGV[2] then
 end
 return 1
 """
-# KEYS: expiry, owners, busy; ARGV: owner, until, url... (leases this owner still holds).
+# KEYS: expiry, owners, busy, page expiry; ARGV: owner, until, n, n sitemap URLs, page
+# tokens (the leases this owner still holds; a token reaped meanwhile is not revived).
 _RENEW: Final = """
 redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[1])
-for i = 3, #ARGV do
+local n = tonumber(ARGV[3])
+for i = 4, 3 + n do
   if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
     redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[i])
   end
+end
+for i = 4 + n, #ARGV do
+  redis.call('ZADD', KEYS[4], 'XX', ARGV[2], ARGV[i])
 end
 return 0
 """
@@ -194,6 +229,12 @@ class Keys:
         self.seq = f"{prefix}:seq"
         #: Counter of page requests admitted (``max_urls``).
         self.urls = f"{prefix}:urls"
+        #: Sorted set: lease token of a page taken from the queue -> lease expiry.
+        self.page_expiry = f"{prefix}:page_expiry"
+        #: Hash: lease token -> ``"<queue score> <serialized request>"``, until acknowledged.
+        self.page_leases = f"{prefix}:page_leases"
+        #: Counter of page leases put back in the queue (each may be one page fetched twice).
+        self.page_requeued = f"{prefix}:page_requeued"
 
     def sitemaps(self, target: object) -> str:
         """Counter of sitemaps admitted for one target (``max_sitemaps``)."""
@@ -203,6 +244,11 @@ class Keys:
 def owner_pid(owner: str) -> int:
     """The process id in an owner name (``host:pid:nonce``)."""
     return int(owner.split(":")[-2])
+
+
+def token_owner(token: str) -> str:
+    """The owner in a page lease token (``owner/n``)."""
+    return token.rpartition("/")[0]
 
 
 class Scheduler(_RedisScheduler):  # type: ignore[misc]
@@ -258,7 +304,15 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         self._finish = server.register_script(_FINISH)
         self._renew = server.register_script(_RENEW)
         self.limits = _limits_of(spider, self.crawler)
+        if not isinstance(self._in_progress(), set):
+            raise UsageError(
+                "sitemap_reader.scrapy.redis.Scheduler needs Scrapy's engine in-progress set "
+                "(scrapy>=2.13) to tell when a page's callback is done"
+            )
         self.claimed: set[str] = set()
+        #: Page requests taken here and not acknowledged yet -> their lease tokens.
+        self.held: dict[Request, str] = {}
+        self.tokens = itertools.count()
         self.local: deque[Request] = deque()
         self.waiting = False
         server.hset(self.keys.workers, self.owner, str(time.time()))
@@ -271,8 +325,12 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
             self.beat.stop()
         for url in list(getattr(self, "claimed", ())):
             self._finish(keys=self._finish_keys(), args=[url, self.owner, "1"])
-        if hasattr(self, "keys"):
-            self.server.zrem(self.keys.busy, self.owner)
+        if hasattr(self, "held"):
+            self._settle()
+            if self.held:  # unfinished pages: expired now, so the reaping below requeues them
+                self.server.zadd(self.keys.page_expiry, dict.fromkeys(self.held.values(), 0))
+                self.held.clear()
+            self._reap(idle=True)
         super().close(reason)  # persist is enforced: nothing is flushed
 
     def enqueue_request(self, request: Request) -> bool:
@@ -293,23 +351,39 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         return self._enqueue_page(request)
 
     def next_request(self) -> Request | None:
-        """A follow-up of a leased sitemap, else a sitemap (leased), else a page."""
+        """A follow-up of a leased sitemap, else a sitemap (leased), else a page (leased)."""
         if self.local:
             return self.local.popleft()
+        self._settle()
         keys = self.keys
-        reply = self._next(
-            keys=[keys.todo, keys.requests, keys.expiry, keys.owners, keys.busy, self.queue.key],
-            args=[self.owner, time.time() + self.lease],
-        )
-        if not reply:
-            return None
-        kind, data = reply
-        request = self._decode(data)
-        if kind in (b"s", "s"):
+        while True:
+            token = f"{self.owner}/{next(self.tokens)}"
+            reply = self._next(
+                keys=[
+                    *(keys.todo, keys.requests, keys.expiry, keys.owners, keys.busy),
+                    *(self.queue.key, keys.page_expiry, keys.page_leases),
+                ],
+                args=[self.owner, time.time() + self.lease, token],
+            )
+            if not reply:
+                return None
+            kind, data, name = reply
+            sitemap = kind in (b"s", "s")
+            try:
+                request = self._decode(data)
+            except Exception as exc:  # e.g. a callback renamed since it was queued
+                # Taken for good: a lease left to expire would hand it round forever.
+                self._drop(sitemap, name.decode() if isinstance(name, bytes) else name, exc)
+                continue
+            break
+        if sitemap:
             self.claimed.add(request.meta[CLAIM_KEY])
             self._stat("sitemaps_taken")
-        elif self.stats is not None:
-            self.stats.inc_value("scheduler/dequeued/redis", spider=self.spider)
+        else:
+            # The engine puts it in its in-progress set before anything else runs.
+            self.held[request] = token
+            if self.stats is not None:
+                self.stats.inc_value("scheduler/dequeued/redis")
         self.waiting = False
         return request
 
@@ -317,17 +391,13 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         """True while this process or any other holds or could produce work."""
         if self.local or not self._locally_idle():
             return True
+        self._settle()
+        if self.held:  # the engine has not let go of a page yet: not idle after all
+            return True
         # Idle here: every request of the sitemaps still leased here has been scheduled.
         for url in list(self.claimed):
             self._done(url)
-        keys = self.keys
-        requeued, pending = self._idle(
-            keys=[keys.todo, keys.expiry, keys.owners, keys.busy, self.queue.key],
-            args=[self.owner, time.time(), "1"],
-        )
-        if requeued:
-            logger.info("sitemap-reader: %d expired sitemap leases back in the queue", requeued)
-            self._stat("leases_expired", int(requeued))
+        pending = self._reap(idle=True)
         self.waiting = bool(pending)
         return bool(pending)
 
@@ -370,7 +440,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         )
         if result == 1:
             if self.stats is not None:
-                self.stats.inc_value("scheduler/enqueued/redis", spider=self.spider)
+                self.stats.inc_value("scheduler/enqueued/redis")
             return True
         if result == 0:
             self.df.log(request, self.spider)
@@ -391,6 +461,61 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         keys = self.keys
         return [keys.todo, keys.requests, keys.expiry, keys.owners, keys.done]
 
+    def _in_progress(self) -> object:
+        """The engine's set of requests from download start to callback end (None: gone)."""
+        return getattr(getattr(self.crawler.engine, "_slot", None), "inprogress", None)
+
+    def _settle(self) -> None:
+        """Acknowledge the pages the engine is done with; keep the rest leased.
+
+        A request leaves the in-progress set once its callback's output has been processed
+        (items through the pipelines, requests in the scheduler, so in Redis), or once the
+        redirect or retry that replaced it has been scheduled. Without the set (the engine
+        is gone) nothing is acknowledged: an unknown page is given back, never dropped.
+        """
+        in_progress = self._in_progress()
+        if not self.held or not isinstance(in_progress, set):
+            return
+        done = [request for request in self.held if request not in in_progress]
+        if not done:
+            return
+        self._ack([self.held.pop(request) for request in done])
+
+    def _ack(self, tokens: list[str]) -> None:
+        with self.server.pipeline() as pipe:  # MULTI: both or neither
+            pipe.zrem(self.keys.page_expiry, *tokens)
+            pipe.hdel(self.keys.page_leases, *tokens)
+            pipe.execute()
+
+    def _drop(self, sitemap: bool, name: str, exc: Exception) -> None:
+        """Settle a request from Redis that does not decode, with one line saying so."""
+        if sitemap:
+            self._finish(keys=self._finish_keys(), args=[name, self.owner, "0"])
+        else:
+            self._ack([name])
+        logger.error(
+            "sitemap-reader: dropped a %s request from Redis that does not decode: %s",
+            "sitemap" if sitemap else "page",
+            printable(f"{type(exc).__name__}: {exc}"),
+        )
+        self._stat("undecodable_dropped")
+
+    def _reap(self, *, idle: bool) -> int:
+        """Put expired leases back in their queues (and leave busy if ``idle``); pending work."""
+        keys = self.keys
+        sitemaps, pending, pages = self._idle(
+            keys=[
+                *(keys.todo, keys.expiry, keys.owners, keys.busy),
+                *(self.queue.key, keys.page_expiry, keys.page_leases, keys.page_requeued),
+            ],
+            args=[self.owner, time.time(), "1" if idle else "0"],
+        )
+        for name, count in (("sitemap", sitemaps), ("page", pages)):
+            if count:
+                logger.info("sitemap-reader: %d expired %s leases back in the queue", count, name)
+                self._stat(f"{name}_leases_expired", int(count))
+        return int(pending)
+
     def _locally_idle(self) -> bool:
         engine = self.crawler.engine
         if engine is None:
@@ -401,18 +526,18 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
     def _beat(self) -> None:
         """Renew this process's leases, requeue expired ones, wake a waiting engine."""
         try:
+            self._settle()
             keys = self.keys
             self._renew(
-                keys=[keys.expiry, keys.owners, keys.busy],
-                args=[self.owner, time.time() + self.lease, *sorted(self.claimed)],
+                keys=[keys.expiry, keys.owners, keys.busy, keys.page_expiry],
+                args=[
+                    *(self.owner, time.time() + self.lease, len(self.claimed)),
+                    *sorted(self.claimed),
+                    *self.held.values(),
+                ],
             )
             if not self.waiting:  # a busy process takes back dead leases too
-                requeued, _ = self._idle(
-                    keys=[keys.todo, keys.expiry, keys.owners, keys.busy, self.queue.key],
-                    args=[self.owner, time.time(), "0"],
-                )
-                if requeued:
-                    self._stat("leases_expired", int(requeued))
+                self._reap(idle=False)
         except Exception as exc:  # a Redis hiccup: the next beat tries again
             logger.warning("sitemap-reader: lease renewal failed: %s", exc)
             return
@@ -434,7 +559,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
 
     def _stat(self, name: str, count: int = 1) -> None:
         if self.stats is not None:
-            self.stats.inc_value(f"sitemap_reader/redis/{name}", count, spider=self.spider)
+            self.stats.inc_value(f"sitemap_reader/redis/{name}", count)
 
 
 def _limits_of(spider: Spider, crawler: Crawler) -> Limits:

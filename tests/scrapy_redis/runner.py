@@ -3,14 +3,18 @@
 ``python tests/scrapy_redis/runner.py BASE REDIS_URL NAME OUT [--set NAME=JSON]...``
 
 The spider (named NAME, so its Redis keys are the test's own) is a RedisSitemapMixin spider
-on sitemap_reader's scrapy-redis Scheduler; each page callback appends its URL to OUT.
+on sitemap_reader's scrapy-redis Scheduler; each page callback appends its URL to OUT as
+its last act, so a line in OUT is a callback that ran to its end. Two settings shape the
+callback: ``TEST_PAGE_DELAY`` (seconds it awaits first, an async callback doing work) and
+``TEST_FOLLOW`` (a page ``P`` also yields an item and a request for ``P/more``).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from scrapy import Request, Spider
@@ -19,6 +23,9 @@ from scrapy.http import Response
 
 from sitemap_reader.scrapy.redis import RedisSitemapMixin
 
+#: Suffix of the page a ``TEST_FOLLOW`` callback asks for.
+MORE = "/more"
+
 
 class PagesSpider(RedisSitemapMixin, Spider):
     """Records every page it gets."""
@@ -26,10 +33,15 @@ class PagesSpider(RedisSitemapMixin, Spider):
     name = "pages"
     out = ""
 
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+    async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+        delay = self.settings.getfloat("TEST_PAGE_DELAY")
+        if delay:
+            await asyncio.sleep(delay)  # the callback's own work, not a synchronisation
+        if self.settings.getbool("TEST_FOLLOW") and not response.url.endswith(MORE):
+            yield Request(response.url + MORE, callback=self.parse)
+            yield {"url": response.url}
         with open(self.out, "a", encoding="utf-8") as stream:
             stream.write(response.url + "\n")
-        return iter(())
 
 
 def main() -> None:
@@ -52,8 +64,10 @@ def main() -> None:
         "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
         "SCHEDULER_PERSIST": True,
         "REDIS_URL": args.redis_url,
-        # Short leases and quick polls, so a test sees a takeover and an end in ~1 s.
-        "SITEMAP_READER_REDIS_LEASE": 1.0,
+        # Short leases and quick polls, so a test sees a takeover in seconds; not shorter: on
+        # a loaded machine a live process's reactor was seen blocked for 2.7 s, and a lease
+        # that lapses under a live process is a page crawled twice.
+        "SITEMAP_READER_REDIS_LEASE": 5.0,
         "SITEMAP_READER_REDIS_POLL": 0.05,
     }
     for pair in args.set:

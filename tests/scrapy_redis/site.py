@@ -4,7 +4,8 @@
 plus ``/slow.xml`` (``per_child`` pages of its own). Two gates: the index waits until the
 test opens it (so every process is up before there is work), and the first request for
 ``/slow.xml`` waits until the test opens its gate (so a process can be caught holding
-that sitemap). Every request is counted per path at the server.
+that sitemap). With ``redirect_every = n`` every n-th page of a sitemap answers 302 to
+its path plus ``/moved``. Every request is counted per path at the server.
 """
 
 from __future__ import annotations
@@ -18,14 +19,21 @@ from aiohttp import web
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SLOW = "/slow.xml"
+#: Suffix of the path a redirected page moved to.
+MOVED = "/moved"
 
 
 class Site:
     """The site (a context manager): ``with Site(8, 40) as site: site.base``."""
 
-    def __init__(self, children: int, per_child: int) -> None:
+    def __init__(self, children: int, per_child: int, redirect_every: int = 0) -> None:
         self.children = children
         self.per_child = per_child
+        self.redirected = {
+            page
+            for page in self.all_pages()
+            if redirect_every and int(page.rpartition("/")[2]) % redirect_every == 0
+        }
         self.hits: Counter[str] = Counter()
         self.slow_reached = threading.Event()
         self._sock = socket.socket()
@@ -49,6 +57,10 @@ class Site:
     def all_pages(self) -> set[str]:
         """Every page path the site lists."""
         return {page for sitemap in self.sitemap_paths() for page in self.pages_of(sitemap)}
+
+    def final_pages(self) -> set[str]:
+        """Every page path the site lists, where its redirect (if any) leads."""
+        return {page + MOVED if page in self.redirected else page for page in self.all_pages()}
 
     def page_hits(self) -> Counter[str]:
         """Page path -> requests the server received for it."""
@@ -104,6 +116,8 @@ class Site:
                 await self._gates["slow"].wait()
             urls = "".join(f"<url><loc>{self.base}{p}</loc></url>" for p in self.pages_of(path))
             return _xml(f'<?xml version="1.0"?>\n<urlset xmlns="{NS}">{urls}</urlset>\n')
+        if path in self.redirected:
+            raise web.HTTPFound(self.base + path + MOVED)
         if path.startswith("/page/"):
             return web.Response(
                 text=f"<html><title>{path}</title></html>", content_type="text/html"
