@@ -13,6 +13,10 @@ Theory of operation
 * Redirects are followed by hand (``allow_redirects=False``) so the traversal can refuse
   a hop that lands on a sitemap it has already fetched *before* requesting it, and so the
   robots.txt limit (5) and the sitemap limit (10) are separate.
+* One attempt is one request. aiohttp resends an idempotent request once, silently,
+  when the connection drops before the answer (RFC 9112 section 9.3.1 allows it on a
+  reused connection); our sessions carry the :func:`single_send` middleware, which turns
+  that drop into an error aiohttp does not resend, so the retry below is the only one.
 * Retries (408, 429, 500, 502, 503, 504, resets, socket timeouts) use full-jitter
   exponential backoff; ``Retry-After`` (seconds or HTTP date) replaces the backoff when
   it is within ``Limits.max_retry_after`` and ends the fetch when it is longer. Once a
@@ -58,6 +62,7 @@ from yarl import URL
 from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.errors import FetchError, UsageError
 from sitemap_reader.limits import Limits
+from sitemap_reader.safe_text import redact_url
 
 #: Statuses worth another attempt: timeouts, rate limiting and transient server errors.
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -205,7 +210,8 @@ def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def check_proxy(proxy: str | None) -> str | None:
-    """A proxy URL, checked: ``http://host[:port]`` (a UsageError otherwise)."""
+    """A proxy URL, checked: ``http://[user:password@]host[:port]`` (a UsageError
+    otherwise, which shows the URL with its password hidden)."""
     if proxy is None:
         return None
     try:
@@ -213,8 +219,27 @@ def check_proxy(proxy: str | None) -> str | None:
     except ValueError:
         url = None
     if url is None or url.scheme not in ("http", "https") or not url.host:
-        raise UsageError(f"a proxy is an http:// URL, not {proxy!r}")
+        raise UsageError(f"a proxy is an http:// URL, not {redact_url(proxy)!r}")
     return proxy
+
+
+class _Dropped(aiohttp.ClientConnectionError):
+    """The connection closed before the answer (the error :func:`single_send` raises)."""
+
+
+async def single_send(
+    request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
+) -> aiohttp.ClientResponse:
+    """A client middleware: a request whose connection drops is not sent again.
+
+    aiohttp resends an idempotent request once when it meets ``ServerDisconnectedError``
+    or ``ClientOSError`` (and only those), so they leave here as :class:`_Dropped`, a
+    ``ClientConnectionError`` it passes on: our own retry counts that attempt.
+    """
+    try:
+        return await handler(request)
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+        raise _Dropped(_describe(exc)) from exc
 
 
 class Pacer:
@@ -271,6 +296,7 @@ def build_session(
         auto_decompress=False,
         headers={"User-Agent": user_agent, "Accept-Encoding": "gzip"},
         trust_env=trust_env,
+        middlewares=(single_send,),
     )
 
 
@@ -319,6 +345,8 @@ class Response:
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, _Dropped):
+        return str(exc)  # the drop aiohttp reported, described once
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
