@@ -25,6 +25,13 @@ Theory of operation
   body cut by a lost connection once more (``Limits.body_retries``; the run's dedupe
   drops what was already sent). A host whose sitemaps keep failing with retryable
   statuses gets single attempts (``Limits.max_host_storm_failures``).
+* Credentials stay on their site: the user's ``headers`` (``--header``: cookies,
+  ``Authorization``) go only to hosts of the target's own site, decided per request and
+  per redirect hop: the target's host, its www twin and their subdomains, as in the
+  ``site`` scope, but never a host that cross-submits in robots.txt (a site's robots.txt
+  cannot claim another's credentials). A hop or a child elsewhere is sent without them;
+  ``header_hosts="any"`` sends them everywhere. A target without a host (a file) has no
+  site: its children get none.
 * SSRF: a guarded session (:mod:`~sitemap_reader.crawl.guard`) refuses non-public
   addresses in its resolver, and :meth:`Fetcher._check_address` refuses non-public IP
   literals (which never reach a resolver) before every request and redirect hop.
@@ -62,12 +69,15 @@ from yarl import URL
 from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.errors import FetchError, UsageError
 from sitemap_reader.limits import Limits
+from sitemap_reader.parse.scope import Scope
 from sitemap_reader.safe_text import redact_url
 
 #: Statuses worth another attempt: timeouts, rate limiting and transient server errors.
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Statuses we follow as redirects (with a Location header).
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+#: Where the user's headers may go: the target's own site (the default), or any host.
+HEADER_HOSTS = ("site", "any")
 #: Read size: 64 KiB keeps each parser.feed() call short and memory flat.
 CHUNK_SIZE = 64 * 1024
 PROJECT_URL = "https://github.com/sitemap-reader/sitemap-reader"
@@ -209,6 +219,25 @@ def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return checked
 
 
+#: Headers of a user's own session that aiohttp would send to every host.
+_CREDENTIALS = ("Authorization", "Cookie")
+
+
+def check_header_hosts(header_hosts: str, session: aiohttp.ClientSession | None = None) -> str:
+    """``header_hosts`` checked (``site`` or ``any``; a UsageError otherwise), and a
+    ``session`` whose default headers carry credentials refused unless it is ``any``."""
+    if header_hosts not in HEADER_HOSTS:
+        raise UsageError(f"header_hosts must be site or any, not {header_hosts!r}")
+    if session is not None and header_hosts == "site":
+        for name in _CREDENTIALS:
+            if name in session.headers:
+                raise UsageError(
+                    f"the session's default {name} header would go to every host: pass it "
+                    "as headers= (kept on the target's site), or set header_hosts='any'"
+                )
+    return header_hosts
+
+
 def check_proxy(proxy: str | None) -> str | None:
     """A proxy URL, checked: ``http://[user:password@]host[:port]`` (a UsageError
     otherwise, which shows the URL with its password hidden)."""
@@ -238,6 +267,8 @@ async def single_send(
     """
     try:
         return await handler(request)
+    except aiohttp.ClientConnectorError:
+        raise  # no connection was made (a ClientOSError too): aiohttp never resends these
     except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
         raise _Dropped(_describe(exc)) from exc
 
@@ -385,7 +416,8 @@ class Fetcher:
 
     ``rand`` is the jitter source (``random.random``); tests may pass a fixed one.
     ``policy`` is the SSRF guard of a guarded session (None: any address). ``headers``
-    go with every request (the user's ``--header``s, over the session's own);
+    are the user's ``--header``s (over the session's own), sent to the hosts of the
+    target's site, or to every host with ``header_hosts="any"`` (see the module doc);
     ``proxy`` is the proxy URL of every request (None: none, or the environment's with
     a ``trust_env`` session); ``pacer`` spaces requests per host (shared by the fetchers
     of one reader, so a delay holds across its guarded and open sessions).
@@ -401,11 +433,15 @@ class Fetcher:
         headers: Mapping[str, str] | None = None,
         proxy: str | None = None,
         pacer: Pacer | None = None,
+        header_hosts: str = "site",
     ) -> None:
+        check_header_hosts(header_hosts)
         self._session = session
         self._limits = limits
         self._policy = policy
         self._headers = dict(headers or {})
+        self._anywhere = header_hosts == "any" or not self._headers
+        self._sites: dict[str, Scope] = {}  # target host -> its site (for the headers)
         self._proxy = proxy
         self._pacer = pacer or Pacer()
         self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
@@ -422,11 +458,14 @@ class Fetcher:
         retry_connect: bool = True,
         headers: Mapping[str, str] | None = None,
         delay: float = 0.0,
+        site: str | None = None,
     ) -> AsyncIterator[Response]:
         """GET ``url`` following redirects; yield the final :class:`Response`.
 
         ``headers`` go with every request of the fetch (an incremental run's
         ``If-None-Match`` / ``If-Modified-Since``; a 304 is returned like any status).
+        ``site`` is the target's host: the user's headers go to the hosts of its site
+        only, decided again for each redirect hop (None: a target without a site).
         ``delay`` spaces every request of the fetch from the previous one to its host.
 
         ``accept_hop(url)`` is asked before each redirect is followed; False stops there
@@ -436,8 +475,8 @@ class Fetcher:
         """
         hops: list[str] = []
         current = url
-        sent = {**self._headers, **headers} if headers else self._headers
         while True:
+            sent = self._headers_for(current, site, headers)
             raw = await self._attempts(current, deadline, retry_connect, sent, delay)
             location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
             if location is None:
@@ -460,6 +499,22 @@ class Fetcher:
             yield response
         finally:
             response.release()
+
+    def _headers_for(
+        self, url: str, site: str | None, headers: Mapping[str, str] | None
+    ) -> Mapping[str, str]:
+        """The headers of one request to ``url``: the user's when ``url`` is on the
+        target's site (or they may go anywhere), then the fetch's own."""
+        user = self._headers if self._anywhere or self._on_site(url, site) else {}
+        return {**user, **headers} if headers else user
+
+    def _on_site(self, url: str, site: str | None) -> bool:
+        if site is None:
+            return False
+        scope = self._sites.get(site)
+        if scope is None:
+            scope = self._sites[site] = Scope("site", [f"[{site}]" if ":" in site else site])
+        return bool(scope.hosts) and scope.allows(url, None)
 
     def _redirect_target(
         self, raw: aiohttp.ClientResponse, location: str, hops: int, max_redirects: int

@@ -83,6 +83,8 @@ class Traversal:
         self.channel = channel
         self.scheduler = scheduler
         self.fetchers = list(fetchers)
+        #: The host of each target: the site its user headers stay on.
+        self.sites = [target.host for target in targets]
 
     async def run(self) -> None:
         """Start every target, wait for all jobs; the core sets ``run.error``."""
@@ -184,6 +186,7 @@ class Traversal:
                     retry_connect=fetch.retry_connect,
                     headers=fetch.headers,
                     delay=fetch.delay,
+                    site=self.sites[fetch.target],
                 ) as resp,
             ):
                 if resp.refused is not None:

@@ -7,6 +7,7 @@ request heads, so what the client sends is seen without any HTTP library in betw
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -111,3 +112,13 @@ async def test_one_drop_then_an_answer_is_one_retry(counting: MakeServer) -> Non
     records, run = await collect(server.url("/s.xml"), scope="any")
     assert len(records) == 2 and run.tree[0].ok
     assert len(server.requests) == 2
+
+
+async def test_a_refused_connection_stays_a_connect_failure() -> None:
+    """No connection at all is not a drop: the problem stays 'connect' (the https ->
+    http fallback and retry_connect depend on it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run = await tree(f"http://127.0.0.1:{port}/s.xml")
+    assert [p.code for p in run.tree[0].problems] == ["connect"]
