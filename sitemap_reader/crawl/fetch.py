@@ -19,7 +19,10 @@ Theory of operation
   that drop into an error aiohttp does not resend, so the retry below is the only one.
 * Retries (408, 429, 500, 502, 503, 504, resets, socket timeouts) use full-jitter
   exponential backoff; ``Retry-After`` (seconds or HTTP date) replaces the backoff when
-  it is within ``Limits.max_retry_after`` and ends the fetch when it is longer. Once a
+  it is within ``Limits.max_retry_after`` and ends the fetch when it is longer. A wait
+  the server asks for counts against the per-sitemap budget (``timeout``): one longer
+  than what is left of it ends the fetch at once, so a server that answers
+  ``Retry-After`` to everything costs each sitemap one budget, not retries x the wait. Once a
   body has started, the fetcher retries nothing: its records are already out, and a body
   that ends early keeps them (the failure becomes a problem). The traversal fetches a
   body cut by a lost connection once more (``Limits.body_retries``; the run's dedupe
@@ -46,7 +49,8 @@ Theory of operation
   guard lives in a connector's resolver, which is then the user's to set).
 * Time: aiohttp enforces the connect and the per-read timeouts; :class:`Deadline` is the
   per-sitemap budget. It restarts with each attempt and pauses while we wait on purpose
-  (backoff, or a slow consumer holding the output queue), so only the server's time counts.
+  (our backoff, the pacing delay, or a slow consumer holding the output queue), so only
+  the server's time counts, and a ``Retry-After`` wait is the server's time.
 """
 
 from __future__ import annotations
@@ -179,6 +183,11 @@ class Deadline:
         without awaiting, such as a long parse: the timeout itself fires only at an await)."""
         when = self._timeout.when()
         return when is not None and asyncio.get_running_loop().time() >= when
+
+    def left(self) -> float | None:
+        """Seconds left of the budget while the clock runs (None: no budget, or paused)."""
+        when = self._timeout.when()
+        return None if when is None else max(0.0, when - asyncio.get_running_loop().time())
 
     def restart(self) -> None:
         """Start the full budget again (a new attempt)."""
@@ -572,22 +581,32 @@ class Fetcher:
                 if last:
                     self._storms[host] = self._storms.get(host, 0) + 1
                     return raw
-                pause = self._status_delay(raw, attempt)
+                asked = self._retry_after(raw, deadline)
                 raw.release()
+                if asked is not None:  # the server's time: the budget keeps running
+                    await asyncio.sleep(asked)
+                    attempt += 1
+                    continue
+                pause = self._backoff(attempt)
             await self._sleep(pause, deadline)
             attempt += 1
 
-    def _status_delay(self, raw: aiohttp.ClientResponse, attempt: int) -> float:
-        limits = self._limits
+    def _retry_after(self, raw: aiohttp.ClientResponse, deadline: Deadline | None) -> float | None:
+        """The wait a retryable answer asks for (None: none, back off); a FetchFailed when
+        it is longer than ``Limits.max_retry_after`` or than the budget has left."""
         wait = retry_after_seconds(raw.headers.get("Retry-After"))
         if wait is None:
-            return self._backoff(attempt)
-        if wait > limits.max_retry_after:
+            return None
+        cap, why = self._limits.max_retry_after, "the longest wait honoured"
+        left = None if deadline is None else deadline.left()
+        if left is not None and left <= cap:
+            cap, why = left, "the time left of the sitemap's budget"
+        if wait > cap or (wait > 0 and wait == left):
             raw.release()
             raise FetchFailed(
                 "retry-after",
                 f"HTTP {raw.status} asks to retry after {wait:.0f} s "
-                f"(more than {limits.max_retry_after:.0f} s): gave up",
+                f"(more than {cap:.0f} s, {why}): gave up",
                 status=raw.status,
             )
         return wait

@@ -122,3 +122,25 @@ async def test_a_refused_connection_stays_a_connect_failure() -> None:
         port = probe.getsockname()[1]
     run = await tree(f"http://127.0.0.1:{port}/s.xml")
     assert [p.code for p in run.tree[0].problems] == ["connect"]
+
+
+async def test_retry_after_counts_against_the_timeout(counting: MakeServer) -> None:
+    """Retry-After: 10 on every answer with timeout=3: one request, given up at once
+    (the wait would outlast the budget), not three waits of 10 s."""
+    busy = b"HTTP/1.1 503 Busy\r\nRetry-After: 10\r\nContent-Length: 0\r\n\r\n"
+    server = await counting(lambda n: busy)
+    started = asyncio.get_running_loop().time()
+    run = await tree(server.url("/s.xml"), timeout=3, limits=FAST.replace(max_retry_after=60))
+    assert asyncio.get_running_loop().time() - started < 3
+    assert len(server.requests) == 1
+    problem = run.tree[0].problems[0]
+    assert problem.code == "retry-after" and "time left of the sitemap's budget" in problem.message
+
+
+async def test_a_retry_after_within_the_budget_is_honoured(counting: MakeServer) -> None:
+    """Retry-After: 1 with timeout=5: waited, the next attempt gets the sitemap."""
+    busy = b"HTTP/1.1 503 Busy\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"
+    body = urlset(["http://127.0.0.1/a"])
+    server = await counting(lambda n: busy if n == 1 else ok(body))
+    records, run = await collect(server.url("/s.xml"), timeout=5, scope="any")
+    assert len(records) == 1 and run.tree[0].ok and len(server.requests) == 2
