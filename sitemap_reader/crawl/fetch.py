@@ -40,9 +40,10 @@ Theory of operation
   literals (which never reach a resolver) before every request and redirect hop.
 * Politeness: a :class:`Pacer` spaces the requests to one host by the delay the core
   puts on each :class:`~sitemap_reader.discovery.Fetch` (``--delay``, robots.txt
-  ``Crawl-delay``); every request counts, retries and redirect hops included. Slots are
-  reserved in the order requests ask, so concurrent jobs of one host queue up, and the
-  wait pauses the per-sitemap deadline like a backoff does.
+  ``Crawl-delay``); every request counts, retries and redirect hops included, and the
+  delay runs from the previous request's answer (its connect time does not shorten the
+  gap the server sees). Slots are reserved in the order requests ask, so concurrent jobs
+  of one host queue up, and the wait pauses the per-sitemap deadline like a backoff does.
 * The user's own session (``SitemapReader(session=...)``): its connector, cookies,
   proxy and timeouts are the user's; our retries, redirect handling, deadlines, caps
   and the literal-address checks still apply per request and hop (the name-level
@@ -283,10 +284,12 @@ async def single_send(
 
 
 class Pacer:
-    """The least time between the starts of two requests to one host (see the module doc).
+    """The least time between two requests to one host (see the module doc).
 
     ``wait(host, delay)`` reserves the host's next slot at once (no await in between, so
-    concurrent callers get successive slots) and sleeps until it comes.
+    concurrent callers get successive slots) and sleeps until it comes; ``answered(host)``
+    moves the host's mark to the moment a response (or a failure) came back, so the time
+    a request spent connecting never shortens the gap the server sees before the next.
     """
 
     def __init__(self) -> None:
@@ -303,6 +306,12 @@ class Pacer:
         self._last[host] = start
         if start > now:
             await asyncio.sleep(start - now)
+
+    def answered(self, host: str) -> None:
+        """A request to ``host`` has its answer: the next one counts its delay from now
+        (or from a later slot already reserved)."""
+        now = asyncio.get_running_loop().time()
+        self._last[host] = max(self._last.get(host, now), now)
 
 
 def build_session(
@@ -566,9 +575,12 @@ class Fetcher:
             storm = self._storms.get(host, 0) >= limits.max_host_storm_failures
             last = attempt >= limits.retries or storm
             try:
-                raw = await self._session.get(
-                    url, allow_redirects=False, headers=headers or None, proxy=self._proxy
-                )
+                try:
+                    raw = await self._session.get(
+                        url, allow_redirects=False, headers=headers or None, proxy=self._proxy
+                    )
+                finally:
+                    self._pacer.answered(host)
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:

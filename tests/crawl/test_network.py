@@ -89,10 +89,10 @@ async def test_a_header_with_a_line_break_is_a_usage_error() -> None:
 
 # --------------------------------------------------------------------------- politeness
 
-#: The least gap asserted at the server for a 0.3 s delay. The pacer spaces the starts of
-#: requests; the first one also opens the connection (unpaced time the later ones, on the
-#: kept connection, do not spend), so a loaded machine shows that first gap shorter by
-#: the time a connect took. A missing delay shows gaps near 0, far below this.
+#: The least gap asserted at the server for a 0.3 s delay. The pacer counts each delay
+#: from the previous answer, so connect time never shortens it; but concurrent jobs of
+#: one host reserve successive slots ahead, and on a loaded machine one job may wake late
+#: for its slot while the next wakes on time. A missing delay shows gaps near 0.
 MIN_GAP = 0.25
 
 
@@ -126,7 +126,7 @@ async def test_request_rate_and_the_cap(timed_site: tuple[Site, Arrivals]) -> No
     robots = run.tree[0]
     assert robots.crawl_delay == 0.3
     assert [p.code for p in robots.problems] == ["limit-crawl-delay"]
-    assert min(arrivals.gaps()) >= MIN_GAP
+    assert min(arrivals.gaps()) >= MIN_GAP, arrivals.times
 
 
 async def test_ignore_crawl_delay(site: Site) -> None:
