@@ -360,7 +360,7 @@ class StoredSitemap:
         try:
             unpack_children(self.children)
         except BLOB_ERRORS as exc:
-            return f"its stored children do not decode ({type(exc).__name__})"
+            return f"its stored children do not decode ({str(exc)[:100] or type(exc).__name__})"
         return None
 
 
