@@ -47,7 +47,9 @@ Theory of operation
 * The user's own session (``SitemapReader(session=...)``): its connector, cookies,
   proxy and timeouts are the user's; our retries, redirect handling, deadlines, caps
   and the literal-address checks still apply per request and hop (the name-level
-  guard lives in a connector's resolver, which is then the user's to set).
+  guard lives in a connector's resolver, which is then the user's to set). Its
+  middlewares are its own too: without :func:`single_send` among them, aiohttp's silent
+  resend after a dropped connection stays.
 * Time: aiohttp enforces the connect and the per-read timeouts; :class:`Deadline` is the
   per-sitemap budget. It restarts with each attempt and pauses while we wait on purpose
   (our backoff, the pacing delay, or a slow consumer holding the output queue), so only
