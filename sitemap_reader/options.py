@@ -44,6 +44,7 @@ class ReaderOptions(TypedDict, total=False):
     state_commit: str
     processes: int | None
     headers: Mapping[str, str] | None
+    header_hosts: str
     proxy: str | None
     trust_env: bool
     session: ClientSession | None

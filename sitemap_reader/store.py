@@ -216,6 +216,25 @@ def _header(path: str) -> bytes:
         return stream.read(100)
 
 
+def _unwritable(path: str) -> str | None:
+    """Why the state at ``path`` cannot be written (None: it may be, as far as we can
+    tell before trying): its file system is mounted read-only, or it is not writable.
+
+    Asked before SQLite opens the file, whose own error ("attempt to write a readonly
+    database", "unable to open database file") would not say which."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "read-only file system"
+    except OSError:
+        return None  # no such folder: SQLite says so
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return "permission denied"
+    if not os.path.exists(path) and not os.access(folder, os.W_OK):
+        return f"permission denied in {folder}"
+    return None
+
+
 def url_key(url: str) -> int:
     """The 8-byte key of a URL: BLAKE2b-64 as a signed integer (SQLite's INTEGER).
 
@@ -250,6 +269,15 @@ def to_seconds(value: datetime | None) -> int | None:
     return None if value is None else int(value.timestamp())
 
 
+#: Unix seconds of 0001-01-01 and 9999-12-31 23:59:59: what a datetime can hold.
+_SECONDS_RANGE = (-62135596800, 253402300799)
+
+
+def _in_range(value: object) -> bool:
+    """A stored lastmod that :func:`from_seconds` can read: an integer a datetime holds."""
+    return type(value) is int and _SECONDS_RANGE[0] <= value <= _SECONDS_RANGE[1]
+
+
 def from_seconds(value: int | None) -> datetime | None:
     """Unix seconds back to an aware UTC datetime."""
     return None if value is None else datetime.fromtimestamp(value, UTC)
@@ -261,11 +289,25 @@ def pack_urls(urls: Iterable[str]) -> bytes:
     return zlib.compress((text + "\n" if text else "").encode("utf-8", "surrogatepass"), 6)
 
 
+#: What decoding a damaged blob may raise (zlib, UTF-8, JSON, the wrong shape or type).
+BLOB_ERRORS = (zlib.error, UnicodeError, ValueError, TypeError, MemoryError)
+
+
 def unpack_urls(blob: bytes | None) -> list[str]:
-    """The URLs of a :func:`pack_urls` blob."""
+    """The URLs of a :func:`pack_urls` blob (one of :data:`BLOB_ERRORS` if damaged)."""
     if not blob:
         return []
+    if not isinstance(blob, bytes):
+        raise TypeError(f"a URL blob is bytes, not {type(blob).__name__}")
     return zlib.decompress(blob).decode("utf-8", "surrogatepass").splitlines()
+
+
+def _urls_or_none(blob: bytes | None) -> list[str] | None:
+    """:func:`unpack_urls`, or None when the blob is damaged (nothing can be compared)."""
+    try:
+        return unpack_urls(blob)
+    except BLOB_ERRORS:
+        return None
 
 
 def pack_children(children: Sequence[tuple[str, int | None]]) -> bytes:
@@ -274,10 +316,18 @@ def pack_children(children: Sequence[tuple[str, int | None]]) -> bytes:
 
 
 def unpack_children(blob: bytes | None) -> list[tuple[str, int | None]]:
-    """The children of a :func:`pack_children` blob."""
+    """The children of a :func:`pack_children` blob (one of :data:`BLOB_ERRORS` if
+    damaged: each child must be a URL string and a lastmod that is an integer or null)."""
     if not blob:
         return []
-    return [(str(url), lastmod) for url, lastmod in json.loads(zlib.decompress(blob))]
+    if not isinstance(blob, bytes):
+        raise TypeError(f"a children blob is bytes, not {type(blob).__name__}")
+    children = []
+    for url, lastmod in json.loads(zlib.decompress(blob)):
+        if not isinstance(url, str) or not (lastmod is None or _in_range(lastmod)):
+            raise ValueError(f"not a child entry: {url!r}, {lastmod!r}")
+        children.append((url, lastmod))
+    return children
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +347,35 @@ class StoredSitemap:
     def child_refs(self) -> list[tuple[str, datetime | None]]:
         """The children of an index as (URL, lastmod)."""
         return [(url, from_seconds(lastmod)) for url, lastmod in unpack_children(self.children)]
+
+    def damage(self) -> str | None:
+        """What makes this row unusable (None: it is sound): a column of the wrong type,
+        or a children blob that does not decode. A damaged row is read as unknown."""
+        for name, kinds in _ROW_TYPES:
+            value = getattr(self, name)
+            if not isinstance(value, kinds) or type(value) is bool:
+                return f"column {name} holds {type(value).__name__}"
+        if self.index_lastmod is not None and not _in_range(self.index_lastmod):
+            return "column index_lastmod is out of range"
+        try:
+            unpack_children(self.children)
+        except BLOB_ERRORS as exc:
+            return f"its stored children do not decode ({str(exc)[:100] or type(exc).__name__})"
+        return None
+
+
+#: The type each column of a sound ``sitemaps`` row has (SQLite would store anything).
+_ROW_TYPES: tuple[tuple[str, type | tuple[type, ...]], ...] = (
+    ("id", int),
+    ("url", str),
+    ("format", (str, type(None))),
+    ("etag", (str, type(None))),
+    ("last_modified", (str, type(None))),
+    ("index_lastmod", (int, type(None))),
+    ("hash", (bytes, type(None))),
+    ("records", int),
+    ("children", (bytes, type(None))),
+)
 
 
 @dataclass(slots=True)
@@ -334,12 +413,17 @@ class StateStore:
         self.path = os.fspath(path)
         if os.path.exists(self.path):
             self._check_foreign()  # read-only: a refused file is never touched
+        unwritable = _unwritable(self.path)
+        if unwritable is not None:
+            raise StateError(f"cannot write state {self.path}: {unwritable}")
         #: Serializes every use of the connection (the writer thread's and the caller's).
         self._lock = threading.RLock()
         self._writer: _Writer | None = None
         self._background = background
         #: True when the state held no URL as the current run began (see begin_run).
         self.empty_at_start = False
+        #: URL rows found damaged by lookups so far (read as new, rewritten on save).
+        self.damaged_rows = 0
         try:
             self._db = sqlite3.connect(
                 self.path,
@@ -531,6 +615,10 @@ class StateStore:
             part = keys[start : start + LOOKUP_CHUNK]
             marks = ",".join("?" * len(part))
             found.update(execute(f"SELECT key, lastmod FROM urls WHERE key IN ({marks})", part))
+        damaged = [k for k, v in found.items() if v is not None and not _in_range(v)]
+        for key in damaged:  # a damaged lastmod: the URL reads as new (its row is rewritten)
+            del found[key]
+        self.damaged_rows += len(damaged)
         return found
 
     def counts(self) -> dict[str, int]:
@@ -573,6 +661,11 @@ class StateStore:
     def _save_read(self, read: SitemapRead) -> list[tuple[int, int, int | None, int]]:
         db = self._write()
         old = self.sitemap(read.url)
+        if old is not None and old.damage() is not None:
+            # A damaged row is rewritten whole (the upsert keeps only index_lastmod when
+            # this read has none), and there is nothing to compare the read with.
+            db.execute("UPDATE sitemaps SET index_lastmod = NULL WHERE id = ?", (old.id,))
+            old = None
         old_urls = self.urls_blob(read.url) if old is not None else None
         (sitemap_id,) = db.execute(
             "INSERT INTO sitemaps (url, format, etag, last_modified, index_lastmod, hash, "
@@ -621,17 +714,27 @@ class StateStore:
     def _missing_urls(
         self, db: sqlite3.Connection, sitemap_id: int, old_urls: bytes | None, keys: list[int]
     ) -> None:
-        """URLs the previous read listed and this one does not: removal candidates."""
-        if not old_urls:
+        """URLs the previous read listed and this one does not: removal candidates.
+
+        A damaged blob gives none: which URLs left cannot be known (the new read
+        replaces it)."""
+        texts = _urls_or_none(old_urls)
+        if not texts:
             return
         now = set(keys)
-        texts = unpack_urls(old_urls)
         missing = [
             (key, sitemap_id, text)
             for key, text in zip(url_keys(texts), texts, strict=True)
             if key not in now
         ]
         db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?, ?)", missing)
+
+    def urls_damage(self, url: str) -> str | None:
+        """Why the stored URL text of ``url`` does not decode (None: it does, or none)."""
+        blob = self.urls_blob(url)
+        if blob is None or _urls_or_none(blob) is not None:
+            return None
+        return "its stored URL list does not decode"
 
     def urls_blob(self, url: str) -> bytes | None:
         """The stored URL text of a sitemap (compressed), or None."""
@@ -677,7 +780,7 @@ class StateStore:
             if url in listed:
                 db.execute("DELETE FROM gone WHERE sitemap = ?", (sitemap_id,))
                 continue
-            texts = unpack_urls(blob)
+            texts = _urls_or_none(blob) or []  # damaged: its URLs cannot be named
             db.executemany(
                 "INSERT OR IGNORE INTO pending VALUES (?, ?, ?)",
                 zip(url_keys(texts), repeat(sitemap_id), texts),
@@ -689,6 +792,10 @@ class StateStore:
         for key, sitemap_id, text, owner, shared, lastmod, sitemap_url in rows:
             if owner != sitemap_id or shared:
                 continue  # moved to another sitemap, listed elsewhere too, or already gone
+            if not isinstance(text, str) or not isinstance(sitemap_url, str | None):
+                continue  # a damaged candidate: it cannot be named
+            if lastmod is not None and not _in_range(lastmod):
+                lastmod = None
             keys.append((key,))
             removed.append(
                 UrlRecord(text, from_seconds(lastmod), sitemap=sitemap_url, removed=True)

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
 import sqlite3
+import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -11,7 +15,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from tests.conftest_cli import Doc, Site, run_cli, urlset
+from tests.conftest_cli import SITEMAP_READER, Doc, Site, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 
@@ -140,3 +144,47 @@ async def test_newer_state_is_refused_untouched(
     assert result.code == 2 and result.err.count("\n") == 1
     assert "schema 9 is newer" in result.err
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def _read_only_prefix(folder: Path) -> list[str]:
+    """A command prefix that runs its command in a private mount namespace where
+    ``folder`` is bind-mounted read-only (root ignores file modes; a read-only mount it
+    cannot ignore). Skips when this machine cannot make one."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("needs unshare(1) for a private read-only mount")
+    user = [] if os.geteuid() == 0 else ["-r"]
+    mount = f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder}"
+    probe = subprocess.run(
+        [unshare, *user, "-m", "sh", "-c", f"{mount} && ! touch {folder}/probe"],
+        capture_output=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a read-only bind mount here: {probe.stderr.decode().strip()}")
+    return [unshare, *user, "-m", "sh", "-c", f'{mount} && exec "$0" "$@"']
+
+
+async def test_a_sound_state_on_a_read_only_file_system(
+    served: tuple[str, dict[str, Doc | str]], tmp_path: Path
+) -> None:
+    """A valid state file on a read-only mount: 'cannot write state FILE: read-only file
+    system', exit 2, the file as it was (never 'not a sitemap-reader state file')."""
+    base, _ = served
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    state = folder / "state.db"
+    first = await run_cli("dump", base + "/", "--state", str(state), "--format", "txt")
+    assert first.code == 0, first.err
+    before = state.read_bytes()
+    prefix = _read_only_prefix(folder)
+    proc = await asyncio.create_subprocess_exec(
+        *prefix, SITEMAP_READER, "dump", base + "/", "--state", str(state),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=30)
+    text = err.decode()
+    assert proc.returncode == 2, text
+    assert f"cannot write state {state}: read-only file system" in text
+    assert "not a sitemap-reader state file" not in text and "Traceback" not in text
+    assert out == b"" and state.read_bytes() == before

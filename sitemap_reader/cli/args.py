@@ -387,7 +387,15 @@ def _add_network_options(parser: argparse.ArgumentParser, defaults: Limits) -> N
         action="append",
         default=[],
         metavar="'NAME: VALUE'",
-        help="send this header with every request (repeatable; cookies: 'Cookie: a=1')",
+        help="send this header with every request to the target's site (repeatable; "
+        "cookies: 'Cookie: a=1')",
+    )
+    group.add_argument(
+        "--header-hosts",
+        choices=("site", "any"),
+        default="site",
+        help="where --header values go: site (default: the target's host, its www twin and "
+        "subdomains; never other hosts an index or a redirect names), any (every host)",
     )
     group.add_argument("--proxy", metavar="URL", help="send every request through this proxy")
     group.add_argument(

@@ -333,6 +333,7 @@ def reader_options(args: argparse.Namespace) -> dict[str, Any]:
         "limits": Limits().replace(**changes) if changes else None,
         "processes": getattr(args, "processes", None),
         "headers": headers or None,
+        "header_hosts": args.header_hosts,
         "proxy": args.proxy,
         "trust_env": args.trust_env,
         "delay": args.delay,

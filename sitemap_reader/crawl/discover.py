@@ -47,6 +47,7 @@ from sitemap_reader.crawl.fetch import (
     Fetcher,
     Pacer,
     build_session,
+    check_header_hosts,
     check_headers,
     check_proxy,
     default_user_agent,
@@ -102,8 +103,13 @@ class SitemapReader:
     :func:`~sitemap_reader.crawl.pool.default_processes`). Workers start only once a run
     meets a large body (:mod:`~sitemap_reader.crawl.pool`) and stop when the reader
     closes; records and their order are the same either way.
-    Network: ``headers`` go with every request (``{"Cookie": "session=..."}`` for
-    cookies; they override the User-Agent and Accept-Encoding we send); ``proxy`` is an
+    Network: ``headers`` go with every request to the target's own site
+    (``{"Cookie": "session=..."}`` for cookies; they override the User-Agent and
+    Accept-Encoding we send): its host, its www twin and their subdomains, never a host
+    that only robots.txt cross-submits; requests and redirect hops to other hosts go
+    without them unless ``header_hosts="any"``. A ``session`` whose own default headers
+    hold ``Authorization`` or ``Cookie`` (aiohttp would send them to every host) is
+    refused unless ``header_hosts="any"``: pass them as ``headers``. ``proxy`` is an
     HTTP proxy URL for every request; ``trust_env=True`` lets aiohttp take
     ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` from the environment. ``session`` is
     your own ``aiohttp.ClientSession``: its connector, cookies, proxy settings and
@@ -161,6 +167,7 @@ class SitemapReader:
         state_commit: str = "sitemap",
         processes: int | None = None,
         headers: Mapping[str, str] | None = None,
+        header_hosts: str = "site",
         proxy: str | None = None,
         trust_env: bool = False,
         session: aiohttp.ClientSession | None = None,
@@ -206,6 +213,7 @@ class SitemapReader:
         self.state_commit = state_commit
         self.processes = default_processes() if processes is None else processes
         self.headers = check_headers(headers or {})
+        self.header_hosts = check_header_hosts(header_hosts, session)
         self.proxy = check_proxy(proxy)
         self.trust_env = trust_env
         self.delay = delay
@@ -269,6 +277,7 @@ class SitemapReader:
                 headers=self.headers,
                 proxy=self.proxy,
                 pacer=self._pacer,
+                header_hosts=self.header_hosts,
             )
             self._fetchers[private] = fetcher
         return fetcher

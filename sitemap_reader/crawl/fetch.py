@@ -13,29 +13,47 @@ Theory of operation
 * Redirects are followed by hand (``allow_redirects=False``) so the traversal can refuse
   a hop that lands on a sitemap it has already fetched *before* requesting it, and so the
   robots.txt limit (5) and the sitemap limit (10) are separate.
+* One attempt is one request. aiohttp resends an idempotent request once, silently,
+  when the connection drops before the answer (RFC 9112 section 9.3.1 allows it on a
+  reused connection); our sessions carry the :func:`single_send` middleware, which turns
+  that drop into an error aiohttp does not resend, so the retry below is the only one.
 * Retries (408, 429, 500, 502, 503, 504, resets, socket timeouts) use full-jitter
   exponential backoff; ``Retry-After`` (seconds or HTTP date) replaces the backoff when
-  it is within ``Limits.max_retry_after`` and ends the fetch when it is longer. Once a
+  it is within ``Limits.max_retry_after`` and ends the fetch when it is longer. A wait
+  the server asks for counts against the per-sitemap budget (``timeout``): one longer
+  than what is left of it ends the fetch at once, so a server that answers
+  ``Retry-After`` to everything costs each sitemap one budget, not retries x the wait. Once a
   body has started, the fetcher retries nothing: its records are already out, and a body
   that ends early keeps them (the failure becomes a problem). The traversal fetches a
   body cut by a lost connection once more (``Limits.body_retries``; the run's dedupe
   drops what was already sent). A host whose sitemaps keep failing with retryable
   statuses gets single attempts (``Limits.max_host_storm_failures``).
+* Credentials stay on their site: the user's ``headers`` (``--header``: cookies,
+  ``Authorization``) go only to hosts of the target's own site, decided per request and
+  per redirect hop: the target's host, its www twin and their subdomains, as in the
+  ``site`` scope, but never a host that cross-submits in robots.txt (a site's robots.txt
+  cannot claim another's credentials). A hop or a child elsewhere is sent without them;
+  ``header_hosts="any"`` sends them everywhere. A target without a host (a file) has no
+  site: its children get none.
 * SSRF: a guarded session (:mod:`~sitemap_reader.crawl.guard`) refuses non-public
   addresses in its resolver, and :meth:`Fetcher._check_address` refuses non-public IP
   literals (which never reach a resolver) before every request and redirect hop.
 * Politeness: a :class:`Pacer` spaces the requests to one host by the delay the core
   puts on each :class:`~sitemap_reader.discovery.Fetch` (``--delay``, robots.txt
-  ``Crawl-delay``); every request counts, retries and redirect hops included. Slots are
-  reserved in the order requests ask, so concurrent jobs of one host queue up, and the
-  wait pauses the per-sitemap deadline like a backoff does.
+  ``Crawl-delay``); every request counts, retries and redirect hops included, and the
+  delay runs from the previous request's answer (its connect time does not shorten the
+  gap the server sees). Slots are reserved in the order requests ask, so concurrent jobs
+  of one host queue up, and the wait pauses the per-sitemap deadline like a backoff does.
 * The user's own session (``SitemapReader(session=...)``): its connector, cookies,
   proxy and timeouts are the user's; our retries, redirect handling, deadlines, caps
   and the literal-address checks still apply per request and hop (the name-level
-  guard lives in a connector's resolver, which is then the user's to set).
+  guard lives in a connector's resolver, which is then the user's to set). Its
+  middlewares are its own too: without :func:`single_send` among them, aiohttp's silent
+  resend after a dropped connection stays.
 * Time: aiohttp enforces the connect and the per-read timeouts; :class:`Deadline` is the
   per-sitemap budget. It restarts with each attempt and pauses while we wait on purpose
-  (backoff, or a slow consumer holding the output queue), so only the server's time counts.
+  (our backoff, the pacing delay, or a slow consumer holding the output queue), so only
+  the server's time counts, and a ``Retry-After`` wait is the server's time.
 """
 
 from __future__ import annotations
@@ -58,11 +76,15 @@ from yarl import URL
 from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.errors import FetchError, UsageError
 from sitemap_reader.limits import Limits
+from sitemap_reader.parse.scope import Scope
+from sitemap_reader.safe_text import redact_url
 
 #: Statuses worth another attempt: timeouts, rate limiting and transient server errors.
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Statuses we follow as redirects (with a Location header).
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+#: Where the user's headers may go: the target's own site (the default), or any host.
+HEADER_HOSTS = ("site", "any")
 #: Read size: 64 KiB keeps each parser.feed() call short and memory flat.
 CHUNK_SIZE = 64 * 1024
 PROJECT_URL = "https://github.com/sitemap-reader/sitemap-reader"
@@ -165,6 +187,11 @@ class Deadline:
         when = self._timeout.when()
         return when is not None and asyncio.get_running_loop().time() >= when
 
+    def left(self) -> float | None:
+        """Seconds left of the budget while the clock runs (None: no budget, or paused)."""
+        when = self._timeout.when()
+        return None if when is None else max(0.0, when - asyncio.get_running_loop().time())
+
     def restart(self) -> None:
         """Start the full budget again (a new attempt)."""
         self._remaining = self._seconds
@@ -204,8 +231,28 @@ def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return checked
 
 
+#: Headers of a user's own session that aiohttp would send to every host.
+_CREDENTIALS = ("Authorization", "Cookie")
+
+
+def check_header_hosts(header_hosts: str, session: aiohttp.ClientSession | None = None) -> str:
+    """``header_hosts`` checked (``site`` or ``any``; a UsageError otherwise), and a
+    ``session`` whose default headers carry credentials refused unless it is ``any``."""
+    if header_hosts not in HEADER_HOSTS:
+        raise UsageError(f"header_hosts must be site or any, not {header_hosts!r}")
+    if session is not None and header_hosts == "site":
+        for name in _CREDENTIALS:
+            if name in session.headers:
+                raise UsageError(
+                    f"the session's default {name} header would go to every host: pass it "
+                    "as headers= (kept on the target's site), or set header_hosts='any'"
+                )
+    return header_hosts
+
+
 def check_proxy(proxy: str | None) -> str | None:
-    """A proxy URL, checked: ``http://host[:port]`` (a UsageError otherwise)."""
+    """A proxy URL, checked: ``http://[user:password@]host[:port]`` (a UsageError
+    otherwise, which shows the URL with its password hidden)."""
     if proxy is None:
         return None
     try:
@@ -213,15 +260,38 @@ def check_proxy(proxy: str | None) -> str | None:
     except ValueError:
         url = None
     if url is None or url.scheme not in ("http", "https") or not url.host:
-        raise UsageError(f"a proxy is an http:// URL, not {proxy!r}")
+        raise UsageError(f"a proxy is an http:// URL, not {redact_url(proxy)!r}")
     return proxy
 
 
+class _Dropped(aiohttp.ClientConnectionError):
+    """The connection closed before the answer (the error :func:`single_send` raises)."""
+
+
+async def single_send(
+    request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
+) -> aiohttp.ClientResponse:
+    """A client middleware: a request whose connection drops is not sent again.
+
+    aiohttp resends an idempotent request once when it meets ``ServerDisconnectedError``
+    or ``ClientOSError`` (and only those), so they leave here as :class:`_Dropped`, a
+    ``ClientConnectionError`` it passes on: our own retry counts that attempt.
+    """
+    try:
+        return await handler(request)
+    except aiohttp.ClientConnectorError:
+        raise  # no connection was made (a ClientOSError too): aiohttp never resends these
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+        raise _Dropped(_describe(exc)) from exc
+
+
 class Pacer:
-    """The least time between the starts of two requests to one host (see the module doc).
+    """The least time between two requests to one host (see the module doc).
 
     ``wait(host, delay)`` reserves the host's next slot at once (no await in between, so
-    concurrent callers get successive slots) and sleeps until it comes.
+    concurrent callers get successive slots) and sleeps until it comes; ``answered(host)``
+    moves the host's mark to the moment a response (or a failure) came back, so the time
+    a request spent connecting never shortens the gap the server sees before the next.
     """
 
     def __init__(self) -> None:
@@ -238,6 +308,12 @@ class Pacer:
         self._last[host] = start
         if start > now:
             await asyncio.sleep(start - now)
+
+    def answered(self, host: str) -> None:
+        """A request to ``host`` has its answer: the next one counts its delay from now
+        (or from a later slot already reserved)."""
+        now = asyncio.get_running_loop().time()
+        self._last[host] = max(self._last.get(host, now), now)
 
 
 def build_session(
@@ -271,6 +347,7 @@ def build_session(
         auto_decompress=False,
         headers={"User-Agent": user_agent, "Accept-Encoding": "gzip"},
         trust_env=trust_env,
+        middlewares=(single_send,),
     )
 
 
@@ -319,6 +396,8 @@ class Response:
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, _Dropped):
+        return str(exc)  # the drop aiohttp reported, described once
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -357,7 +436,8 @@ class Fetcher:
 
     ``rand`` is the jitter source (``random.random``); tests may pass a fixed one.
     ``policy`` is the SSRF guard of a guarded session (None: any address). ``headers``
-    go with every request (the user's ``--header``s, over the session's own);
+    are the user's ``--header``s (over the session's own), sent to the hosts of the
+    target's site, or to every host with ``header_hosts="any"`` (see the module doc);
     ``proxy`` is the proxy URL of every request (None: none, or the environment's with
     a ``trust_env`` session); ``pacer`` spaces requests per host (shared by the fetchers
     of one reader, so a delay holds across its guarded and open sessions).
@@ -373,11 +453,15 @@ class Fetcher:
         headers: Mapping[str, str] | None = None,
         proxy: str | None = None,
         pacer: Pacer | None = None,
+        header_hosts: str = "site",
     ) -> None:
+        check_header_hosts(header_hosts)
         self._session = session
         self._limits = limits
         self._policy = policy
         self._headers = dict(headers or {})
+        self._anywhere = header_hosts == "any" or not self._headers
+        self._sites: dict[str, Scope] = {}  # target host -> its site (for the headers)
         self._proxy = proxy
         self._pacer = pacer or Pacer()
         self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
@@ -394,11 +478,14 @@ class Fetcher:
         retry_connect: bool = True,
         headers: Mapping[str, str] | None = None,
         delay: float = 0.0,
+        site: str | None = None,
     ) -> AsyncIterator[Response]:
         """GET ``url`` following redirects; yield the final :class:`Response`.
 
         ``headers`` go with every request of the fetch (an incremental run's
         ``If-None-Match`` / ``If-Modified-Since``; a 304 is returned like any status).
+        ``site`` is the target's host: the user's headers go to the hosts of its site
+        only, decided again for each redirect hop (None: a target without a site).
         ``delay`` spaces every request of the fetch from the previous one to its host.
 
         ``accept_hop(url)`` is asked before each redirect is followed; False stops there
@@ -408,8 +495,8 @@ class Fetcher:
         """
         hops: list[str] = []
         current = url
-        sent = {**self._headers, **headers} if headers else self._headers
         while True:
+            sent = self._headers_for(current, site, headers)
             raw = await self._attempts(current, deadline, retry_connect, sent, delay)
             location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
             if location is None:
@@ -432,6 +519,22 @@ class Fetcher:
             yield response
         finally:
             response.release()
+
+    def _headers_for(
+        self, url: str, site: str | None, headers: Mapping[str, str] | None
+    ) -> Mapping[str, str]:
+        """The headers of one request to ``url``: the user's when ``url`` is on the
+        target's site (or they may go anywhere), then the fetch's own."""
+        user = self._headers if self._anywhere or self._on_site(url, site) else {}
+        return {**user, **headers} if headers else user
+
+    def _on_site(self, url: str, site: str | None) -> bool:
+        if site is None:
+            return False
+        scope = self._sites.get(site)
+        if scope is None:
+            scope = self._sites[site] = Scope("site", [f"[{site}]" if ":" in site else site])
+        return bool(scope.hosts) and scope.allows(url, None)
 
     def _redirect_target(
         self, raw: aiohttp.ClientResponse, location: str, hops: int, max_redirects: int
@@ -474,9 +577,12 @@ class Fetcher:
             storm = self._storms.get(host, 0) >= limits.max_host_storm_failures
             last = attempt >= limits.retries or storm
             try:
-                raw = await self._session.get(
-                    url, allow_redirects=False, headers=headers or None, proxy=self._proxy
-                )
+                try:
+                    raw = await self._session.get(
+                        url, allow_redirects=False, headers=headers or None, proxy=self._proxy
+                    )
+                finally:
+                    self._pacer.answered(host)
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
@@ -489,22 +595,32 @@ class Fetcher:
                 if last:
                     self._storms[host] = self._storms.get(host, 0) + 1
                     return raw
-                pause = self._status_delay(raw, attempt)
+                asked = self._retry_after(raw, deadline)
                 raw.release()
+                if asked is not None:  # the server's time: the budget keeps running
+                    await asyncio.sleep(asked)
+                    attempt += 1
+                    continue
+                pause = self._backoff(attempt)
             await self._sleep(pause, deadline)
             attempt += 1
 
-    def _status_delay(self, raw: aiohttp.ClientResponse, attempt: int) -> float:
-        limits = self._limits
+    def _retry_after(self, raw: aiohttp.ClientResponse, deadline: Deadline | None) -> float | None:
+        """The wait a retryable answer asks for (None: none, back off); a FetchFailed when
+        it is longer than ``Limits.max_retry_after`` or than the budget has left."""
         wait = retry_after_seconds(raw.headers.get("Retry-After"))
         if wait is None:
-            return self._backoff(attempt)
-        if wait > limits.max_retry_after:
+            return None
+        cap, why = self._limits.max_retry_after, "the longest wait honoured"
+        left = None if deadline is None else deadline.left()
+        if left is not None and left <= cap:
+            cap, why = left, "the time left of the sitemap's budget"
+        if wait > cap or (wait > 0 and wait == left):
             raw.release()
             raise FetchFailed(
                 "retry-after",
                 f"HTTP {raw.status} asks to retry after {wait:.0f} s "
-                f"(more than {limits.max_retry_after:.0f} s): gave up",
+                f"(more than {cap:.0f} s, {why}): gave up",
                 status=raw.status,
             )
         return wait

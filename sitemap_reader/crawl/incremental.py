@@ -143,15 +143,21 @@ class Tracker:
         )
 
 
+#: The start of the problem a damaged part of the state gives (the sitemap is then read
+#: in full as if it were new, and its state written again: the state heals).
+STATE_DAMAGED = "the state file's record of this sitemap is damaged; read in full, rewritten"
+
+
 class SitemapWatch(Watch):
     """The state's view of one sitemap job: its stored row and its tracker."""
 
-    __slots__ = ("key", "owner", "stored", "tracker")
+    __slots__ = ("key", "node", "owner", "stored", "tracker")
 
     tracks_duplicates = True
 
     def __init__(self, owner: Incremental, node: SitemapNode) -> None:
         self.owner = owner
+        self.node = node
         self.key = node_key(node.url)
         self.stored: StoredSitemap | None = None
         self.tracker: Tracker | None = None
@@ -168,6 +174,10 @@ class SitemapWatch(Watch):
         owner = self.owner
         self.key = node_key(node.url)
         stored = self.stored = owner.store.sitemap(self.key)
+        damage = None if stored is None else stored.damage()
+        if damage is not None:  # read as unknown: fetched in full, its state rewritten
+            self.damaged(damage)
+            stored = self.stored = None
         if stored is None or not owner.trust_index_lastmod:
             return None
         new, old = to_seconds(node.lastmod), stored.index_lastmod
@@ -203,8 +213,17 @@ class SitemapWatch(Watch):
     # -- while it streams --------------------------------------------------------------
 
     def begin(self, etag: str | None, last_modified: str | None) -> None:
-        """A body is coming: start tracking it."""
+        """A body is coming: start tracking it (and check the stored URL text it will be
+        compared with: damaged, it is a problem, and the new read replaces it)."""
         self.tracker = Tracker(etag, last_modified)
+        if self.stored is not None:
+            damage = self.owner.store.urls_damage(self.key)
+            if damage is not None:
+                self.damaged(damage)
+
+    def damaged(self, what: str) -> None:
+        """A damaged part of this sitemap's state: a named problem on its node."""
+        self.node.add_problem("state-damaged", f"{STATE_DAMAGED}: {what}")
 
     def feed(self, chunk: bytes) -> None:
         """Hash a chunk of the body as received."""
@@ -236,7 +255,10 @@ class SitemapWatch(Watch):
         keys = tracker.add(batch)
         store = self.owner.store
         # ``batch`` holds URLs new to this run: on a first run none can be stored yet
+        damaged = store.damaged_rows
         previous = {} if store.empty_at_start else store.lastmods(keys)
+        if store.damaged_rows > damaged:
+            self.damaged(f"{store.damaged_rows - damaged} URL rows hold no valid lastmod")
         if not previous:
             return batch  # every record is new to the state: no loop over them
         out: Batch = []

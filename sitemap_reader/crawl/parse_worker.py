@@ -29,7 +29,8 @@ import time
 from datetime import datetime
 from typing import IO, Any
 
-from sitemap_reader.discovery.sitemaps import MAX_SLICE, MIN_SLICE, SLICE_OUTPUT
+from sitemap_reader.discovery.sitemaps import GZIP_SLICE, MAX_SLICE, feed_in_slices
+from sitemap_reader.parse import sniff
 from sitemap_reader.parse.parser import Item, SitemapParser
 from sitemap_reader.records import (
     Alternate,
@@ -94,11 +95,12 @@ def state(parser: SitemapParser) -> tuple[str, bool, bool, int, list[Any]]:
 
 
 class _Job:
-    __slots__ = ("parser", "step")
+    __slots__ = ("cap", "parser", "step")
 
     def __init__(self, parser: SitemapParser) -> None:
         self.parser = parser
         self.step = FIRST_SLICE
+        self.cap = MAX_SLICE
 
 
 def _feed(job: _Job, chunk: bytes, when: float | None) -> list[Item]:
@@ -106,20 +108,12 @@ def _feed(job: _Job, chunk: bytes, when: float | None) -> list[Item]:
     parser = job.parser
     if when is None:
         return parser.feed(chunk)
-    items: list[Item] = []
-    start, step = 0, job.step
-    while start < len(chunk):
-        before = parser.bytes_out
-        items += parser.feed(chunk[start : start + step])
-        start += step
-        grown = parser.bytes_out - before
-        if grown > SLICE_OUTPUT:
-            step = max(MIN_SLICE, step * SLICE_OUTPUT // grown)
-        elif grown < SLICE_OUTPUT // 2:
-            step = min(MAX_SLICE, step * 2)
-        if parser.done or time.monotonic() >= when:
-            break  # past the deadline: the parent times the job out, the rest is moot
-    job.step = step
+    if parser.bytes_in == 0 and sniff.is_gzip_prefix(chunk) is not False:
+        job.cap = GZIP_SLICE
+    # past the deadline the parent times the job out: the rest is moot
+    items, job.step = feed_in_slices(
+        parser, chunk, job.step, job.cap, lambda: time.monotonic() >= when
+    )
     return items
 
 

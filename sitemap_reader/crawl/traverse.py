@@ -87,6 +87,8 @@ class Traversal:
         self.channel = channel
         self.scheduler = scheduler
         self.fetchers = list(fetchers)
+        #: The host of each target: the site its user headers stay on.
+        self.sites = [target.host for target in targets]
 
     async def run(self) -> None:
         """Start every target, wait for all jobs; the core sets ``run.error``."""
@@ -188,6 +190,7 @@ class Traversal:
                     retry_connect=fetch.retry_connect,
                     headers=fetch.headers,
                     delay=fetch.delay,
+                    site=self.sites[fetch.target],
                 ) as resp,
             ):
                 if resp.refused is not None:
@@ -227,12 +230,30 @@ class Traversal:
         expired = deadline.passed
         async with contextlib.aclosing(chunks) as body:
             async for chunk in body:
-                await self._perform(core.body(ticket, chunk, expired), deadline)
+                if remote is None:
+                    await self._parse_here(ticket, chunk, deadline)
+                else:
+                    await self._perform(core.body(ticket, chunk, expired), deadline)
                 while remote is not None and remote.backlogged:  # the worker is behind
                     await remote.arrival()
                     await self._perform(core.parsed(ticket), deadline)
                 if not core.reading(ticket):
                     break
+
+    async def _parse_here(self, ticket: Ticket, chunk: bytes, deadline: Deadline) -> None:
+        """Parse a wire chunk on this loop in the parts the core asks for (small ones for
+        gzip), letting the other jobs run between two: a chunk that inflates to tens of
+        MB holds the loop for one part at a time, not for all of it, so the deadlines of
+        the other sitemaps do not run out behind it."""
+        core = self.core
+        size = core.feed_size(ticket, chunk)
+        for start in range(0, len(chunk), size):
+            part = chunk[start : start + size]
+            await self._perform(core.body(ticket, part, deadline.passed), deadline)
+            if start + size < len(chunk):
+                if not core.reading(ticket):
+                    return
+                await asyncio.sleep(0)
 
     async def _collect(self, ticket: Ticket, remote: RemoteParser, deadline: Deadline) -> None:
         """The body is read: take the worker's answers until its last (or its failure)."""

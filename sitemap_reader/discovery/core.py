@@ -56,7 +56,7 @@ from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.parsing import ParserFactory, local_parser
 from sitemap_reader.discovery.rules import is_robots, run_error, server_of
 from sitemap_reader.discovery.shaping import Shaper
-from sitemap_reader.discovery.sitemaps import Expired, SitemapRules
+from sitemap_reader.discovery.sitemaps import Expired, SitemapRules, feed_size
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.discovery.ways import WAY_KINDS
 from sitemap_reader.parse.normalize import normalize_url, parse_lastmod
@@ -257,6 +257,12 @@ class Discovery(SitemapRules):
             return []
         late = self.overdue()
         return late + self._safely(job, self._body, job, chunk, expired)
+
+    def feed_size(self, ticket: Ticket, chunk: bytes) -> int:
+        """How many raw bytes of ``chunk`` to pass to :meth:`body` at once (see
+        :func:`~sitemap_reader.discovery.sitemaps.feed_size`)."""
+        job = self._find(ticket)
+        return len(chunk) if job is None or job.parser is None else feed_size(job, chunk)
 
     def parsed(self, ticket: Ticket) -> list[Action]:
         """The job's parser, working elsewhere, has items ready: the core collects them."""

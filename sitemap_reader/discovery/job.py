@@ -90,6 +90,9 @@ class Job:
     finished: bool = False
     #: Raw bytes per parser feed under a deadline (adapted to how much gzip expands).
     slice: int = 16 * 1024
+    #: The most raw bytes one feed may have, set at the body's first bytes: lower for a
+    #: gzip body (see ``feed_size`` in sitemaps.py); None until then.
+    slice_cap: int | None = None
     #: Redirect hops this job followed (its own, so a second report of one is no loop).
     hops: set[str] = field(default_factory=set)
     #: A urlset loc read as a sitemap (``follow_urlset``): its record, emitted if the
