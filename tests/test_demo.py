@@ -148,10 +148,10 @@ async def test_every_listed_page_is_a_small_html_page(demo_base: str) -> None:
 
 
 async def test_demo_check_and_report(tmp_path: Path) -> None:
-    """demo check reports the demo's findings like check (exit 1: it has some, on purpose);
+    """demo check reports the demo's findings like check (exit 2: it breaks rules on purpose);
     demo report -o FILE writes the HTML report; without -o it is a usage error."""
     checked = await run_cli("demo", "check", "--json")
-    assert checked.code == 1, checked.err
+    assert checked.code == 2, checked.err
     data = json.loads(checked.out)
     assert not data["clean"] and any(f["url"].endswith(demo.BROKEN_PATH) for f in data["files"])
     out = tmp_path / "demo.html"

@@ -60,7 +60,7 @@ examples:
 
 The demo site runs on 127.0.0.1, on a free port, for as long as the command runs.
 `demo check` lists its protocol findings (it breaks a few rules on purpose, so it exits
-1). `demo serve [--port N]` keeps it running until Ctrl-C and prints its URL: every page it
+2: errors). `demo serve [--port N]` keeps it running until Ctrl-C and prints its URL: every page it
 lists answers with a small HTML page, so a crawler (the Scrapy and Crawlee examples) can be
 pointed at it.
 """
@@ -111,6 +111,7 @@ def build_parser(
         "--port", type=non_negative_int, default=0, metavar="N", help="with serve: the port (free)"
     )
     _add_output_options(sub)
+    _add_check_options(sub)
     _add_crawl_options(sub)
     sub.set_defaults(run=demo, targets=[])
     if check is not None:
@@ -157,6 +158,13 @@ def _add_check_command(commands: Any, handler: Handler) -> None:
     sub = _command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
     sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("--json", action="store_true", help="print the findings as JSON")
+    _add_check_options(sub)
+    _add_crawl_options(sub)
+    sub.set_defaults(run=handler, action="check")
+
+
+def _add_check_options(sub: Any) -> None:
+    """The options of ``check`` (and ``demo check``): what fails the run, what to show."""
     sub.add_argument(
         "--fail-on",
         choices=("error", "warning", "notice"),
@@ -177,8 +185,6 @@ def _add_check_command(commands: Any, handler: Handler) -> None:
         metavar="N",
         help="show up to N occurrences per rule and file, with their lines (1)",
     )
-    _add_crawl_options(sub)
-    sub.set_defaults(run=handler, action="check")
 
 
 def _add_report_command(commands: Any, handler: Handler) -> None:
