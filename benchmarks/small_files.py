@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable (
 from benchmarks.parse import make_sitemap, real_corpus, run_ours
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import SitemapParser, _Emitter
-from sitemap_reader.rank import make_scorer
+from sitemap_reader.scoring import make_scorer
 
 SITEMAP_URL = "https://www.example.com/sitemap.xml"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

@@ -17,7 +17,7 @@ from sitemap_reader.errors import SitemapReaderError
 from sitemap_reader.records import UrlRecord
 
 if TYPE_CHECKING:
-    from sitemap_reader.crawl.model import Run, SitemapNode
+    from sitemap_reader.discovery.model import Run, SitemapNode
 
 #: The protocol's changefreq values, most frequent first (the categorical's order).
 CHANGEFREQ_ORDER: Final = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")

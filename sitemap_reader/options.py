@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from aiohttp.abc import AbstractResolver
 
     from sitemap_reader.limits import Limits
-    from sitemap_reader.rank import ScoreFunc
+    from sitemap_reader.scoring import ScoreFunc
 
 
 class ReaderOptions(TypedDict, total=False):

@@ -87,7 +87,7 @@ async def test_ctrl_c_with_output_file_says_it_was_left(
 def test_progress_text_rates_and_the_writing_phase() -> None:
     """The progress line gives URL and byte rates; after discovery, the writing phase."""
     from sitemap_reader.cli.report import progress_text
-    from sitemap_reader.crawl.model import Stats
+    from sitemap_reader.discovery.model import Stats
 
     stats = Stats(urls_emitted=3000, bytes=4_000_000, started=100.0, finished=None)
     text = progress_text(Stats(urls_emitted=3000, bytes=4_000_000, started=0.0, finished=2.0))
@@ -100,7 +100,7 @@ def test_progress_eta_from_the_sitemaps_known() -> None:
     """With sitemaps known from an index, the line estimates the time left at the pace of
     the finished ones; none before the first finishes or once nothing is queued."""
     from sitemap_reader.cli.report import eta, progress_text
-    from sitemap_reader.crawl.model import Stats
+    from sitemap_reader.discovery.model import Stats
 
     def at(ok: int, queued: int) -> Stats:
         stats = Stats(sitemaps_ok=ok, sitemaps_queued=queued, started=0.0, finished=None)

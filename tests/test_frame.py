@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 import sitemap_reader as sr
-from sitemap_reader.crawl.model import SitemapNode
+from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.records import Alternate, UrlRecord
 from tests.conftest_cli import run_cli
 

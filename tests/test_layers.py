@@ -23,7 +23,6 @@ LAYERS = {
     "sitemap_reader.errors": 0,
     "sitemap_reader.limits": 0,
     "sitemap_reader.records": 0,
-    "sitemap_reader.rank": 0,
     "sitemap_reader.scoring": 0,
     "sitemap_reader.safe_text": 0,
     "sitemap_reader.parse": 0,

@@ -19,7 +19,7 @@ from sitemap_reader.discovery.core import DEADLINE_STOP
 from sitemap_reader.safe_text import printable
 
 if TYPE_CHECKING:
-    from sitemap_reader.crawl.model import SitemapNode, Stats
+    from sitemap_reader.discovery.model import SitemapNode, Stats
 
 MB = 1_000_000
 

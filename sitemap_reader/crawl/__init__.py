@@ -7,8 +7,8 @@ run description :class:`Run`, :class:`SitemapNode`, :class:`Stats`.
 from __future__ import annotations
 
 from sitemap_reader.crawl.discover import SitemapReader
-from sitemap_reader.crawl.model import Run, SitemapNode, Stats
 from sitemap_reader.crawl.sync import iter_urls
-from sitemap_reader.crawl.targets import WELL_KNOWN_PATHS
+from sitemap_reader.discovery.model import Run, SitemapNode, Stats
+from sitemap_reader.discovery.targets import WELL_KNOWN_PATHS
 
 __all__ = ["WELL_KNOWN_PATHS", "Run", "SitemapNode", "SitemapReader", "Stats", "iter_urls"]

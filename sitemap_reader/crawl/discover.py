@@ -13,7 +13,7 @@ per host. A sitemap job streams its body chunk by chunk into a
 * a :class:`~sitemap_reader.records.SitemapRef` becomes a child node and, unless it is
   skipped (already visited, robots.txt, too deep, over the sitemap budget), a new job;
 * a :class:`~sitemap_reader.records.UrlRecord` passes the scope filter and the run-wide
-  dedupe (:class:`~sitemap_reader.crawl.dedupe.UrlSet`), and joins the chunk's batch.
+  dedupe (:class:`~sitemap_reader.discovery.dedupe.UrlSet`), and joins the chunk's batch.
 
 A batch goes into a bounded :class:`~sitemap_reader.crawl.schedule.Channel` right away,
 so the first records reach the consumer while the rest of the site is still being
@@ -309,7 +309,7 @@ class SitemapReader:
 
     @property
     def stats(self) -> Stats | None:
-        """The live :class:`~sitemap_reader.crawl.model.Stats` of the current (or last) run."""
+        """The live :class:`~sitemap_reader.discovery.model.Stats` of the current (or last) run."""
         return None if self.last_run is None else self.last_run.stats
 
     async def urls(
@@ -385,7 +385,7 @@ class SitemapReader:
     async def tree(self, target: str | Sequence[str], *, observer: Observer | None = None) -> Run:
         """Walk every sitemap of the target(s) without keeping the records.
 
-        Returns the :class:`~sitemap_reader.crawl.model.Run`: ``run.tree`` (a root node per
+        Returns the :class:`~sitemap_reader.discovery.model.Run`: ``run.tree`` (a root node per
         target, with every robots.txt, sitemap and probe under it) and ``run.stats``.
         Nothing is raised when nothing was found: ``run.error`` says why instead.
         ``observer`` watches every job of the walk (``check`` and ``report`` ride on it);

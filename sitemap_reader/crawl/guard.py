@@ -40,7 +40,7 @@ import socket
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from sitemap_reader.crawl.targets import Target
+from sitemap_reader.discovery.targets import Target
 
 #: Host names that always mean this machine (RFC 6761 §6.3).
 _LOCAL_NAMES = ("localhost", "localhost.localdomain")
@@ -178,7 +178,7 @@ def _is_local_name(host: str) -> bool:
 def private_allowed(target: Target, allow_private: bool | None) -> bool:
     """Whether the site of ``target`` may reach non-public addresses (see the module doc).
 
-    >>> from sitemap_reader.crawl.targets import classify
+    >>> from sitemap_reader.discovery.targets import classify
     >>> private_allowed(classify("http://127.0.0.1:8080/s.xml"), None)
     True
     >>> public = classify("example.com")

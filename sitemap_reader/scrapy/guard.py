@@ -54,7 +54,7 @@ from sitemap_reader.crawl.guard import (
     numeric_host_problem,
     private_allowed,
 )
-from sitemap_reader.crawl.targets import Target, classify
+from sitemap_reader.discovery.targets import Target, classify
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,7 +67,7 @@ SETTING: Final = "SITEMAP_READER_ALLOW_PRIVATE"
 #: Place in DOWNLOADER_MIDDLEWARES: before RobotsTxtMiddleware (100), so a refused host's
 #: robots.txt is not fetched either, and after OffsiteMiddleware (50).
 GUARD_ORDER: Final = 80
-# The meta keys of discovery's requests (sitemap_reader.scrapy.discovery.SITEMAP_META_KEY
+# The meta keys of discovery's requests (sitemap_reader.scrapy.driver.SITEMAP_META_KEY
 # and META_KEY), spelled here so the guard does not depend on the traversal's module.
 _SITEMAP_META: Final = "sitemap_reader_sitemap"
 _PAGE_META: Final = "sitemap_reader"

@@ -8,9 +8,9 @@ import tracemalloc
 import pytest
 
 from sitemap_reader.crawl import WELL_KNOWN_PATHS, SitemapNode, Stats
-from sitemap_reader.crawl.dedupe import UrlSet
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
-from sitemap_reader.crawl.targets import classify, well_known_urls
+from sitemap_reader.discovery.dedupe import UrlSet
+from sitemap_reader.discovery.targets import classify, well_known_urls
 from sitemap_reader.errors import UsageError
 from sitemap_reader.records import Problem
 

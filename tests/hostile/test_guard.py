@@ -19,7 +19,7 @@ from sitemap_reader.crawl.guard import (
     parse_numeric_host,
     private_allowed,
 )
-from sitemap_reader.crawl.targets import classify
+from sitemap_reader.discovery.targets import classify
 from tests.crawl.crawl_kit import Reply, Site, collect, index, node_by_url, tree, urlset
 
 
