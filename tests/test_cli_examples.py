@@ -25,6 +25,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from sitemap_reader.cli.args import build_parser
+from sitemap_reader.cli.distributed import add_commands
 from tests.conftest_cli import Doc, Site, cli_env, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
@@ -53,7 +54,7 @@ REDIS_COMMANDS = frozenset({"enqueue", "worker", "status"})
 
 def help_examples() -> list[tuple[str, str]]:
     """(command, example line) for every ``examples:`` line of every subcommand's help."""
-    parser = build_parser(_handler, _handler, _handler, _handler, _handler)
+    parser = build_parser(_handler, _handler, _handler, _handler, _handler, (add_commands,))
     found: list[tuple[str, str]] = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

@@ -37,9 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--json"])  # a usage error: the message goes to stderr
     2
     """
+    from sitemap_reader.cli.distributed import add_commands  # enqueue, worker, status
     from sitemap_reader.cli.inspect import run_check, run_report
 
-    args = build_parser(run_dump, run_tree, run_demo, run_check, run_report).parse_args(argv)
+    parser = build_parser(run_dump, run_tree, run_demo, run_check, run_report, (add_commands,))
+    args = parser.parse_args(argv)
     _configure_logging(args.verbose, args.quiet)
     try:
         code: int = args.run(args)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final, TypeVar
@@ -72,8 +72,12 @@ def build_parser(
     demo: Handler,
     check: Handler | None = None,
     report: Handler | None = None,
+    more: Sequence[Callable[[Any], None]] = (),
 ) -> argparse.ArgumentParser:
-    """The parser of ``sitemap-reader``; each subcommand stores its handler as ``run``."""
+    """The parser of ``sitemap-reader``; each subcommand stores its handler as ``run``.
+
+    ``more`` adds further commands to the subparsers (the distributed ones: their module
+    imports this one, so this one does not import it)."""
     parser = UsageParser(
         prog=PROG,
         description="Discover what a website wants crawled: robots.txt, sitemaps, indexes\n"
@@ -118,10 +122,8 @@ def build_parser(
         _add_check_command(commands, check)
     if report is not None:
         _add_report_command(commands, report)
-
-    from sitemap_reader.cli.distributed import add_commands  # enqueue, worker, status
-
-    add_commands(commands)
+    for add in more:
+        add(commands)
     return parser
 
 
