@@ -117,7 +117,8 @@ def build_parser(
     _add_output_options(sub)
     _add_check_options(sub)
     _add_crawl_options(sub)
-    sub.set_defaults(run=demo, targets=[])
+    # demo check / demo report run check's and report's own handlers on the demo site.
+    sub.set_defaults(run=demo, targets=[], inspectors={"check": check, "report": report})
     if check is not None:
         _add_check_command(commands, check)
     if report is not None:

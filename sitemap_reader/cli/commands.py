@@ -89,14 +89,17 @@ async def _forever() -> None:
 def _inspect_demo(args: argparse.Namespace) -> int:
     """``demo check`` and ``demo report``: the command, on the demo site in a thread."""
     from sitemap_reader import demo
-    from sitemap_reader.cli.inspect import run_check, run_report
 
+    inspector = args.inspectors.get(args.action)
+    if inspector is None:
+        return _usage(args, f"'demo {args.action}' is not available here")
     if args.action == "report" and not args.output:
         return _usage(args, "'demo report' needs -o FILE")
     with demo.serve_in_thread() as base:
         _say(args, f"demo site running at {base}/ (it stops when the run ends)")
         args.targets = [base + "/"]
-        return run_check(args) if args.action == "check" else run_report(args)
+        code: int = inspector(args)
+        return code
 
 
 def _guarded(args: argparse.Namespace, command: Callable[[], Coroutine[Any, Any, int]]) -> int:
