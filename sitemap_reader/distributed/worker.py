@@ -55,6 +55,7 @@ from sitemap_reader.distributed.queue import (
     RedisUnavailable,
     TargetQueue,
     consumer_name,
+    raise_if_cancelling,
 )
 from sitemap_reader.distributed.state import StateFile
 from sitemap_reader.errors import UsageError
@@ -303,8 +304,11 @@ class Worker:
                     ticker.cancel()
                     await _cancel_all([ticker, *running])  # each run gives its target back
         finally:
-            with contextlib.suppress(Exception):  # Redis gone: nothing left to tidy
-                await self.queue.leave(self.consumer)
+            # Redis gone: nothing left to tidy. Bounded: a worker told to stop does not
+            # wait for an unreachable Redis more than one socket timeout.
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(self.limits.socket_timeout):
+                    await self.queue.leave(self.consumer)
             await self.queue.close()
         return self.report
 
@@ -315,6 +319,7 @@ class Worker:
 
     async def _loop(self, running: dict[asyncio.Task[None], Lease], drain: bool) -> None:
         while True:
+            raise_if_cancelling()  # a stop request caught on its way still stops the loop
             for task in [t for t in running if t.done()]:
                 del running[task]
                 error = None if task.cancelled() else task.exception()
