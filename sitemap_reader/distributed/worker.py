@@ -290,6 +290,7 @@ class Worker:
         queue that vanished or a Redis away past ``redis_wait`` raises (after the runs in
         flight ended)."""
         running: dict[asyncio.Task[None], Lease] = {}
+        stopped: float | None = None
         try:
             queue_id = await self.queue.open()
             assert queue_id is not None
@@ -301,13 +302,18 @@ class Worker:
                 try:
                     await self._loop(running, drain)
                 finally:
+                    stopped = time.monotonic()
                     ticker.cancel()
                     await _cancel_all([ticker, *running])  # each run gives its target back
         finally:
-            # Redis gone: nothing left to tidy. Bounded: a worker told to stop does not
-            # wait for an unreachable Redis more than one socket timeout.
+            # Redis gone: nothing left to tidy. Bounded: a worker told to stop waits for an
+            # unreachable Redis one socket timeout in all (its give-backs, tried once each
+            # and side by side, and this), not one per call.
+            budget = self.limits.socket_timeout
+            if stopped is not None:
+                budget -= time.monotonic() - stopped
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(self.limits.socket_timeout):
+                async with asyncio.timeout(max(0.0, budget)):
                     await self.queue.leave(self.consumer)
             await self.queue.close()
         return self.report
