@@ -23,6 +23,8 @@ import time
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from sitemap_reader.distributed import scripts
 from sitemap_reader.distributed.config import GROUP, Keys, WorkerLimits
@@ -48,12 +50,14 @@ class Heartbeat:
         self.limits = limits
         self.beats = 0
         # A beat that hangs (Redis stalled) gives up after one interval: the next beat
-        # tries again, and the lease (three intervals) is still alive by then.
+        # tries again, and the lease (three intervals) is still alive by then. No retries
+        # inside redis-py (its default is ten per call, each a socket timeout).
         self._client = redis.Redis.from_url(
             url,
             decode_responses=False,
             socket_timeout=limits.heartbeat,
             socket_connect_timeout=limits.heartbeat,
+            retry=Retry(NoBackoff(), 0),
         )
         self._script = self._client.register_script(scripts.HEARTBEAT)
         self._held: dict[str, Lease] = {}

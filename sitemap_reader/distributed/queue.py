@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, AuthorizationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -182,11 +184,15 @@ class TargetQueue:
         worker's queue (socket timeouts, and retries for ``limits.redis_wait``)."""
         check_redis_url(url)
         timeout = limits.socket_timeout if limits else WorkerLimits().socket_timeout
+        # No retries inside redis-py (its default retries each call ten times, so a
+        # held socket costs eleven socket timeouts): :meth:`_call` is the one retry loop,
+        # bounded by ``redis_wait`` and ended by a cancellation (SIGTERM) at once.
         client = aioredis.Redis.from_url(
             url,
             decode_responses=False,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
         )
         keys = Keys(namespace) if namespace else None
         queue = cls(client, keys, limits.redis_wait if limits else 0)
@@ -197,19 +203,28 @@ class TargetQueue:
         """Close the connections."""
         await self.redis.aclose()
 
-    async def _call(self, op: Callable[[], Awaitable[T]]) -> T:
-        """``op()``, retried while Redis is away, for up to ``wait`` seconds."""
+    async def _call(self, op: Callable[[], Awaitable[T]], *, once: bool = False) -> T:
+        """``op()``, retried while Redis is away, for up to ``wait`` seconds (``once``:
+        tried once, as a give-back while shutting down is).
+
+        A task being cancelled (SIGTERM) is never retried: a cancellation that surfaces
+        as a socket timeout or a lost connection (the timeout of a read fired with it)
+        would otherwise be swallowed here, and the worker would go on for good."""
         first: float | None = None
         delay = BACKOFF_FIRST
         while True:
+            if not once:
+                raise_if_cancelling()
             try:
                 return await op()
             except (AuthenticationError, AuthorizationError):
                 raise  # not an outage: waiting will not change the password
             except TRANSIENT as exc:
+                if not once:
+                    raise_if_cancelling()
                 now = time.monotonic()
                 first = now if first is None else first
-                if now - first >= self.wait:
+                if once or now - first >= self.wait:
                     gone = RedisUnavailable(
                         f"cannot reach Redis at {self.where} (tried for {now - first:.0f} s, "
                         f"--redis-wait {self.wait:g}): {redact_url(str(exc))}"
@@ -226,7 +241,9 @@ class TargetQueue:
                     ) from exc
                 raise
 
-    async def _script(self, name: str, keys: list[str], args: Sequence[Any]) -> Any:
+    async def _script(
+        self, name: str, keys: list[str], args: Sequence[Any], *, once: bool = False
+    ) -> Any:
         """Run one of :mod:`.scripts` with the common keys and arguments in front."""
         queue_id = self.id
         if queue_id is None:
@@ -234,7 +251,9 @@ class TargetQueue:
         k = self.keys
         script = self._scripts[name]
         every = [k.queue_id, k.targets, k.claims, *keys]
-        return await self._call(lambda: script(keys=every, args=[queue_id, GROUP, *args]))
+        return await self._call(
+            lambda: script(keys=every, args=[queue_id, GROUP, *args]), once=once
+        )
 
     async def open(self, *, create: bool = True) -> str | None:
         """The queue's id, made with its stream and group when there is none and ``create``
@@ -367,8 +386,11 @@ class TargetQueue:
         )
 
     async def release(self, consumer: str, lease: Lease) -> bool:
-        """Give a target back at once (shutting down): any worker may take it now."""
-        return bool(await self._script("RELEASE", [], [consumer, lease.id, lease.attempt]))
+        """Give a target back at once (shutting down): any worker may take it now. Tried
+        once (one socket timeout at most): a worker told to stop does not wait for Redis;
+        a target not given back is taken over when its lease lapses."""
+        args = [consumer, lease.id, lease.attempt]
+        return bool(await self._script("RELEASE", [], args, once=True))
 
     async def discard(self, consumer: str, lease: Lease) -> bool:
         """Acknowledge and delete an owned entry that needs no run."""
@@ -427,6 +449,14 @@ class TargetQueue:
             workers={text(name): json.loads(info) for name, info in workers.items()},
             dead_letters=[{text(a): text(b) for a, b in f.items()} for _id, f in letters],
         )
+
+
+def raise_if_cancelling() -> None:
+    """Raise CancelledError when the current task was asked to stop (even if the request
+    was caught on its way, e.g. turned into a timeout by a read's own deadline)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _pending_by_consumer(summary: Any) -> dict[str, int]:

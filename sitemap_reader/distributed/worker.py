@@ -55,6 +55,7 @@ from sitemap_reader.distributed.queue import (
     RedisUnavailable,
     TargetQueue,
     consumer_name,
+    raise_if_cancelling,
 )
 from sitemap_reader.distributed.state import StateFile
 from sitemap_reader.errors import UsageError
@@ -289,6 +290,7 @@ class Worker:
         queue that vanished or a Redis away past ``redis_wait`` raises (after the runs in
         flight ended)."""
         running: dict[asyncio.Task[None], Lease] = {}
+        stopped: float | None = None
         try:
             queue_id = await self.queue.open()
             assert queue_id is not None
@@ -300,11 +302,19 @@ class Worker:
                 try:
                     await self._loop(running, drain)
                 finally:
+                    stopped = time.monotonic()
                     ticker.cancel()
                     await _cancel_all([ticker, *running])  # each run gives its target back
         finally:
-            with contextlib.suppress(Exception):  # Redis gone: nothing left to tidy
-                await self.queue.leave(self.consumer)
+            # Redis gone: nothing left to tidy. Bounded: a worker told to stop waits for an
+            # unreachable Redis one socket timeout in all (its give-backs, tried once each
+            # and side by side, and this), not one per call.
+            budget = self.limits.socket_timeout
+            if stopped is not None:
+                budget -= time.monotonic() - stopped
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(max(0.0, budget)):
+                    await self.queue.leave(self.consumer)
             await self.queue.close()
         return self.report
 
@@ -315,6 +325,7 @@ class Worker:
 
     async def _loop(self, running: dict[asyncio.Task[None], Lease], drain: bool) -> None:
         while True:
+            raise_if_cancelling()  # a stop request caught on its way still stops the loop
             for task in [t for t in running if t.done()]:
                 del running[task]
                 error = None if task.cancelled() else task.exception()

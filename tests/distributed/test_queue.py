@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import redis
+import redis.asyncio
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 import sitemap_reader as sr
 from sitemap_reader.distributed import (
@@ -26,7 +28,7 @@ from sitemap_reader.distributed.heartbeat import Heartbeat
 from sitemap_reader.distributed.state import MAGIC
 from sitemap_reader.distributed.worker import attempt_path
 from tests.distributed.farm import Farm
-from tests.distributed.proc_kit import Peek, file_of, outputs, wait_until
+from tests.distributed.proc_kit import DEADLINE, Peek, file_of, outputs, wait_until
 from tests.distributed.redis_kit import RedisServer
 
 QUICK = WorkerLimits(lease=0.3, retry_delay=0.0, poll=0.1)
@@ -399,3 +401,26 @@ async def test_a_crash_between_commit_and_rename_is_repaired_by_the_next_start(
         assert not await queue.committed(won.token)
     finally:
         await queue.close()
+
+
+async def test_a_stop_request_that_surfaces_as_a_socket_timeout_is_not_retried() -> None:
+    """A cancellation (SIGTERM) caught on its way and turned into a Redis timeout ends the
+    call at once: retrying it for ``redis_wait`` would keep a stopped worker running."""
+    queue = TargetQueue(redis.asyncio.Redis(), Keys("never-used"), wait=60.0)
+    tries = 0
+
+    async def op() -> None:
+        nonlocal tries
+        tries += 1
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()  # the stop request...
+        try:
+            await asyncio.sleep(DEADLINE)
+        except asyncio.CancelledError:
+            raise RedisTimeoutError("Timeout reading from socket") from None  # ...swallowed
+
+    with pytest.raises(asyncio.CancelledError):
+        await queue._call(op)
+    assert tries == 1
+    await queue.close()
