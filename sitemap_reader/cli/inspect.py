@@ -18,7 +18,7 @@ from typing import Any
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
 from sitemap_reader.cli.output import AtomicFile
-from sitemap_reader.cli.survey import Survey, shown, survey
+from sitemap_reader.cli.survey import Survey, survey
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.errors import UsageError
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
@@ -77,12 +77,12 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         sink = AtomicFile(args.output)
     except OSError as exc:
-        return _usage(args, f"cannot write {shown(args.output)}: {exc.strerror or exc}")
+        return _usage(args, f"cannot write {printable(args.output)}: {exc.strerror or exc}")
     try:
         found = _survey(args)
         if isinstance(found, int):
             return found
-        sink.stream.write(render(found, shown(args.targets[0])))
+        sink.stream.write(render(found, printable(args.targets[0])))
         sink.commit()
     finally:
         sink.abort()
@@ -90,7 +90,7 @@ def run_report(args: argparse.Namespace) -> int:
         total = sum(f.count for f in found.all_findings())
         print(
             f"{PROG}: report of {len(found.files)} files, {found.urls:,} URLs, "
-            f"{total:,} findings written to {shown(str(sink.path))}",
+            f"{total:,} findings written to {printable(str(sink.path))}",
             file=sys.stderr,
         )
     return EXIT_NOTHING if found.run.error is not None else EXIT_OK

@@ -34,20 +34,11 @@ from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.parse.scope import host_of
 from sitemap_reader.records import Problem, UrlRecord
+from sitemap_reader.safe_text import printable
 
 #: Fatal problem codes of the walk that mean "stopped reading before the body's end"
 #: (besides every ``limit-*``): the deadline, a lost connection, a read error, a crash.
 READ_STOPS = frozenset(("timeout", "body", "read", "internal"))
-
-
-def shown(text: str) -> str:
-    """A name from the command line or the file system as text that prints and writes
-    anywhere: bytes that are not UTF-8 (a Latin-1 file name) are shown escaped.
-
-    >>> shown(b"caf\\xe9.xml".decode("utf-8", "surrogateescape"))
-    'caf\\\\xe9.xml'
-    """
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def label_of(node: SitemapNode) -> str:
@@ -55,7 +46,7 @@ def label_of(node: SitemapNode) -> str:
     if node.kind == "stdin":
         return "-"
     if node.kind == "file":
-        return shown(node.url)
+        return printable(node.url)
     return node.final_url or node.url
 
 
@@ -243,7 +234,7 @@ async def survey(targets: Sequence[str], options: dict[str, Any], *, examples: i
         result.run = run = await reader.tree(list(targets), observer=tap)
     if run.error is not None:
         reason = plain_reason(run.error)
-        named = ", ".join(map(shown, targets))
+        named = ", ".join(map(printable, targets))
         result.findings.append(Finding("no-sitemap", named, None, reason))
     result.files = [FileReport(node, parent) for node, parent in _with_parents(run)]
     for report in result.files:

@@ -100,6 +100,7 @@ class RobotsRules:
             depth: int,
             lastmod: datetime | None,
             actions: list[Action],
+            reason: str | None = None,
         ) -> None: ...
 
     def _robots_begin(self, job: Job) -> list[Action]:
