@@ -96,14 +96,14 @@ class ChildRules(WaysIn):
             return "robots.txt is not a sitemap"
         if key in self.visited:
             return "already visited"
-        read_depth = self.config.read_depth
+        read_depth = self.options.walk.read_depth
         if read_depth is not None and depth > read_depth:
             return f"{NOT_READ} (max depth {read_depth})"
         if depth > limits.max_depth:
             return f"deeper than max_depth={limits.max_depth}"
         if site.sitemaps >= limits.max_sitemaps:
             return f"over max_sitemaps={limits.max_sitemaps}"
-        follow = self.config.follow
+        follow = self.options.walk.follow
         # Scrapy's sitemap_follow: only an index's children (depth > 0) are filtered; the
         # sitemaps robots.txt lists (depth 0) are always read.
         if follow and kind == "sitemap" and depth > 0 and not any(p.search(key) for p in follow):
@@ -130,10 +130,10 @@ class ChildRules(WaysIn):
         prefix: str | None = None
         in_scope = True
         urls = out = duplicates = 0
-        merge = self.config.merge_duplicates
+        merge = self.merge
         tracked: Batch | None = [] if merge or job.watch.tracks_duplicates else None
         child_kind, child_depth = self._child_of(node)
-        listed = self.config.follow_urlset
+        listed = self.options.walk.follow_urlset_sitemaps
         for item in items:
             if type(item) is not UrlRecord:
                 self._add_listed(job, item, child_kind, child_depth, actions)
@@ -170,7 +170,7 @@ class ChildRules(WaysIn):
         robots = site.robots
         assert robots is not None
         can_fetch = robots.rules.can_fetch
-        agent = self.config.user_agent
+        agent = self.options.politeness.user_agent
         everything = site.robots_open
         origins = site.robots_origins
         prefix: str | None = None
@@ -192,10 +192,15 @@ class ChildRules(WaysIn):
         self.stats.urls_disallowed += disallowed
 
     def _send(self, batch: Batch, actions: list[Action]) -> None:
-        """Drop what robots.txt disallows (``obey_robots``), apply the run's URL budget,
-        then emit."""
-        if self.config.obey_robots:
+        """Drop what robots.txt disallows (``obey_robots``) and what is older than
+        ``since``, apply the run's URL budget, then emit."""
+        if self.options.politeness.obey_robots:
             batch = [r for r in batch if r.robots != "disallowed"]
+        since = self.options.walk.since
+        if since is not None:
+            kept = [r for r in batch if r.lastmod is None or r.lastmod >= since]
+            self.stats.urls_older += len(batch) - len(kept)
+            batch = kept
         cap = self.limits.max_urls
         emitted = self.stats.urls_emitted
         if cap is not None and emitted + len(batch) >= cap:

@@ -48,7 +48,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from sitemap_reader.discovery.actions import Action, Done, Schedule, Stop, Ticket
-from sitemap_reader.discovery.config import Config
 from sitemap_reader.discovery.dedupe import UrlSet
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import Run, SitemapNode
@@ -59,6 +58,7 @@ from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.sitemaps import Expired, SitemapRules, feed_size
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.discovery.ways import WAY_KINDS
+from sitemap_reader.options import Options
 from sitemap_reader.parse.normalize import normalize_url, parse_lastmod
 from sitemap_reader.parse.scope import Scope
 
@@ -77,22 +77,27 @@ class Discovery(SitemapRules):
     def __init__(
         self,
         targets: Sequence[Target],
-        config: Config | None = None,
+        options: Options | None = None,
         *,
         observer: Observer | None = None,
         run: Run | None = None,
         now: datetime | None = None,
         parsers: ParserFactory | None = None,
         clock: Callable[[], float] = time.monotonic,
+        merge: bool = False,
     ) -> None:
-        self.config = config = config or Config()
+        self.options = options = options or Options()
+        #: The output is held (ranked, ``top``): the in-scope copies of URLs emitted before
+        #: go out too, as :attr:`~sitemap_reader.discovery.actions.Emit.repeats`, to merge.
+        self.merge = merge
         #: The driver's clock (seconds, monotonic) and the instant the run's deadline passes.
         self.clock = clock
-        self.deadline_at = None if config.deadline is None else clock() + config.deadline
+        deadline = options.timeouts.deadline
+        self.deadline_at = None if deadline is None else clock() + deadline
         self.deadline_passed = False
         #: Makes the parser of each body (a driver may parse elsewhere: ``parsing``).
         self.parsers: ParserFactory = parsers or local_parser
-        self.limits = config.limits
+        self.limits = options.limits
         self.targets = list(targets)
         self.run = run if run is not None else Run(targets=tuple(t.text for t in targets))
         self.stats = self.run.stats
@@ -128,7 +133,7 @@ class Discovery(SitemapRules):
             return
         kind = "sitemap" if target.kind == "sitemap" else "robots"
         root = SitemapNode(target.url, kind=kind)
-        site = Site(index, target, root, Scope(self.config.scope, [target.host or ""]))
+        site = Site(index, target, root, Scope(self.options.walk.scope, [target.host or ""]))
         self.sites.append(site)
         self.run.tree.append(root)
         key = normalize_url(target.url) or target.url
@@ -159,7 +164,7 @@ class Discovery(SitemapRules):
         if self.deadline_at is None or self.stopped is not None or self.clock() < self.deadline_at:
             return []
         self.deadline_passed = True
-        return self.stop(deadline_reason(self.config.deadline))
+        return self.stop(deadline_reason(self.options.timeouts.deadline))
 
     def remaining(self) -> float | None:
         """Seconds until the run's deadline (0 once it passed; None without one)."""
@@ -174,13 +179,13 @@ class Discovery(SitemapRules):
         if checkpoint is not None:
             actions.append(checkpoint)
         self.stats.finished = time.monotonic()
-        self.run.error = run_error(self.sites, self.config.guess)
+        self.run.error = run_error(self.sites, self.options.walk.guess)
         return actions
 
     def delay_for(self, url: str) -> float:
-        """Seconds between two requests to the server of ``url``: ``Config.delay``, or
+        """Seconds between two requests to the server of ``url``: the ``delay`` option, or
         the crawl delay its robots.txt asked for (capped) when that is longer."""
-        return max(self.config.delay, self.delays.get(server_of(url), 0.0))
+        return max(self.options.politeness.delay, self.delays.get(server_of(url), 0.0))
 
     def in_scope(self, url: str, sitemap_url: str | None) -> bool:
         """Whether any target's scope allows ``url`` (for URLs a driver adds itself)."""
@@ -235,7 +240,7 @@ class Discovery(SitemapRules):
         *,
         url: str,
         status: int,
-        headers: Mapping[str, str] | None = None,
+        response_headers: Mapping[str, str] | None = None,
         redirects: Sequence[str] = (),
         max_body: int | None = None,
     ) -> list[Action]:
@@ -248,7 +253,8 @@ class Discovery(SitemapRules):
         for hop in redirects:  # a driver that follows redirects itself reports them here
             if not self.redirect(ticket, hop):
                 return self.refused(ticket, hop, redirects)
-        return self._safely(job, self._response, job, url, status, headers or {}, max_body)
+        fields = response_headers or {}
+        return self._safely(job, self._response, job, url, status, fields, max_body)
 
     def body(self, ticket: Ticket, chunk: bytes, expired: Expired | None = None) -> list[Action]:
         """A raw chunk of the body; ``expired()`` is the driver's per-sitemap deadline."""
@@ -309,7 +315,7 @@ class Discovery(SitemapRules):
 
     def _new_job(self, site: Site, node: SitemapNode, fallback: str | None = None) -> Job:
         self._next_id += 1
-        shaper = Shaper(self.config.score, self.now)
+        shaper = Shaper(self.options.walk.score, self.now)
         job = Job(self._next_id, site, node, self.observer.watch(node), shaper, fallback)
         self.jobs[job.id] = job
         site.pending += 1

@@ -48,7 +48,7 @@ class Site:
     listed: Listed | None = None
     #: Jobs of the target not finished yet (at zero the site is idle: ``discovery.ways``).
     pending: int = 0
-    #: The parent domain's sitemaps were tried (``Config.parent``).
+    #: The parent domain's sitemaps were tried (the ``parent`` option).
     parent_tried: bool = False
     #: HTML way in: 0 not started, 1 home page read, 2 usual paths probed.
     html_stage: int = 0

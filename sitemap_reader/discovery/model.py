@@ -18,7 +18,7 @@ from sitemap_reader.records import Problem
 
 JsonDict = dict[str, Any]
 
-#: The skip reason of a child left unread on purpose (``Config.read_depth``).
+#: The skip reason of a child left unread on purpose (``read_depth``).
 NOT_READ = "not read"
 #: Node kinds: the robots.txt of a site target, a sitemap (listed by robots.txt, given as
 #: the target, or a child of an index), a probed well-known path, a local file, stdin.
@@ -171,6 +171,8 @@ class Stats:
     urls_disallowed: int = 0
     #: Child sitemaps listed but left unread on purpose (``read_depth``).
     sitemaps_not_read: int = 0
+    #: Records left out as older than ``since``.
+    urls_older: int = 0
     stopped: str | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -196,6 +198,7 @@ class Stats:
             **self._incremental(),
             **({"urls_disallowed": self.urls_disallowed} if self.urls_disallowed else {}),
             **({"sitemaps_not_read": self.sitemaps_not_read} if self.sitemaps_not_read else {}),
+            **({"urls_older": self.urls_older} if self.urls_older else {}),
         }
 
     def _incremental(self) -> JsonDict:

@@ -32,9 +32,9 @@ from sitemap_reader.parse.scope import host_of
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from sitemap_reader.discovery.config import Config
     from sitemap_reader.discovery.job import Job
     from sitemap_reader.limits import Limits
+    from sitemap_reader.options import Options
 
 #: Failure codes of a robots.txt fetch that make it *unreachable* (RFC 9309 2.3.1.4: a
 #: server or network error once connected): everything is disallowed until it answers.
@@ -85,7 +85,7 @@ class RobotsRules:
     """The robots.txt job's events (mixed into :class:`~sitemap_reader.discovery.Discovery`)."""
 
     if TYPE_CHECKING:
-        config: Config
+        options: Options
         limits: Limits
         token: str
         jobs: dict[int, Job]
@@ -106,7 +106,7 @@ class RobotsRules:
     def _robots_begin(self, job: Job) -> list[Action]:
         node = job.node
         ticket = job.ticket(self.token)
-        if self.config.robots:
+        if self.options.walk.robots:
             return [
                 Fetch(
                     ticket,
@@ -114,7 +114,7 @@ class RobotsRules:
                     max_redirects=self.limits.max_robots_redirects,
                     retry_connect=job.fallback is None,
                     target=job.site.index,
-                    delay=self.config.delay,
+                    spacing=self.options.politeness.delay,
                 )
             ]
         node.skipped = "robots.txt disabled"
@@ -130,7 +130,7 @@ class RobotsRules:
                 retry_connect=False,
                 body=False,
                 target=job.site.index,
-                delay=self.config.delay,
+                spacing=self.options.politeness.delay,
             )
         ]
 
@@ -205,7 +205,7 @@ class RobotsRules:
         job.reading = False
         listed: list[str] = []
         actions: list[Action] = []
-        if self.config.robots:
+        if self.options.walk.robots:
             body = self._robots_text(job)
             base = node.final_url or node.url
             if body is not None:
@@ -228,7 +228,7 @@ class RobotsRules:
             self._add_child(job, url, "sitemap", 0, None, actions)
         if not listed and site.unreachable is None:
             self._probe(job, actions)
-        elif self.config.guess:
+        elif self.options.walk.guess:
             pushed = {id(c) for c in node.children[first:] if c.skipped is None}
             site.listed = Listed(job, pushed) if pushed else None
         job.finished = True
@@ -238,9 +238,9 @@ class RobotsRules:
 
     def _probe(self, job: Job, actions: list[Action]) -> None:
         """The well-known paths of the robots.txt's own origin, as children of its node."""
-        if self.config.guess:
+        if self.options.walk.guess:
             node = job.node
-            for url in well_known_urls(node.final_url or node.url, self.config.guess_paths):
+            for url in well_known_urls(node.final_url or node.url, self.options.walk.guess_paths):
                 self._add_child(job, url, "guess", 0, None, actions)
 
     def _listed_settled(self, job: Job) -> list[Action]:
@@ -272,12 +272,12 @@ class RobotsRules:
         """Keep the rules for the robots audit; the host's crawl delay, capped, reported."""
         node, site = job.node, job.site
         site.robots = rules
-        site.robots_open = allows_everything(rules, self.config.user_agent)
+        site.robots_open = allows_everything(rules, self.options.politeness.user_agent)
         origins = {origin_prefix(node.url), origin_prefix(node.final_url or node.url)}
         site.robots_origins = tuple(o for o in origins if o is not None)
-        if not self.config.crawl_delay:
+        if not self.options.politeness.crawl_delay:
             return
-        asked = robots_delay(rules, self.config.user_agent)
+        asked = robots_delay(rules, self.options.politeness.user_agent)
         if asked is None or asked <= 0:
             return
         cap = self.limits.max_crawl_delay

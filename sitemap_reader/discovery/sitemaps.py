@@ -13,12 +13,13 @@ from sitemap_reader.discovery.actions import Action, Done, Fetch
 from sitemap_reader.discovery.children import ChildRules
 from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.model import SitemapNode
-from sitemap_reader.discovery.parsing import BodyParser, ParserFactory
+from sitemap_reader.discovery.parsing import BodyParser, BodySpec, ParserFactory, local_parser
 from sitemap_reader.discovery.rules import is_robots
 from sitemap_reader.discovery.ways import PROBE_KINDS
+from sitemap_reader.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.normalize import normalize_url
-from sitemap_reader.parse.parser import Item, SitemapParser
+from sitemap_reader.parse.parser import Item
 
 #: Raw bytes of a job's first parser feed while a deadline is checked: between two slices
 #: the driver's clock is read, so a slow parse ends at the deadline, not after the chunk.
@@ -61,14 +62,7 @@ class SitemapRules(ChildRules):
         if node.kind == "robots":
             return self._robots_begin(job)
         if node.kind in ("file", "stdin"):
-            job.parser = SitemapParser(
-                None,
-                None,
-                strict=self.config.strict,
-                limits=self.limits,
-                now=self.now,
-                build=job.shaper.build,
-            )
+            job.parser = local_parser(self._spec(job, None, None, self.limits))
             job.reading = True
             return [Fetch(job.ticket(self.token), node.url, kind=node.kind, target=job.site.index)]
         if self.stopped is not None:
@@ -81,15 +75,26 @@ class SitemapRules(ChildRules):
             return actions + self._settle(job)
         return [self._fetch(job, node.url, retry_connect=job.fallback is None)]
 
+    def _spec(
+        self,
+        job: Job,
+        url: str | None,
+        content_type: str | None,
+        limits: Limits,
+        size: int | None = None,
+    ) -> BodySpec:
+        strict = self.options.walk.strict
+        return BodySpec(url, content_type, strict, limits, self.now, job.shaper.build, size)
+
     def _fetch(self, job: Job, url: str, *, retry_connect: bool) -> Fetch:
         return Fetch(
             job.ticket(self.token),
             url,
-            headers=job.watch.headers(),
+            request_headers=job.watch.headers(),
             max_redirects=self.limits.max_redirects,
             retry_connect=retry_connect,
             target=job.site.index,
-            delay=self.delay_for(url),
+            spacing=self.delay_for(url),
         )
 
     def _refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
@@ -109,7 +114,7 @@ class SitemapRules(ChildRules):
         job: Job,
         url: str,
         status: int,
-        headers: Mapping[str, str],
+        fields: Mapping[str, str],
         max_body: int | None,
     ) -> list[Action]:
         node = job.node
@@ -129,24 +134,16 @@ class SitemapRules(ChildRules):
         limits = self.limits
         if max_body is not None and 0 < max_body < limits.max_decompressed_bytes:
             limits = limits.replace(max_decompressed_bytes=max_body)
-        content_type = _header(headers, "content-type")
+        content_type = _header(fields, "content-type")
         job.parser = self._html_parser(
             job,
             url,
             content_type,
             limits,
-            lambda: self.parsers(
-                url,
-                content_type,
-                strict=self.config.strict,
-                limits=limits,
-                now=self.now,
-                build=job.shaper.build,
-                size=_length(headers),
-            ),
+            lambda: self.parsers(self._spec(job, url, content_type, limits, _length(fields))),
         )
-        job.node.last_modified = _header(headers, "last-modified")
-        job.watch.begin(_header(headers, "etag"), job.node.last_modified)
+        job.node.last_modified = _header(fields, "last-modified")
+        job.watch.begin(_header(fields, "etag"), job.node.last_modified)
         job.reading = True
         return actions
 
@@ -169,7 +166,7 @@ class SitemapRules(ChildRules):
         if expired is not None and not parser.done and expired():
             actions += self.overdue()  # the run's deadline may be what passed: a stop
             if self.stopped is None:
-                timeout = self.config.seconds
+                timeout = self.options.timeouts.timeout
                 node.add_problem("timeout", f"no complete answer within {timeout:g} s", fatal=True)
             job.reading = False
         elif node.bytes > parser.limits.wire_cap() and not parser.done:
@@ -341,19 +338,19 @@ def feed_in_slices(
     return items, step
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
+def _header(fields: Mapping[str, str], name: str) -> str | None:
     """A header by lower-case name from a mapping that may use any case."""
-    value = headers.get(name)
+    value = fields.get(name)
     if value is None:
-        for key, found in headers.items():
+        for key, found in fields.items():
             if key.lower() == name:
                 return found
     return value
 
 
-def _length(headers: Mapping[str, str]) -> int | None:
+def _length(fields: Mapping[str, str]) -> int | None:
     """The Content-Length a response announced (None: absent or not a number)."""
-    value = _header(headers, "content-length")
+    value = _header(fields, "content-length")
     if value is None or not value.strip().isdigit():
         return None
     return int(value)

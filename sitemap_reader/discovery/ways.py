@@ -5,17 +5,17 @@ Mixed into :class:`~sitemap_reader.discovery.Discovery`. The fallbacks start whe
 falls *idle*: every job of the target finished (``Site.pending`` is back to zero; the
 core calls :meth:`WaysIn._retire` once per finished job) and nothing was found:
 
-1. ``Config.parent``: ``docs.example.com`` reads ``example.com``'s robots.txt (and its
+1. ``parent``: ``docs.example.com`` reads ``example.com``'s robots.txt (and its
    sitemaps, or its well-known paths), with the scope pinned to the subdomain: only
    URLs under ``docs.example.com`` are kept.
-2. ``Config.html`` (``"fallback"``; ``"always"`` starts at once, beside robots.txt): the
+2. ``html`` (``"fallback"``; ``"always"`` starts at once, beside robots.txt): the
    home page is read for links that name a site map (node kind ``home``); if none of
    them is an HTML page, the usual paths are probed (kind ``html-guess``, renamed
    ``html`` when found). An HTML sitemap page (kind ``html``) gives records and section
    pages, read up to ``Limits.max_html_depth`` levels. The navigation links the home
    page showed are left out of every page of the site (:mod:`sitemap_reader.parse.html`).
 
-A ``<loc>`` ending in ``.xml`` / ``.xml.gz`` (``Config.follow_urlset``) becomes a child
+A ``<loc>`` ending in ``.xml`` / ``.xml.gz`` (``follow_urlset_sitemaps``) becomes a child
 of kind ``listed`` holding its record: read as a sitemap when its body is one (the node
 becomes ``sitemap``), emitted as a page when it is not.
 """
@@ -45,6 +45,7 @@ from sitemap_reader.records import Problem, UrlRecord
 if TYPE_CHECKING:
     from sitemap_reader.discovery.dedupe import UrlSet
     from sitemap_reader.discovery.model import Stats
+    from sitemap_reader.options import Options
 
 #: Node kinds of the HTML way in: the home page read for its links, an HTML sitemap page,
 #: and a usual path probed for one.
@@ -55,7 +56,7 @@ PROBE_KINDS = ("guess", "html-guess", "listed")
 WAY_KINDS = (*HTML_KINDS, "listed")
 #: The ends of a urlset ``<loc>`` that may be a sitemap (``follow_urlset``).
 LISTED_SUFFIXES = (".xml", ".xml.gz")
-#: Skip reason of an index child older than ``Config.since``.
+#: Skip reason of an index child older than ``since``.
 OLDER = "older than --since"
 
 #: Problem codes on a target's root that say which way in was taken (for the summary).
@@ -64,7 +65,7 @@ WAY_CODES = ("parent-sitemaps", "html-fallback")
 
 class PinnedScope(Scope):
     """A scope no robots.txt may widen: a parent's robots.txt does not vouch for its
-    host, so the subdomain's scope stays the subdomain (``Config.parent``)."""
+    host, so the subdomain's scope stays the subdomain (the ``parent`` option)."""
 
     def __init__(self, host: str) -> None:
         super().__init__("site")
@@ -78,6 +79,8 @@ class WaysIn(RobotsRules):
     """The opt-in ways into a site (see the module docstring)."""
 
     if TYPE_CHECKING:
+        options: Options
+        merge: bool
         stats: Stats
         stopped: str | None
         visited: set[str]
@@ -119,9 +122,15 @@ class WaysIn(RobotsRules):
     def _add_listed(self, job: Job, item: Item, kind: str, depth: int, acts: list[Action]) -> None:
         """A child from a body: ``since`` and the HTML depth decide before the usual rules."""
         reason = None
-        since = self.config.since
+        since = self.options.walk.since
         lastmod = item.lastmod
-        if kind == "sitemap" and since is not None and lastmod is not None and lastmod < since:
+        if (
+            kind == "sitemap"
+            and since is not None
+            and lastmod is not None
+            and lastmod < since
+            and self.options.walk.trust_index_lastmod
+        ):
             reason = OLDER
             job.node.add_problem("children-older", f"child sitemaps older than --since: {item.url}")
         elif kind == "html":
@@ -146,7 +155,7 @@ class WaysIn(RobotsRules):
     def _is_listed_sitemap(self, job: Job, url: str) -> bool:
         """Is this record a sitemap listed as a page (``follow_urlset``)?"""
         return (
-            self.config.follow_urlset
+            self.options.walk.follow_urlset_sitemaps
             and job.node.kind not in HTML_KINDS
             and url.split("?", 1)[0].lower().endswith(LISTED_SUFFIXES)
         )
@@ -174,7 +183,7 @@ class WaysIn(RobotsRules):
         node = job.node
         if node.kind in HTML_KINDS:
             return self._page(job, url, content_type, limits)
-        if self.config.html is not None and node is job.site.root and node.kind == "sitemap":
+        if self.options.walk.html is not None and node is job.site.root and node.kind == "sitemap":
             return Sniffed(lambda: self._page(job, url, content_type, limits), other, node, limits)
         return other()
 
@@ -265,15 +274,15 @@ class WaysIn(RobotsRules):
 
     def _idle(self, site: Site, actions: list[Action]) -> None:
         """Every job of ``site`` is done: take the next way in, if any is left."""
-        config = self.config
+        walk = self.options.walk
         if self.stopped is not None or site.target.kind not in ("site", "robots"):
             return
         found = any(found_sitemap(n) for n in site.root.walk())
-        if config.parent and not site.parent_tried and not found and site.unreachable is None:
+        if walk.parent and not site.parent_tried and not found and site.unreachable is None:
             site.parent_tried = True
             if self._parent_start(site, actions):
                 return
-        if config.html is None or site.unreachable is not None:
+        if walk.html is None or site.unreachable is not None:
             return
         if site.html_stage == 0 and not found:
             self._html_start(site, actions)
@@ -286,12 +295,12 @@ class WaysIn(RobotsRules):
 
     def _start_ways(self, site: Site, actions: list[Action]) -> None:
         """At the start of a site: ``html="always"`` reads the home page at once."""
-        if self.config.html == "always" and site.target.kind in ("site", "robots"):
+        if self.options.walk.html == "always" and site.target.kind in ("site", "robots"):
             self._html_start(site, actions)
 
     def _html_start(self, site: Site, actions: list[Action]) -> None:
         site.html_stage = 1
-        if self.config.html == "fallback":
+        if self.options.walk.html == "fallback":
             site.root.add_problem(
                 "html-fallback", "no XML or text sitemap found: reading HTML sitemap pages"
             )

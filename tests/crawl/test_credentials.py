@@ -106,7 +106,7 @@ async def test_a_sessions_default_credentials_are_refused() -> None:
         with pytest.raises(UsageError, match="header_hosts='any'"):
             SitemapReader(session=session)
         SitemapReader(session=session, header_hosts="any")  # the opt-in
-    with pytest.raises(UsageError, match="site or any"):
+    with pytest.raises(UsageError, match="header_hosts: expected one of site, any"):
         SitemapReader(header_hosts="everywhere")
 
 

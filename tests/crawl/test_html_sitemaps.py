@@ -145,8 +145,8 @@ async def test_html_sitemap_split_over_section_pages(site: Site) -> None:
 async def test_html_records_held_past_the_bound_go_out_at_once(site: Site) -> None:
     """max_html_held=2: the hold overflows, is reported, and no record is lost."""
     sections_site(site)
-    limits = FAST.replace(max_html_held=2)
-    records, run = await collect(site.url("/"), html=True, limits=limits)
+    options = FAST.replace(max_html_held=2)
+    records, run = await collect(site.url("/"), html=True, options=options)
     assert {site.url(p) for p in ["/a", "/p1", "/p2", "/b1"]} <= {r.url for r in records}
     assert any(p.code == "limit-html-held" for n in run.nodes() for p in n.problems)
 
@@ -158,8 +158,8 @@ async def test_html_pages_per_site_are_bounded(site: Site) -> None:
     site.add("/", page(links(site, paths)), content_type=HTML)
     for i, path in enumerate(paths):
         site.add(path, page(links(site, [f"/page-{i}"])), content_type=HTML)
-    limits = FAST.replace(max_html_pages=4)
-    records, run = await collect(site.url("/"), html=True, limits=limits)
+    options = FAST.replace(max_html_pages=4)
+    records, run = await collect(site.url("/"), html=True, options=options)
     assert len(records) == 3
     assert sum(site.hits[p] for p in paths) == 3
     home = node_by_url(run, site.url("/"))

@@ -105,8 +105,7 @@ async def test_ranked_spill_matches_unranked(site: Site) -> None:
         return default_score(r.priority, r.changefreq, r.lastmod, fixed)  # same in both runs
 
     plain, _ = await collect(target, score=score)
-    limits = FAST.replace(max_ranked_in_memory=7)
-    async with SitemapReader(limits=limits, score=score) as reader:
+    async with SitemapReader(FAST, max_ranked_in_memory=7, score=score) as reader:
         ranked = [r async for r in reader.urls(target, ranked=True)]
     assert len(ranked) == 300
     assert ranked == sorted(plain, key=order_key)
@@ -117,7 +116,7 @@ async def test_ranked_spill_matches_unranked(site: Site) -> None:
 async def test_top_n(site: Site) -> None:
     """top=N yields the N best, as the full ranking would."""
     target = serve_random(site, 200)
-    async with SitemapReader(limits=FAST) as reader:
+    async with SitemapReader(options=FAST) as reader:
         full = [r.url async for r in reader.urls(target, ranked=True)]
         best = [r.url async for r in reader.urls(target, top=15)]
     assert best == full[:15]
@@ -175,7 +174,7 @@ async def test_every_crawled_record_has_a_revisit(site: Site) -> None:
 async def test_custom_scorer_orders_ranked_output(site: Site) -> None:
     """score= is applied to every record, and ranked output follows it."""
     target = serve_random(site, 40)
-    async with SitemapReader(limits=FAST, score=lambda r, now: -len(r.url) / 100) as reader:
+    async with SitemapReader(options=FAST, score=lambda r, now: -len(r.url) / 100) as reader:
         ranked = [r async for r in reader.urls(target, ranked=True)]
     assert [r.score for r in ranked] == sorted((-len(r.url) / 100 for r in ranked), reverse=True)
     assert ranked[0].url == site.url("/p0")

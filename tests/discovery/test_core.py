@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 
 from sitemap_reader.discovery import (
     Action,
-    Config,
     Discovery,
     Done,
     Emit,
@@ -25,6 +24,7 @@ from sitemap_reader.discovery import (
 )
 from sitemap_reader.discovery.observer import Observer
 from sitemap_reader.limits import Limits
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -137,7 +137,7 @@ def test_an_exception_of_one_sitemap_is_its_problem_only() -> None:
         "/bad.xml": urlset("/bad/1"),
         "/good.xml": urlset("/good/1", "/good/2"),
     }
-    harness = Harness(Discovery([classify(BASE + "/")], Config(score=score)), bodies)
+    harness = Harness(Discovery([classify(BASE + "/")], Options.of(score=score)), bodies)
     harness.run()
     assert [r.url for r in harness.records] == [BASE + "/good/1", BASE + "/good/2"]
     bad = next(n for n in harness.done if n.url.endswith("/bad.xml"))
@@ -184,7 +184,7 @@ def test_deadline_is_checked_while_parsing() -> None:
         calls.append(1)
         return len(calls) > 1  # the budget runs out during the first big chunk
 
-    core = Discovery([classify(BASE + "/s.xml")], Config(timeout=5))
+    core = Discovery([classify(BASE + "/s.xml")], Options.of(timeout=5))
     harness = Harness(core, bodies, chunk=len(bodies["/s.xml"]), expired=expired)  # type: ignore[arg-type]
     harness.run()
     node = core.run.tree[0]
@@ -198,7 +198,7 @@ def test_wire_bytes_are_capped() -> None:
     member = gzip.compress(urlset("/1", "/2"), mtime=0)
     body = member + b"\0" * (300 * 1024)
     limits = Limits(max_decompressed_bytes=64 * 1024)  # wire cap: 128 KiB
-    core = Discovery([classify(BASE + "/s.xml.gz")], Config(limits=limits))
+    core = Discovery([classify(BASE + "/s.xml.gz")], Options.of(limits=limits))
     harness = Harness(core, {"/s.xml.gz": body}, chunk=16 * 1024)
     harness.run()
     node = core.run.tree[0]
@@ -214,7 +214,7 @@ def test_empty_deflate_blocks_are_capped() -> None:
     body = header + empty_block * 40_000  # 200 KB that inflate to nothing
     assert zlib.decompressobj(wbits=31).decompress(body) == b""
     limits = Limits(max_decompressed_bytes=32 * 1024)
-    core = Discovery([classify(BASE + "/s.xml.gz")], Config(limits=limits))
+    core = Discovery([classify(BASE + "/s.xml.gz")], Options.of(limits=limits))
     Harness(core, {"/s.xml.gz": body}, chunk=8 * 1024).run()
     assert core.run.tree[0].problems[0].code == "limit-wire-bytes"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from sitemap_reader.discovery import Config, Discovery, Fetch, Schedule, classify
-from sitemap_reader.discovery.config import compile_patterns
+from sitemap_reader.discovery import Discovery, Fetch, Schedule, classify
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from tests.discovery.test_core import BASE, Bodies, Harness, index, urlset
 
@@ -17,7 +17,7 @@ SITE = classify(BASE + "/")
 
 def walk(bodies: Bodies, **config: object) -> Harness:
     """Run the core over ``bodies`` for the site target; the finished harness."""
-    harness = Harness(Discovery([SITE], Config(**config)), bodies)  # type: ignore[arg-type]
+    harness = Harness(Discovery([SITE], Options.of(**config)), bodies)  # type: ignore[arg-type]
     harness.run()
     return harness
 
@@ -192,13 +192,13 @@ def test_follow_filters_only_index_children() -> None:
         "/part-02.xml": urlset("/2"),
         "/part-03.xml": urlset("/3"),
     }
-    harness = walk(bodies, follow=compile_patterns([r"part-0[12]"]))
+    harness = walk(bodies, follow=[r"part-0[12]"])
     assert sorted(r.url.removeprefix(BASE) for r in harness.records) == ["/1", "/2", "/n"]
     assert BASE + "/part-03.xml" not in harness.fetched
 
 
 @pytest.mark.parametrize("bad", ["(", "[a-", "*x"])
 def test_bad_pattern_is_a_usage_error(bad: str) -> None:
-    """A bad regex given to compile_patterns is a UsageError naming the option."""
-    with pytest.raises(UsageError, match=r"^--include: bad regular expression"):
-        compile_patterns([bad], "--include")
+    """A bad regex given as ``follow`` is a UsageError naming the door and the option."""
+    with pytest.raises(UsageError, match=r"^Options: follow: bad regular expression"):
+        Options.of(follow=[bad])
