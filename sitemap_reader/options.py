@@ -434,6 +434,11 @@ class Options:
     incremental: Incremental = field(default_factory=Incremental)
     limits: Limits = field(default_factory=Limits)
 
+    def __post_init__(self) -> None:
+        walk = self.walk
+        if not walk.trust_index_lastmod and walk.since is None and self.incremental.state is None:
+            raise OptionError("trust_index_lastmod", "turning it off needs since or state")
+
     @classmethod
     def of(cls, base: Options | None = None, *, door: str = "Options", **flat: object) -> Options:
         """Options from flat keywords (a field's name, or a group's), over ``base``.
@@ -446,9 +451,12 @@ class Options:
             name: make_group(door, GROUPS[name], getattr(base, name, None), given)
             for name, given in split(door, flat, GROUPS).items()
         }
-        if base is None:
-            return cls(**parts)
-        return dataclasses.replace(base, **parts) if parts else base
+        try:
+            if base is None:
+                return cls(**parts)
+            return dataclasses.replace(base, **parts) if parts else base
+        except OptionError as exc:
+            raise UsageError(f"{door}: {exc}") from None
 
     def replace(self, **flat: object) -> Options:
         """A copy with some options changed, by their flat names."""

@@ -22,6 +22,9 @@ PACKAGE = ROOT / "sitemap_reader"
 LAYERS = {
     "sitemap_reader.errors": 0,
     "sitemap_reader.limits": 0,
+    "sitemap_reader.declare": 0,
+    "sitemap_reader.options": 0,
+    "sitemap_reader._keywords": 0,
     "sitemap_reader.records": 0,
     "sitemap_reader.scoring": 0,
     "sitemap_reader.safe_text": 0,

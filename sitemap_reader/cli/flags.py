@@ -66,15 +66,23 @@ def _add_flag(section: Any, item: dataclasses.Field[Any]) -> None:
         settings["metavar"] = spec.metavar or (
             "{" + ",".join(spec.choices) + "}" if spec.choices else "VALUE"
         )
-        if spec.repeat:
+        if spec.repeat:  # each value checked alone: the converter takes a list
             settings["action"] = "append"
             settings["help"] = f"{spec.help} (repeatable)"
+            settings["type"] = _argparse_type(_one(spec.convert), spec.choices)
         else:
             settings["type"] = _argparse_type(spec.convert, spec.choices)
         if spec.const is not None:
             settings["nargs"] = "?"
             settings["const"] = spec.const
     section.add_argument(flag, **settings)
+
+
+def _one(convert: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """A list converter applied to one value (its one result)."""
+    if convert is None:
+        return None
+    return lambda value: convert([value])[0]
 
 
 def _argparse_type(

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from aiohttp.abc import AbstractResolver
+
 from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
 from sitemap_reader.discovery.actions import Batch, Checkpoint
@@ -224,13 +226,19 @@ def _read_stop(node: SitemapNode) -> Problem | None:
     return None
 
 
-async def survey(targets: Sequence[str], options: Options, *, examples: int = 1) -> Survey:
-    """Walk ``targets`` with :class:`SitemapReader` (``options`` are its options), with
+async def survey(
+    targets: Sequence[str],
+    options: Options,
+    *,
+    resolver: AbstractResolver | None = None,
+    examples: int = 1,
+) -> Survey:
+    """Walk ``targets`` with :class:`SitemapReader` (its ``options``, ``resolver``), with
     the checker and the counters riding on the walk; ``examples`` occurrences are kept
     per rule and file."""
     result = Survey(Run(targets=tuple(targets)))
     tap = _Tap(result, options.limits, examples)
-    async with SitemapReader(options) as reader:
+    async with SitemapReader(options, resolver=resolver) as reader:
         result.run = run = await reader.tree(list(targets), observer=tap)
     if run.error is not None:
         reason = plain_reason(run.error)

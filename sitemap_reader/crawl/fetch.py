@@ -202,10 +202,10 @@ class Deadline:
 _CREDENTIALS = ("Authorization", "Cookie")
 
 
-def check_session(session: aiohttp.ClientSession | None, header_hosts: str) -> None:
+def check_session(session: aiohttp.ClientSession | None, hosts: str) -> None:
     """Refuse a user's ``session`` whose default headers carry credentials (aiohttp would
-    send them to every host), unless ``header_hosts`` is ``any``."""
-    if session is None or header_hosts != "site":
+    send them to every host), unless the user's headers may go to ``any`` host."""
+    if session is None or hosts != "site":
         return
     for name in _CREDENTIALS:
         if name in session.headers:

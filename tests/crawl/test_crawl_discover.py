@@ -436,7 +436,7 @@ async def test_custom_score_function(site: Site) -> None:
 async def test_usage_errors() -> None:
     """Bad options and use outside `async with` are UsageErrors, raised up front."""
     with pytest.raises(UsageError):
-        SitemapReader(scope="planet")
+        SitemapReader(scope="planet")  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         SitemapReader(concurrency=0)
     reader = SitemapReader()

@@ -371,7 +371,7 @@ async def test_options_need_a_state(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         SitemapReader(changed_only=True)
     with pytest.raises(UsageError):
-        SitemapReader(state=tmp_path / "s.db", state_commit="never")
+        SitemapReader(state=tmp_path / "s.db", state_commit="never")  # type: ignore[arg-type]
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite at all" * 100)
     async with SitemapReader(state=junk, options=FAST) as reader:

@@ -113,11 +113,11 @@ async def test_allow_private_lets_everything_through(site: Site) -> None:
     assert site.hits["/secret-name.xml"] == 1
 
 
-async def test_allow_private_false_refuses_the_target_itself(site: Site) -> None:
-    """allow_private=False (a service fetching user input): a target name that resolves to
-    loopback is refused too, and nothing is discovered."""
+async def test_allow_private_never_refuses_the_target_itself(site: Site) -> None:
+    """allow_private="never" (a service fetching user input): a target name that resolves
+    to loopback is refused too, and nothing is discovered."""
     target, _ = _build(site)
-    run = await tree(target, resolver=FakeResolver("public.example"), allow_private=False)
+    run = await tree(target, resolver=FakeResolver("public.example"), allow_private="never")
     assert run.tree[0].problems[0].code == "blocked" and run.error is not None
     assert site.hits["/index.xml"] == 0
 

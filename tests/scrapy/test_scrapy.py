@@ -21,7 +21,12 @@ import pytest
 from scrapy.settings import Settings
 
 from sitemap_reader import demo
-from sitemap_reader.scrapy import MIDDLEWARE_ORDER, Addon, Options, SitemapStartMiddleware
+from sitemap_reader.scrapy import (
+    MIDDLEWARE_ORDER,
+    Addon,
+    SitemapStartMiddleware,
+    options_from_settings,
+)
 from tests.scrapy.testsite import (
     ALTERNATE_PATHS,
     EXPECTED_PATHS,
@@ -306,9 +311,9 @@ def test_options_read_the_settings() -> None:
             "DOWNLOAD_MAXSIZE": 1024,
         }
     )
-    options = Options.from_settings(settings)
-    assert options.targets == ("a.example", "https://b.example/sitemap.xml")
-    assert [p.pattern for p in options.follow] == ["/products"]
+    options, scrapy = options_from_settings(settings)
+    assert scrapy.targets == ("a.example", "https://b.example/sitemap.xml")
+    assert [p.pattern for p in options.walk.follow] == ["/products"]
     assert options.limits.max_sitemaps == 5
     assert options.limits.max_depth == 8
-    assert options.scope == "site"
+    assert options.walk.scope == "site"
