@@ -52,7 +52,7 @@ from sitemap_reader.crawl.fetch import (
     check_proxy,
     default_user_agent,
 )
-from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
+from sitemap_reader.crawl.guard import PublicOnlyResolver
 from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
 from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
@@ -62,6 +62,7 @@ from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
+from sitemap_reader.guard import AddressPolicy, private_allowed, private_mode
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.scope import SCOPE_MODES
 from sitemap_reader.records import UrlRecord
@@ -285,7 +286,7 @@ class SitemapReader:
     def fetcher_for(self, target: Target) -> Fetcher:
         """The fetcher for the site of ``target``: guarded unless private is allowed."""
         private = private_allowed(target, self.allow_private)
-        if not private and self.allow_private is None and target.host:
+        if not private and private_mode(self.allow_private) == "typed" and target.host:
             self._policy.trust(target.host)  # the user typed this name: it may be anywhere
         return self._new_fetcher(private=private)
 

@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.crawl.guard import private_allowed
 from sitemap_reader.discovery.targets import classify
 from sitemap_reader.distributed.config import Keys, WorkerLimits, check_redis_url, output_name
 from sitemap_reader.distributed.heartbeat import Heartbeat
@@ -59,6 +58,7 @@ from sitemap_reader.distributed.queue import (
 )
 from sitemap_reader.distributed.state import StateFile
 from sitemap_reader.errors import UsageError
+from sitemap_reader.guard import private_allowed
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.safe_text import printable
 from sitemap_reader.store import url_key
@@ -273,7 +273,7 @@ class Worker:
         self.keys = Keys(namespace) if namespace else Keys()
         self.limits = limits or WorkerLimits()
         # The queue's targets reach private addresses only when this worker allows it.
-        self.reader_options = {**(reader_options or {}), "allow_private": allow_private}
+        self.reader_options = {**(reader_options or {}), "allow_private": allow_private or "never"}
         self.allow_private = allow_private
         self.parallel = parallel
         self.state = state

@@ -191,10 +191,10 @@ async def test_the_users_session_is_used_and_left_open(site: Site) -> None:
 
 
 async def test_the_guard_holds_with_the_users_session(site: Site) -> None:
-    """session= with allow_private=False: a loopback literal is still refused, unsent."""
+    """session= with allow_private="never": a loopback literal is still refused, unsent."""
     _four_sitemaps(site)
     async with aiohttp.ClientSession() as session:
-        run = await tree(site.url("/"), session=session, allow_private=False)
+        run = await tree(site.url("/"), session=session, allow_private="never")
     assert site.requests == []
     assert run.tree[0].problems[0].code == "blocked"
 
