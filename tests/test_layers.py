@@ -180,6 +180,7 @@ def _loaded_after(imports: str, wanted: str) -> list[str]:
         "sitemap_reader.discovery",
         "sitemap_reader.guard",
         "sitemap_reader.store",
+        "sitemap_reader.store.progress",
     ],
 )
 def test_sans_io_layers_import_no_event_loop(module: str) -> None:
