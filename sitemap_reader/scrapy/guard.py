@@ -87,7 +87,10 @@ def private_setting(settings: BaseSettings) -> PrivateSetting:
         return None
     if isinstance(value, str) and value.strip().lower() == NEVER:
         return NEVER
-    return settings.getbool(SETTING)
+    try:
+        return settings.getbool(SETTING)
+    except ValueError as exc:
+        raise ValueError(f"{SETTING} must be a boolean or {NEVER!r}, not {value!r}") from exc
 
 
 def enable(settings: BaseSettings) -> None:

@@ -275,7 +275,7 @@ def test_a_setting_of_another_word_is_refused() -> None:
     """A value that is neither a boolean nor "never" is an error, not a guess."""
     from scrapy.settings import Settings
 
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be a boolean or 'never', not 'sometimes'"):
         private_setting(Settings({SETTING: "sometimes"}))
 
 
