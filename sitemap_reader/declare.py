@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from yarl import URL
 
@@ -332,7 +332,7 @@ def proxy_url(value: object) -> str | None:
     return str(value)
 
 
-def private_policy(value: object) -> bool | str:
+def private_policy(value: object) -> bool | Literal["never"]:
     """``allow_private``: False (and None) is the default, True allows every address,
     ``"never"`` refuses private addresses even for the typed targets.
 

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A :class:`SitemapLoader` runs one :class:`~sitemap_reader.SitemapReader` discovery in a
 task (the *intake*) and writes every new record into its progress file
-(:mod:`sitemap_reader.progress`) before anyone can have it. :meth:`SitemapLoader.next`
+(:mod:`sitemap_reader.store.progress`) before anyone can have it. :meth:`SitemapLoader.next`
 hands out queued records, oldest first (or, with ``best_first``, the best of the
 ``buffer`` oldest), marking each *out*; :meth:`~SitemapLoader.ack` marks it done and
 commits, so an acknowledged URL is never handed out again, not even by a loader that
@@ -48,7 +48,8 @@ from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.errors import StateError, UsageError
 from sitemap_reader.options import Options, loader_options
-from sitemap_reader.progress import (
+from sitemap_reader.records import UrlRecord
+from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
     OUT,
@@ -57,7 +58,6 @@ from sitemap_reader.progress import (
     DoneSitemap,
     ProgressStore,
 )
-from sitemap_reader.records import UrlRecord
 
 #: What a sitemap answered from the progress file says in the tree.
 FROM_PROGRESS = "read completely by an earlier loader (progress file)"

@@ -58,6 +58,7 @@ from sitemap_reader.declare import (
     url_paths,
 )
 from sitemap_reader.errors import UsageError
+from sitemap_reader.guard import PrivateSetting
 from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES, Limits
 
 if TYPE_CHECKING:
@@ -311,7 +312,7 @@ class Network:
         convert=boolean,
         scrapy="Scrapy's HttpProxyMiddleware",
     )
-    allow_private: bool | str = option(
+    allow_private: PrivateSetting = option(
         False,
         "private and loopback addresses: by default only a target that is one may reach them; "
         "yes: every request may; never: not even the targets",

@@ -41,6 +41,8 @@ BEGIN, END = "<!-- options: begin -->", "<!-- options: end -->"
 #: Values whose text form differs from the value (the rest are derived from the default).
 SAMPLES: dict[str, tuple[object, str]] = {
     "scope": ("host", "host"),
+    "follow": ((re.compile("/blog/"),), "/blog/"),
+    "headers": ((("X-A", "1"),), "X-A: 1"),
     "guess_paths": (("/a.xml", "/b.xml"), "/a.xml,/b.xml"),
     "since": (datetime(2026, 1, 1, tzinfo=UTC), "2026-01-01"),
     "html": ("always", "always"),
@@ -92,11 +94,11 @@ def test_names_are_unique_across_the_groups() -> None:
 @pytest.mark.parametrize(("group", "item"), every_option(), ids=lambda v: getattr(v, "name", v))
 def test_the_python_keyword(group: str, item: dataclasses.Field[Any]) -> None:
     """Each option is a keyword of the reader (and of its Options), with its meaning."""
-    value, _ = sample(item)
-    if item.name in ("changed_only", "removed"):
-        options = Options.of(None, **{item.name: value, "state": "s.db"})
+    value, _ = sample(item) if item.name != "score" else (len, "")
+    if item.name in ("changed_only", "removed", "trust_index_lastmod"):
+        options = Options.of(None, **{item.name: value, "state": "s.db"})  # type: ignore[arg-type]
     else:
-        options = Options.of(None, **{item.name: value})
+        options = Options.of(None, **{item.name: value})  # type: ignore[arg-type]
     assert value_of(options, group, item.name) == value
     assert value_of(Options(), group, item.name) == item.default
     reader = sr.SitemapReader(options)

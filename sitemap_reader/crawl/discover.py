@@ -43,7 +43,7 @@ from yarl import URL
 from sitemap_reader._keywords import ReaderKeywords
 from sitemap_reader.crawl.best_first import make_sink
 from sitemap_reader.crawl.fetch import Fetcher, Pacer, build_session, check_session
-from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
+from sitemap_reader.crawl.guard import PublicOnlyResolver
 from sitemap_reader.crawl.incremental import IncrementalRun, Item, unpack
 from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
@@ -52,6 +52,7 @@ from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
+from sitemap_reader.guard import AddressPolicy, private_allowed, private_mode
 from sitemap_reader.limits import Limits
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
@@ -169,9 +170,8 @@ class SitemapReader:
     def fetcher_for(self, target: Target) -> Fetcher:
         """The fetcher for the site of ``target``: guarded unless private is allowed."""
         policy = self.options.network.allow_private
-        legacy = None if policy is False else policy is True  # until the guard takes "never"
-        private = private_allowed(target, legacy)
-        if not private and policy is False and target.host:
+        private = private_allowed(target, policy)
+        if not private and private_mode(policy) == "typed" and target.host:
             self._policy.trust(target.host)  # the user typed this name: it may be anywhere
         return self._new_fetcher(private=private)
 

@@ -71,8 +71,8 @@ import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.errors import FetchError, UsageError
+from sitemap_reader.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.options import Options
 from sitemap_reader.parse.scope import Scope
 

@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-import sitemap_reader
 from sitemap_reader.crawl import parse_worker
 from sitemap_reader.discovery.parsing import BodySpec
 from sitemap_reader.limits import Limits
@@ -85,7 +84,7 @@ class _Worker:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        root = str(Path(sitemap_reader.__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])  # the folder of sitemap_reader/
         started = time.perf_counter()
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-c", _BOOT, root, parse_worker.__file__],

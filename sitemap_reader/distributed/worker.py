@@ -44,8 +44,9 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from aiohttp.abc import AbstractResolver
+
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.crawl.guard import private_allowed
 from sitemap_reader.discovery.targets import classify
 from sitemap_reader.distributed.config import Keys, WorkerLimits, check_redis_url, output_name
 from sitemap_reader.distributed.heartbeat import Heartbeat
@@ -59,6 +60,7 @@ from sitemap_reader.distributed.queue import (
 )
 from sitemap_reader.distributed.state import StateFile
 from sitemap_reader.errors import UsageError
+from sitemap_reader.guard import private_allowed
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.safe_text import printable
@@ -84,14 +86,16 @@ async def run_discovery(
     *,
     ranked: bool = False,
     top: int | None = None,
+    resolver: AbstractResolver | None = None,
 ) -> AsyncGenerator[UrlRecord, None]:
     """The ordinary discovery of one target, through the reader's public API.
 
     This is the worker's only coupling to the discovery engine: it yields the target's
     records and fills ``stats`` with the run's counters when the run ends. Raises
     :class:`~sitemap_reader.errors.DiscoveryError` when nothing could be discovered.
+    ``resolver`` is the reader's (a worker with one: ``functools.partial``).
     """
-    async with SitemapReader(options) as reader:
+    async with SitemapReader(options, resolver=resolver) as reader:
         try:
             async with contextlib.aclosing(reader.urls(target, ranked=ranked, top=top)) as recs:
                 async for record in recs:

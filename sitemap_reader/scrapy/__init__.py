@@ -70,16 +70,12 @@ from sitemap_reader.scrapy.middleware import (
 from sitemap_reader.scrapy.settings import ScrapyOptions, options_from_settings
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
 
-#: The driver's first name.
-Discovery = ScrapyDriver
-
 __all__ = [
     "DEFAULT_SETTINGS",
     "META_KEY",
     "MIDDLEWARE_ORDER",
     "SITEMAP_META_KEY",
     "Addon",
-    "Discovery",
     "RobotsTxtShare",
     "ScrapyDriver",
     "ScrapyOptions",

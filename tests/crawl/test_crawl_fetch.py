@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from sitemap_reader.crawl.fetch import backoff_delay, retry_after_seconds
+from sitemap_reader.discovery.model import Run
 from sitemap_reader.options import default_user_agent
 from tests.crawl.crawl_kit import FAST, Reply, Site, collect, gz, index, tree, urlset
 
@@ -180,6 +181,35 @@ async def test_trickling_server_bounded_by_timeout(site: Site) -> None:
     assert time.monotonic() - started < 2.0
     assert [r.url for r in records] == urls[:2]
     assert run.tree[0].problems[0].code == "timeout" and run.tree[0].failed  # the cause first
+
+
+def _shape(run: Run) -> list[tuple[object, ...]]:
+    """What a run found, node by node, without its timings."""
+    return [
+        (n.url, n.final_url, n.status, n.urls, n.complete, [p.code for p in n.problems])
+        for n in run.nodes()
+    ]
+
+
+async def test_allow_private_false_is_the_default(site: Site) -> None:
+    """allow_private=False reads as the default and behaves exactly as unset: a loopback
+    target is read, with the same records, the same run and the same requests."""
+    site.add("/s.xml", urlset(five(site)))
+    unset, unset_run = await collect(site.url("/s.xml"))
+    hits = dict(site.hits)
+    false, false_run = await collect(site.url("/s.xml"), allow_private=False)
+    assert [r.url for r in unset] == five(site)
+    assert false == unset
+    assert _shape(false_run) == _shape(unset_run)
+    assert false_run.error is unset_run.error is None
+    assert dict(site.hits) == {path: 2 * count for path, count in hits.items()}
+
+
+async def test_allow_private_true_reads_loopback(site: Site) -> None:
+    """allow_private=True: a loopback target is read as by default."""
+    site.add("/s.xml", urlset(five(site)))
+    records, run = await collect(site.url("/s.xml"), allow_private=True)
+    assert [r.url for r in records] == five(site) and run.error is None
 
 
 async def test_allow_private_never_refuses_loopback(site: Site) -> None:

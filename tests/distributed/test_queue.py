@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from collections.abc import AsyncGenerator
@@ -426,3 +427,36 @@ async def test_a_stop_request_that_surfaces_as_a_socket_timeout_is_not_retried()
         await queue._call(op)
     assert tries == 1
     await queue.close()
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_a_queued_name_resolving_to_loopback_needs_allow_private(
+    redis_server: RedisServer, namespace: str, tmp_path: Path, allowed: bool
+) -> None:
+    """A queued name that resolves to loopback: a worker without --allow-private refuses
+    it before any request (its reader guards the queue's targets too: "never"), one with
+    it reads the site."""
+    from tests.hostile.test_guard import FakeResolver
+
+    with Farm(1) as farm:
+        target = f"http://public.example:{farm.sites[0].port}/"
+        queue = TargetQueue.from_url(redis_server.url, namespace)
+        try:
+            await queue.enqueue([target])
+            worker = Worker(
+                redis_server.url,
+                Output(str(tmp_path)),
+                Options.of(allow_private=allowed),
+                namespace=namespace,
+                limits=QUICK,
+                discovery=functools.partial(run_discovery, resolver=FakeResolver("public.example")),
+            )
+            report = await worker.run(drain=True)
+        finally:
+            await queue.close()
+    if allowed:
+        assert (report.done, report.dead) == (1, 0)
+        assert sum(farm.hits.values()) == farm.fetches_per_site()
+    else:
+        assert (report.done, report.dead) == (0, 1)
+        assert sum(farm.hits.values()) == 0

@@ -11,8 +11,8 @@ import sitemap_reader as sr
 from sitemap_reader.crawl.traverse import MAX_BATCH
 from sitemap_reader.errors import StateError, UsageError
 from sitemap_reader.loader import FROM_PROGRESS
-from sitemap_reader.progress import ProgressStore
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.store.progress import ProgressStore
 from tests.crawl.crawl_kit import FAST
 from tests.loader.conftest import MakeSite
 from tests.loader.kill_kit import Audit, run_child
