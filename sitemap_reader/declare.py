@@ -3,9 +3,9 @@
 A field declared with :func:`option` carries, beside its type and default, its one-line
 meaning, the converter that turns what a user passes into the value, and which front
 doors show it (see :mod:`sitemap_reader.options` for the groups and what derives from
-them). A group runs :func:`convert_fields` in its ``__post_init__``: the one place a
-value is checked, whichever door it came through. Sans-I/O: nothing here imports asyncio
-or aiohttp.
+them). A group is :class:`Declared`: its ``__post_init__`` converts every field, the
+one place a value is checked, whichever door it came through. Sans-I/O: nothing here
+imports asyncio or aiohttp.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from yarl import URL
 
@@ -91,22 +91,35 @@ def spec_of(item: dataclasses.Field[Any]) -> Spec:
     return spec
 
 
-def convert_fields(value: object) -> None:
-    """Run each field's converter on a freshly built group (its ``__post_init__``): the
-    one place values are checked. Raises :class:`OptionError` naming the field."""
+def converted(value: object) -> dict[str, Any]:
+    """Each field's converter run on a freshly built group: the values that changed, by
+    name. Raises :class:`OptionError` naming the field."""
+    changed: dict[str, Any] = {}
     for item in dataclasses.fields(value):  # type: ignore[arg-type]
         convert = spec_of(item).convert
         if convert is None:
             continue
         given = getattr(value, item.name)
         try:
-            converted = convert(given)
+            result = convert(given)
         except (TypeError, ValueError) as exc:
             if isinstance(exc, OptionError):
                 raise
             raise OptionError(item.name, str(exc)) from None
-        if converted is not given:
-            object.__setattr__(value, item.name, converted)
+        if result is not given:
+            changed[item.name] = result
+    return changed
+
+
+class Declared:
+    """The base of a frozen group of options: its ``__post_init__`` converts every field
+    (the one place values are checked, whichever door they came through)."""
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        for name, value in converted(self).items():
+            object.__setattr__(self, name, value)
 
 
 # --------------------------------------------------------------------------- converters
@@ -330,6 +343,10 @@ def proxy_url(value: object) -> str | None:
         shown = redact_url(value) if isinstance(value, str) else value
         raise ValueError(f"a proxy is an http:// URL, not {shown!r}")
     return str(value)
+
+
+#: The values of the ``allow_private`` option: None or False (the default), True, "never".
+PrivateSetting: TypeAlias = bool | Literal["never"] | None
 
 
 def private_policy(value: object) -> bool | Literal["never"]:

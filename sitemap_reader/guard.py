@@ -47,11 +47,10 @@ from typing import Final, Literal, TypeAlias
 
 from yarl import URL
 
+from sitemap_reader.declare import PrivateSetting
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.errors import UsageError
 
-#: The values of the ``allow_private`` option: None or False (the default), True, "never".
-PrivateSetting: TypeAlias = bool | Literal["never"] | None
 #: What a :data:`PrivateSetting` means: trust the typed targets, allow all, or allow none.
 PrivateMode: TypeAlias = Literal["typed", "all", "never"]
 #: The ``allow_private`` value that guards the typed targets too.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from sitemap_reader.declare import convert_fields, count, option, seconds
+from sitemap_reader.declare import Declared, count, option, seconds
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -27,7 +27,7 @@ _PYTHON = "a bound for Python callers: Limits(...)"
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(Declared):
     """Bounds on memory, fan-out and retries. Every field can be overridden (the time
     bounds are :class:`~sitemap_reader.options.Timeouts`).
 
@@ -281,9 +281,6 @@ class Limits:
         cli=_PYTHON,
         scrapy=_PYTHON,
     )
-
-    def __post_init__(self) -> None:
-        convert_fields(self)
 
     def wire_cap(self) -> int:
         """The raw bytes one sitemap may take from the wire (``max_wire_bytes`` resolved).

@@ -38,11 +38,12 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sitemap_reader.declare import (
+    Declared,
     OptionError,
+    PrivateSetting,
     boolean,
     callable_or_none,
     choice,
-    convert_fields,
     count,
     file_path,
     header_pairs,
@@ -58,7 +59,6 @@ from sitemap_reader.declare import (
     url_paths,
 )
 from sitemap_reader.errors import UsageError
-from sitemap_reader.guard import PrivateSetting
 from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES, Limits
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ _SCRAPY_STATE = "a Scrapy crawl resumes with JOBDIR"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Walk:
+class Walk(Declared):
     """What to read: which sitemaps, which ways into a site, which records."""
 
     scope: str = option(
@@ -170,12 +170,9 @@ class Walk:
         scrapy="the spider's sitemap_score attribute",
     )
 
-    def __post_init__(self) -> None:
-        convert_fields(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Politeness:
+class Politeness(Declared):
     """Who we say we are, and how we treat a site's robots.txt and servers."""
 
     user_agent: str = option(
@@ -206,12 +203,9 @@ class Politeness:
         scrapy=_SCRAPY_PACING,
     )
 
-    def __post_init__(self) -> None:
-        convert_fields(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Timeouts:
+class Timeouts(Declared):
     """Time bounds: of the whole run, of one sitemap, of a connection and of a read."""
 
     deadline: float | None = option(
@@ -241,12 +235,9 @@ class Timeouts:
         scrapy="Scrapy's DOWNLOAD_TIMEOUT",
     )
 
-    def __post_init__(self) -> None:
-        convert_fields(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Parallelism:
+class Parallelism(Declared):
     """How much runs at once."""
 
     concurrency: int = option(
@@ -272,13 +263,13 @@ class Parallelism:
     )
 
     def __post_init__(self) -> None:
-        convert_fields(self)
+        Declared.__post_init__(self)
         if self.per_host > self.concurrency:
             object.__setattr__(self, "per_host", self.concurrency)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Network:
+class Network(Declared):
     """What the aiohttp driver sends, through what, to which addresses."""
 
     headers: tuple[tuple[str, str], ...] = option(
@@ -322,12 +313,9 @@ class Network:
         accepts="bool | Literal['never'] | None",
     )
 
-    def __post_init__(self) -> None:
-        convert_fields(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Incremental:
+class Incremental(Declared):
     """Incremental runs: a state file that remembers what was read."""
 
     state: str | None = option(
@@ -360,13 +348,13 @@ class Incremental:
     )
 
     def __post_init__(self) -> None:
-        convert_fields(self)
+        Declared.__post_init__(self)
         if self.state is None and (self.changed_only or self.removed):
             raise OptionError("state", "changed_only and removed need a state file")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LoaderOptions:
+class LoaderOptions(Declared):
     """The knobs of :class:`~sitemap_reader.SitemapLoader` (and the Crawlee loader)."""
 
     progress: str | None = option(
@@ -398,9 +386,6 @@ class LoaderOptions:
         cli="the loader is Python only",
         scrapy="the loader is Python only",
     )
-
-    def __post_init__(self) -> None:
-        convert_fields(self)
 
 
 #: The option groups of a reader run, by their name in :class:`Options`.

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from sitemap_reader.declare import PrivateSetting
 from sitemap_reader.discovery.targets import classify
 from sitemap_reader.errors import UsageError
 from sitemap_reader.guard import (
-    PrivateSetting,
     is_public_address,
     numeric_host_problem,
     parse_numeric_host,

@@ -115,7 +115,8 @@ def test_the_cli_flag(group: str, item: dataclasses.Field[Any]) -> None:
         assert isinstance(spec.cli, str) and spec.cli, f"{item.name}: no CLI flag, no reason"
         return
     value, text = sample(item)
-    argv = ["dump", "x.example", flag] if isinstance(item.default, bool) else None
+    switch = isinstance(item.default, bool) and spec.const is None
+    argv = ["dump", "x.example", flag] if switch else None
     argv = argv or ["dump", "x.example", flag, text]
     if item.name in ("changed_only", "removed"):
         argv += ["--state", "s.db"]
@@ -142,7 +143,8 @@ def test_the_scrapy_setting(group: str, item: dataclasses.Field[Any]) -> None:
     value, text = sample(item)
     for given in (value, text):
         raw = [given] if spec_of(item).repeat and isinstance(given, str) else given
-        options, _ = options_from_settings(Settings({name: raw}))
+        more = {"SITEMAP_READER_SINCE": "2026-01-01"} if item.name == "trust_index_lastmod" else {}
+        options, _ = options_from_settings(Settings({name: raw, **more}))
         assert value_of(options, group, item.name) == value, given
 
 
@@ -157,7 +159,7 @@ def test_the_readme_table_is_rendered_from_the_declarations() -> None:
 def test_the_typed_keywords_are_generated_from_the_declarations() -> None:
     """sitemap_reader/_keywords.py is what keywords_module() writes, and the doors use it."""
     assert (ROOT / "sitemap_reader" / "_keywords.py").read_text() == keywords_module()
-    names = set(typing.get_type_hints(_keywords.ReaderKeywords))
+    names = set(_keywords.ReaderKeywords.__annotations__)
     assert names == {*GROUPS, *(f.name for g in GROUPS.values() for f in dataclasses.fields(g))}
     for door, typed in (
         (sr.SitemapReader.__init__, _keywords.ReaderKeywords),

@@ -88,19 +88,19 @@ def build_parser(
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
-    sub = _command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)
+    sub = add_command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)
     sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (see below)")
     _add_output_options(sub)
     _add_crawl_options(sub, state=True)
     sub.set_defaults(run=dump, action="dump", json=False)
 
-    sub = _command(commands, "tree", "show the sitemap tree of a target", _TREE_EXAMPLES)
+    sub = add_command(commands, "tree", "show the sitemap tree of a target", _TREE_EXAMPLES)
     sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("--json", action="store_true", help="print the tree as JSON")
     _add_crawl_options(sub)
     sub.set_defaults(run=tree, action="tree")
 
-    sub = _command(commands, "demo", "serve the embedded demo site, or read it", _DEMO_EXAMPLES)
+    sub = add_command(commands, "demo", "serve the embedded demo site, or read it", _DEMO_EXAMPLES)
     sub.add_argument(
         "action",
         nargs="?",
@@ -158,7 +158,7 @@ distributions; duplicates; the slowest and the largest sitemaps.
 
 
 def _add_check_command(commands: Any, handler: Handler) -> None:
-    sub = _command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
+    sub = add_command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
     sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("--json", action="store_true", help="print the findings as JSON")
     _add_check_options(sub)
@@ -191,7 +191,7 @@ def _add_check_options(sub: Any) -> None:
 
 
 def _add_report_command(commands: Any, handler: Handler) -> None:
-    sub = _command(commands, "report", "write an HTML report of a target", _REPORT_EXAMPLES)
+    sub = add_command(commands, "report", "write an HTML report of a target", _REPORT_EXAMPLES)
     sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
     _add_crawl_options(sub)
@@ -217,7 +217,7 @@ def package_version() -> str:
         return "unknown"
 
 
-def _command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
+def add_command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
     """One subcommand parser, with the message options every command shares."""
     sub: argparse.ArgumentParser = commands.add_parser(
         name,
@@ -241,29 +241,40 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout"
     )
     group.add_argument(
-        "--format",
-        choices=("jsonl", "csv", "txt", "parquet"),
-        default="jsonl",
-        help="jsonl (default): one JSON record a line; csv: a header row, extension fields "
-        "as JSON text; txt: URLs only; parquet: a Parquet file (-o FILE; needs pyarrow)",
-    )
-    group.add_argument(
         "--csv-raw",
         action="store_true",
         help="csv: cells as the site wrote them; by default a cell of site text that a "
         "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading '",
     )
+    add_record_flags(group, FORMATS, "")
+
+
+#: The formats of dump's output (the worker writes all but parquet).
+FORMATS = ("jsonl", "csv", "txt", "parquet")
+
+
+def add_record_flags(group: Any, formats: Sequence[str], per: str) -> None:
+    """The flags of what is written (``dump``'s, and the worker's ``per`` target): the
+    format, the order, the record filters and the record count."""
+    group.add_argument(
+        "--format",
+        choices=formats,
+        default="jsonl",
+        help="jsonl (default): one JSON record a line; csv: a header row, extension fields "
+        "as JSON text; txt: URLs only"
+        + ("; parquet: a Parquet file (-o FILE; needs pyarrow)" if "parquet" in formats else ""),
+    )
     group.add_argument(
         "--ranked",
         action="store_true",
-        help="best first (highest score, ties by URL) instead of discovery order, written "
-        "when discovery ends; past 100,000 records they wait in a temporary file",
+        help=f"best first{per} (highest score, ties by URL) instead of discovery order, "
+        "written when discovery ends; past 100,000 records they wait in a temporary file",
     )
     group.add_argument(
         "--top",
         type=positive_int,
         metavar="N",
-        help="only the N best records (implies --ranked; memory for N records only)",
+        help=f"only the N best records{per} (implies --ranked; memory for N records only)",
     )
     for name, text in (
         ("--include", "keep only URLs matching"),
@@ -278,7 +289,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
             help=f"{text} REGEX (Python re.search; repeatable, any one may match)",
         )
     group.add_argument(
-        "--max-urls", type=positive_int, metavar="N", help="stop after writing N records"
+        "--max-urls", type=positive_int, metavar="N", help=f"stop after writing N records{per}"
     )
 
 

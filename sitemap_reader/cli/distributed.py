@@ -17,7 +17,14 @@ from collections.abc import Callable, Coroutine, Iterator
 from types import ModuleType
 from typing import Any, Final
 
-from sitemap_reader.cli.args import PROG, _command, positive_float, positive_int, regex
+from sitemap_reader.cli.args import (
+    FORMATS,
+    PROG,
+    add_command,
+    add_record_flags,
+    positive_float,
+    positive_int,
+)
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, interruptible
 from sitemap_reader.cli.flags import add_option_flags, options_from
 from sitemap_reader.cli.output import RecordFilter, make_writer
@@ -63,7 +70,7 @@ examples:
 
 def add_commands(commands: Any) -> None:
     """Add ``enqueue``, ``worker`` and ``status`` to the subcommands of the parser."""
-    sub = _command(commands, "enqueue", "add targets to a Redis queue", _ENQUEUE_EXAMPLES)
+    sub = add_command(commands, "enqueue", "add targets to a Redis queue", _ENQUEUE_EXAMPLES)
     _add_redis_options(sub)
     sub.add_argument("targets", nargs="*", metavar="TARGET", help="targets (as for dump)")
     sub.add_argument(
@@ -79,14 +86,16 @@ def add_commands(commands: Any) -> None:
     )
     sub.set_defaults(run=run_enqueue, action="enqueue")
 
-    sub = _command(commands, "worker", "discover queued targets, one file each", _WORKER_EXAMPLES)
+    sub = add_command(
+        commands, "worker", "discover queued targets, one file each", _WORKER_EXAMPLES
+    )
     _add_redis_options(sub)
     _add_worker_options(sub)
     _add_record_options(sub)
     add_option_flags(sub, skip=("state",))  # the worker keeps its state in Redis
     sub.set_defaults(run=run_worker, action="worker")
 
-    sub = _command(commands, "status", "show what a Redis queue holds", _STATUS_EXAMPLES)
+    sub = add_command(commands, "status", "show what a Redis queue holds", _STATUS_EXAMPLES)
     _add_redis_options(sub)
     sub.add_argument("--json", action="store_true", help="print the status as JSON")
     sub.set_defaults(run=run_status, action="status")
@@ -181,14 +190,7 @@ def _add_worker_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_record_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("output (per target, as for dump)")
-    group.add_argument("--format", choices=("jsonl", "csv", "txt"), default="jsonl")
-    group.add_argument("--ranked", action="store_true", help="best first within each target")
-    group.add_argument("--top", type=positive_int, metavar="N", help="only the N best per target")
-    for name, text in (("--include", "keep only URLs matching"), ("--exclude", "drop URLs")):
-        group.add_argument(
-            name, type=regex, action="append", default=[], metavar="REGEX", help=text
-        )
-    group.add_argument("--max-urls", type=positive_int, metavar="N", help="records per target")
+    add_record_flags(group, FORMATS[:-1], " per target")
     group = parser.add_argument_group("incremental runs (state kept in Redis, per target)")
     group.add_argument(
         "--state",

@@ -39,7 +39,6 @@ with :class:`~sitemap_reader.scrapy.SitemapStartMiddleware` enabled by hand, add
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final, Self
 from urllib.parse import urlsplit
@@ -49,17 +48,17 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from sitemap_reader.declare import PrivateSetting
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.guard import (
-    NEVER,
     PrivateMode,
-    PrivateSetting,
     is_ip_literal,
     is_public_address,
     numeric_host_problem,
     private_allowed,
     private_mode,
 )
+from sitemap_reader.scrapy.settings import options_from_settings, setting_name, spider_overrides
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,7 +67,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("sitemap_reader.scrapy")
 
 #: The setting: unset or False (trust what was typed), True, or "never".
-SETTING: Final = "SITEMAP_READER_ALLOW_PRIVATE"
+SETTING: Final = setting_name("allow_private")
 #: Place in DOWNLOADER_MIDDLEWARES: before RobotsTxtMiddleware (100), so a refused host's
 #: robots.txt is not fetched either, and after OffsiteMiddleware (50).
 GUARD_ORDER: Final = 80
@@ -77,20 +76,6 @@ GUARD_ORDER: Final = 80
 _SITEMAP_META: Final = "sitemap_reader_sitemap"
 _PAGE_META: Final = "sitemap_reader"
 _HINT: Final = f"(see {SETTING})"
-
-
-def private_setting(settings: BaseSettings) -> PrivateSetting:
-    """``SITEMAP_READER_ALLOW_PRIVATE`` as the reader's ``allow_private``: None when unset,
-    ``"never"`` for that word (any case), else the setting read as a boolean."""
-    value = settings.get(SETTING)
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().lower() == NEVER:
-        return NEVER
-    try:
-        return settings.getbool(SETTING)
-    except ValueError as exc:
-        raise ValueError(f"{SETTING} must be a boolean or {NEVER!r}, not {value!r}") from exc
 
 
 def enable(settings: BaseSettings) -> None:
@@ -110,13 +95,6 @@ def warn_if_disabled(crawler: Crawler) -> None:
             "to DOWNLOADER_MIDDLEWARES (the Addon does it for you)",
             __name__,
         )
-
-
-def split_targets(value: str | Iterable[str]) -> tuple[str, ...]:
-    """A target list; a string (a spider argument) splits on commas and blank space."""
-    if isinstance(value, str):
-        return tuple(t for t in re.split(r"[\s,]+", value) if t)
-    return tuple(value)
 
 
 class Policy:
@@ -197,10 +175,10 @@ class PrivateAddressMiddleware:
     def policy(self) -> Policy:
         """The policy, built on first use (the spider's targets are known by then)."""
         if self._policy is None:
-            settings = self.crawler.settings
-            typed = split_targets(getattr(self.crawler.spider, "sitemap_targets", None) or ())
-            targets = typed or split_targets(settings.get("SITEMAP_READER_TARGETS") or ())
-            self._policy = Policy(private_setting(settings), targets)
+            crawler = self.crawler
+            spider = spider_overrides(crawler.spider)
+            options, scrapy = options_from_settings(crawler.settings, spider)
+            self._policy = Policy(options.network.allow_private, scrapy.targets)
         return self._policy
 
     async def process_request(self, request: Request, spider: Any = None) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from sitemap_reader.declare import OptionError, boolean, convert_fields, option, spec_of, text_line
+from sitemap_reader.declare import Declared, OptionError, boolean, option, spec_of, text_line
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import GROUPS, Options, make_group, scrapy_setting, split
 
@@ -49,7 +49,7 @@ def target_list(value: object) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ScrapyOptions:
+class ScrapyOptions(Declared):
     """What only a Scrapy crawl has: its targets, the callback of the start middleware,
     and whether the hreflang alternates are crawled too."""
 
@@ -73,9 +73,6 @@ class ScrapyOptions:
         cli=_SCRAPY_ONLY,
     )
 
-    def __post_init__(self) -> None:
-        convert_fields(self)
-
 
 #: The option groups a Scrapy crawl reads settings for.
 SCRAPY_GROUPS: Final[dict[str, type]] = {**GROUPS, "scrapy": ScrapyOptions}
@@ -88,6 +85,14 @@ def setting_fields() -> Iterator[tuple[str, dataclasses.Field[Any]]]:
             name = scrapy_setting(item)
             if name is not None:
                 yield name, item
+
+
+def setting_name(name: str) -> str:
+    """The setting of the option of flat name ``name``."""
+    for setting, item in setting_fields():
+        if item.name == name:
+            return setting
+    raise KeyError(name)
 
 
 def default_settings() -> dict[str, Any]:

@@ -21,15 +21,15 @@ import pytest
 from aiohttp import web
 from scrapy.utils.test import get_crawler
 
-from sitemap_reader.guard import PrivateSetting
+from sitemap_reader.declare import PrivateSetting
 from sitemap_reader.scrapy import Addon, SitemapReaderMixin
 from sitemap_reader.scrapy.guard import (
     GUARD_ORDER,
     SETTING,
     Policy,
     PrivateAddressMiddleware,
-    private_setting,
 )
+from sitemap_reader.scrapy.settings import options_from_settings
 from tests.scrapy.test_scrapy import Crawl, run_crawl
 from tests.scrapy.testsite import ServerThread
 
@@ -252,7 +252,7 @@ def test_guard_knows_discoverys_meta_keys() -> None:
 @pytest.mark.parametrize(
     ("value", "private"),
     [
-        (None, None),
+        (None, False),
         (False, False),
         ("false", False),
         ("0", False),
@@ -268,15 +268,15 @@ def test_the_setting_maps_to_allow_private(value: object, private: PrivateSettin
     from scrapy.settings import Settings
 
     settings = Settings({SETTING: value} if value is not None else {})
-    assert private_setting(settings) == private
+    assert options_from_settings(settings)[0].network.allow_private == private
 
 
 def test_a_setting_of_another_word_is_refused() -> None:
     """A value that is neither a boolean nor "never" is an error, not a guess."""
     from scrapy.settings import Settings
 
-    with pytest.raises(ValueError, match="must be a boolean or 'never', not 'sometimes'"):
-        private_setting(Settings({SETTING: "sometimes"}))
+    with pytest.raises(ValueError, match=r"^SITEMAP_READER_ALLOW_PRIVATE: expected True, False or"):
+        options_from_settings(Settings({SETTING: "sometimes"}))
 
 
 def _loopback_crawl(port: str, out: Path, *options: str) -> Crawl:
