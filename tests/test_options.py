@@ -277,3 +277,21 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
             found: argparse.ArgumentParser = action.choices[name]
             return found
     raise AssertionError(name)
+
+
+@pytest.mark.parametrize("command", ["dump", "demo", "tree", "check", "report", "worker"])
+def test_every_command_has_every_reader_flag(command: str) -> None:
+    """Each command that reads sites takes every reader option flag (the incremental
+    ones: dump and demo; the worker keeps its state in Redis: its own --state)."""
+    from sitemap_reader.cli.distributed import add_commands
+
+    parser = build_parser(
+        lambda a: 0, lambda a: 0, lambda a: 0, lambda a: 0, lambda a: 0, (add_commands,)
+    )
+    flags = {s for a in _subparser(parser, command)._actions for s in a.option_strings}
+    incremental = {"--state", "--changed-only", "--removed"}
+    for _, item in every_option():
+        flag = cli_flag(item)
+        if flag is None or (flag in incremental and command in ("tree", "check", "report")):
+            continue
+        assert flag in flags, f"{command} lacks {flag}"

@@ -271,6 +271,19 @@ async def test_since_skips_older_index_children_unfetched(site: Site) -> None:
     )
 
 
+async def test_since_leaves_out_older_records_as_the_cli_does(site: Site) -> None:
+    """since= (a date string too) leaves out the records older than it, keeps the undated
+    and the newer ones, and counts what it left out: the meaning of --since."""
+    entries = "".join(
+        f"<url><loc>{site.url(path)}</loc>{f'<lastmod>{day}</lastmod>' if day else ''}</url>"
+        for path, day in [("/old", "2023-05-01"), ("/new", "2024-07-01"), ("/undated", None)]
+    )
+    site.add("/s.xml", f'<urlset xmlns="{SITEMAP_NS}">{entries}</urlset>'.encode())
+    records, run = await collect(site.url("/s.xml"), since="2024-06-01")
+    assert sorted(r.url for r in records) == [site.url("/new"), site.url("/undated")]
+    assert run.stats.urls_older == 1 and run.stats.to_dict()["urls_older"] == 1
+
+
 def test_cli_since_summary_and_ignore_index_lastmod() -> None:
     """dump --since: the summary counts the children not fetched; --ignore-index-lastmod
     (no --state needed) fetches them and filters the records instead."""
