@@ -34,9 +34,9 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from sitemap_reader._version import __version__
 from sitemap_reader.declare import (
     Declared,
     OptionError,
@@ -71,18 +71,13 @@ PROJECT_URL: Final = "https://github.com/sitemap-reader/sitemap-reader"
 
 
 def default_user_agent() -> str:
-    """``sitemap-reader/<version> (+<project url>)``, the version from the installed package."""
-    try:
-        version = metadata.version("sitemap-reader")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return f"sitemap-reader/{version} (+{PROJECT_URL})"
+    """``sitemap-reader/<version> (+<project url>)``."""
+    return f"sitemap-reader/{__version__} (+{PROJECT_URL})"
 
 
 # --------------------------------------------------------------------------- the groups
 
-#: Why an option of the aiohttp driver's network is not a Scrapy setting.
-_SCRAPY_NETWORK = "Scrapy's downloader has its own"
+#: Why some options are not Scrapy settings.
 _SCRAPY_PACING = "Scrapy paces itself: DOWNLOAD_DELAY, AutoThrottle"
 _SCRAPY_STATE = "a Scrapy crawl resumes with JOBDIR"
 
