@@ -602,7 +602,7 @@ class SitemapParser:
                 codec=codec,
                 pagemaps=self.pagemaps,
                 max_token=limits.max_xml_token,
-                max_depth=limits.max_xml_depth,
+                depth_cap=limits.max_xml_depth,
                 max_names=limits.max_xml_names,
                 max_name_chars=limits.max_xml_name_chars,
                 max_namespaces=limits.max_xml_namespaces,
