@@ -105,9 +105,9 @@ class XmlReader:
             self._parse(data[:end] if end < len(data) else data)
 
     def _parse(self, data: bytes) -> None:
-        # A chunk on an entry boundary: the scanner reads the run of plain entries it
-        # starts with, the lite path the rest if it is all plain entries, expat with the
-        # full handlers anything else.
+        # Between two entries of a urlset the scanner reads the run of plain entries the
+        # chunk starts with; the lite path reads the rest if it is all plain entries,
+        # expat with the full handlers anything else.
         elements = self._elements
         lite = elements.lite_grammar()
         if lite is LITE_URLS and self._scanner is not None:
