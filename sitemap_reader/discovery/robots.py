@@ -214,7 +214,7 @@ class RobotsRules:
                 rules = parse_robots(body, base, max_bytes=cap)
                 listed = list(rules.sitemaps)
                 node.format = "robots"
-                if rules.html:
+                if rules.is_html:
                     node.add_problem(
                         "robots-html",
                         "robots.txt is an HTML page: its links are not taken as sitemaps",

@@ -309,13 +309,15 @@ class _Emitter(Sink):
                     return url
             else:
                 url = normalize_url(
-                    loc, self.base, strict=self.strict, max_length=self.max_url_length
+                    loc, self.base, absolute_only=self.strict, max_length=self.max_url_length
                 )
                 if url is not None:
                     self.problem("relative-url", f"relative {what} {loc[:200]!r} resolved")
                     return url
         else:
-            url = normalize_url(loc, None, strict=self.strict, max_length=self.max_url_length)
+            url = normalize_url(
+                loc, None, absolute_only=self.strict, max_length=self.max_url_length
+            )
             if url is not None:
                 return url
         self.problem("bad-url", f"{what} {loc[:200]!r} dropped")
@@ -602,7 +604,7 @@ class SitemapParser:
                 codec=codec,
                 pagemaps=self.pagemaps,
                 max_token=limits.max_xml_token,
-                max_depth=limits.max_xml_depth,
+                depth_cap=limits.max_xml_depth,
                 max_names=limits.max_xml_names,
                 max_name_chars=limits.max_xml_name_chars,
                 max_namespaces=limits.max_xml_namespaces,
