@@ -103,7 +103,7 @@ class _Emitter(Sink):
     def __init__(
         self,
         url: str | None,
-        strict: bool,
+        to_the_letter: bool,
         limits: Limits,
         now: datetime,
         build: RecordBuilder | None = None,
@@ -112,7 +112,7 @@ class _Emitter(Sink):
         # Scheme-less locations take the sitemap's own scheme (https without one).
         self.scheme = "http" if url is not None and url[:5].lower() == "http:" else "https"
         self.lastmod: datetime | None = None  # a feed's own date
-        self.strict = strict
+        self.strict = to_the_letter
         self.max_url_length = limits.max_url_length
         self.now = now
         self.build = build or plain_builder(now)
@@ -121,7 +121,7 @@ class _Emitter(Sink):
         self.format = "unknown"
         self.urls = 0  # entries emitted: URLs and child sitemaps
         cap = limits.max_urls_per_sitemap
-        if strict:
+        if to_the_letter:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
         self.max_entries = -1 if cap is None else cap
         self.pending: list[PageEntry | SitemapEntry] = []
