@@ -99,7 +99,7 @@ def test_unreachable_robots_after_connecting_disallows_everything() -> None:
     actions = core.failure(fetch.ticket, "timeout", "no answer within 30 s")
     assert sum(isinstance(a, Schedule) for a in actions) == 6  # the well-known paths
     site = core.sites[0]
-    assert site.robots is not None and not site.robots.can_fetch(BASE + "/a", "x")
+    assert site.audit.verdict(BASE + "/a") == "disallowed"
     assert core.run.tree[0].problems[0].code == "robots-unavailable"
 
 
