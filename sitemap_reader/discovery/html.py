@@ -62,7 +62,7 @@ def _links(job: Job, url: str, content_type: str | None, limits: Limits) -> Html
         url,
         content_type,
         limits=limits,
-        build=job.shaper.build,
+        build=job.shaper.page_build,
         mode=mode,
         navigation=job.site.pages.navigation,
         links=job.links,

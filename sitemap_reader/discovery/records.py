@@ -3,9 +3,10 @@
 Each chunk's items pass here in order. A child sitemap goes to
 :class:`~sitemap_reader.discovery.children.Children`. A record passes the site's scope
 (decided once per origin), becomes a child of kind ``listed`` when it names a sitemap
-(``follow_urlset_sitemaps``), then the run-wide dedupe; the robots audit's
-``disallowed`` are counted; then the incremental watch and the job's record shaper
-(:mod:`~sitemap_reader.discovery.shaping`) have their say. The records of an HTML
+(``follow_urlset_sitemaps``), then the run-wide dedupe; the records robots.txt
+disallows (each record's builder asked the site's robots audit) are counted; then the
+incremental watch and the job's record shaper (:mod:`~sitemap_reader.discovery.shaping`)
+have their say. The records of an HTML
 sitemap page are held until the site is idle, so the links every page shares
 (navigation) are told apart; the rest go out at once. On the way out,
 ``obey_robots`` drops what robots.txt disallows, ``since`` what is older, and
@@ -13,6 +14,8 @@ sitemap page are held until the site is idle, so the links every page shares
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from sitemap_reader.discovery.actions import Action, Emit
 from sitemap_reader.discovery.audit import origin_prefix
@@ -22,7 +25,7 @@ from sitemap_reader.discovery.rules import Batch
 from sitemap_reader.discovery.state import RunState
 from sitemap_reader.parse.html import HTML_FORMAT
 from sitemap_reader.parse.parser import Item
-from sitemap_reader.records import UrlRecord, set_record_robots
+from sitemap_reader.records import UrlRecord
 
 
 class RecordGate:
@@ -86,32 +89,30 @@ class RecordGate:
         state.stats.urls_out_of_scope += out
         state.stats.urls_duplicate += duplicates
         if site.audit.rules is not None and batch:
-            self._audit(job, batch)
+            self._count_disallowed(job, batch)
         batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
         if merge and tracked and state.stopped is None:
             actions.append(Emit([], job.shaper.repeats(tracked)))
         return job.shaper.shape(node, batch) if batch else batch
 
-    def _audit(self, job: Job, batch: Batch) -> None:
-        """The robots audit of new records (set on the fresh record, no rebuild), and the
-        ``disallowed`` counted on the node and in the stats."""
-        verdict = job.site.audit.verdict
-        disallowed = 0
-        for record in batch:
-            said = verdict(record.url)
-            if said is not None:
-                set_record_robots(record, said)
-                disallowed += said == "disallowed"
+    def _count_disallowed(self, job: Job, batch: Batch) -> None:
+        """The new records robots.txt disallows (their builder asked the site's audit),
+        counted on the node and in the stats."""
+        disallowed = [r.robots for r in batch].count("disallowed")
         job.node.disallowed += disallowed
         self.state.stats.urls_disallowed += disallowed
 
     def kept_as_page(self, job: Job, actions: list[Action]) -> None:
-        """A listed loc whose body is not a sitemap: its record goes out as a page."""
-        record, state = job.page, self.state
+        """A listed loc whose body is not a sitemap: its record goes out as a page, with
+        the robots verdict as of now (rebuilt if robots.txt was read since it was built)."""
+        record, state, audit = job.page, self.state, job.site.audit
         if record is None or state.stopped is not None or not state.seen.add(record.url):
             return
-        if job.site.audit.rules is not None:
-            self._audit(job, [record])
+        if audit.rules is not None:
+            verdict = audit.verdict(record.url)
+            if verdict != record.robots:
+                record = dataclasses.replace(record, robots=verdict)
+            self._count_disallowed(job, [record])
         self.send([record], actions)
 
     def send(self, batch: Batch, actions: list[Action]) -> None:
