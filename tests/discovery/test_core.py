@@ -178,3 +178,15 @@ def test_unchanged_records_keep_their_time() -> None:
     harness = Harness(core, {"/s.xml": urlset("/a")})
     harness.run()
     assert harness.records[0].score == 0.44375
+
+
+def test_every_node_kind_has_its_part() -> None:
+    """The kind -> part table covers every node kind; each kind change stays between
+    kinds whose parts read a body alike (the sitemap part and its HTML twin)."""
+    from sitemap_reader.discovery.model import KIND_CHANGES, NODE_KINDS
+    from sitemap_reader.discovery.sitemaps import SitemapJob
+
+    core = Discovery([classify(BASE + "/")])
+    assert set(core.parts) == set(NODE_KINDS)
+    for old, new in KIND_CHANGES:
+        assert isinstance(core.parts[old], SitemapJob) and isinstance(core.parts[new], SitemapJob)
