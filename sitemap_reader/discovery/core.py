@@ -159,6 +159,8 @@ class Discovery:
         # The run's values a driver reads (the same objects the parts hold).
         self.options, self.run, self.stats = options, state.run, state.stats
         self.seen, self.sites, self.jobs = state.seen, state.sites, jobs.jobs
+        self.visited, self.delays, self.merge = state.visited, state.delays, merge
+        self.limits, self.now, self.token = state.limits, state.now, state.token
 
     @property
     def stopped(self) -> str | None:
