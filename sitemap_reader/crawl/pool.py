@@ -44,7 +44,7 @@ from sitemap_reader.crawl import parse_worker
 from sitemap_reader.discovery.parsing import BodySpec
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import Item
-from sitemap_reader.records import Problem, RecordBuilder, UrlRecord, set_record_extras
+from sitemap_reader.records import Problem, RareFields, RecordBuilder, UrlRecord
 
 #: A body announcing at least this many bytes (Content-Length) is parsed in a worker:
 #: below it, the round trip and the rebuilding of records cost about what they save.
@@ -363,7 +363,7 @@ class RemoteParser:
             for entry in packed:
                 if type(entry) is tuple:
                     url, lastmod, changefreq, priority = entry
-                    add(build(url, lastmod, changefreq, priority, base, (), (), (), None))
+                    add(build(url, lastmod, changefreq, priority, base, (), (), (), None, None))
                 elif type(entry) is UrlRecord:
                     add(_rebuilt(build, entry))
                 else:
@@ -372,8 +372,12 @@ class RemoteParser:
 
 
 def _rebuilt(build: RecordBuilder, record: UrlRecord) -> UrlRecord:
-    """A record with extensions, built again with the job's builder (its score)."""
-    fresh = build(
+    """A record with extensions, built again with the job's builder (its score, its robots
+    verdict and its source are this process's to give)."""
+    rare = None
+    if record.title is not None or record.mobile or record.pagemaps:
+        rare = RareFields(record.title, record.mobile, record.pagemaps)
+    return build(
         record.url,
         record.lastmod,
         record.changefreq,
@@ -383,7 +387,5 @@ def _rebuilt(build: RecordBuilder, record: UrlRecord) -> UrlRecord:
         record.images,
         record.videos,
         record.news,
+        rare,
     )
-    if record.title is not None or record.mobile or record.pagemaps:
-        set_record_extras(fresh, record.title, record.mobile, record.pagemaps)
-    return fresh

@@ -66,6 +66,8 @@ class BodySpec:
 
 #: Makes the parser of one sitemap body (see the module docstring).
 ParserFactory = Callable[[BodySpec], BodyParser]
+#: A driver's per-sitemap deadline: True once it passed (read between slices of a body).
+Expired = Callable[[], bool]
 
 
 def local_parser(spec: BodySpec) -> BodyParser:

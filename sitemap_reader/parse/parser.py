@@ -65,13 +65,13 @@ from sitemap_reader.records import (
     Alternate,
     Image,
     Problem,
+    RareFields,
     RecordBuilder,
     SitemapRef,
     UrlRecord,
     Video,
     make_alternate,
     make_image,
-    set_record_extras,
 )
 from sitemap_reader.scoring import plain_builder
 
@@ -242,7 +242,7 @@ class _Emitter(Sink):
                     and news is None
                     and extra is None
                 ):
-                    out(build(url, modified, freq, prio, base, (), (), (), None))
+                    out(build(url, modified, freq, prio, base, (), (), (), None, None))
                 else:
                     out(self._record(url, modified, freq, prio, entry))
         finally:
@@ -259,7 +259,15 @@ class _Emitter(Sink):
     ) -> UrlRecord:
         """A record with extensions (the slower path of :meth:`drain`)."""
         alternates, images, videos, news, extra = entry[ALTERNATES:]
-        record = self.build(
+        rare = None
+        if extra is not None:
+            pagemaps = extra.get("pagemaps")
+            rare = RareFields(
+                human_text(extra.get("title")),
+                bool(extra.get("mobile")),
+                build_pagemaps(pagemaps) if pagemaps else (),
+            )
+        return self.build(
             url,
             modified,
             freq,
@@ -269,16 +277,8 @@ class _Emitter(Sink):
             self._images(images) if images else (),
             self._videos(videos) if videos else (),
             build_news(news, self) if news else None,
+            rare,
         )
-        if extra is not None:
-            pagemaps = extra.get("pagemaps")
-            set_record_extras(
-                record,
-                human_text(extra.get("title")),
-                bool(extra.get("mobile")),
-                build_pagemaps(pagemaps) if pagemaps else (),
-            )
-        return record
 
     def text_started(self) -> None:
         self.format = "text"

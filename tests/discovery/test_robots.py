@@ -99,7 +99,7 @@ def test_unreachable_robots_after_connecting_disallows_everything() -> None:
     actions = core.failure(fetch.ticket, "timeout", "no answer within 30 s")
     assert sum(isinstance(a, Schedule) for a in actions) == 6  # the well-known paths
     site = core.sites[0]
-    assert site.robots is not None and not site.robots.can_fetch(BASE + "/a", "x")
+    assert site.audit.verdict(BASE + "/a") == "disallowed"
     assert core.run.tree[0].problems[0].code == "robots-unavailable"
 
 
@@ -202,3 +202,16 @@ def test_bad_pattern_is_a_usage_error(bad: str) -> None:
     """A bad regex given as ``follow`` is a UsageError naming the door and the option."""
     with pytest.raises(UsageError, match=r"^Options: follow: bad regular expression"):
         Options.of(follow=[bad])
+
+
+def test_bare_domain_falls_back_to_http_in_the_core() -> None:
+    """https cannot connect: the core asks for the http URL, with the problem on the node."""
+    core = Discovery([classify("site.example")])
+    (schedule,) = core.start()
+    assert isinstance(schedule, Schedule)
+    (fetch,) = core.begin(schedule.ticket)
+    assert isinstance(fetch, Fetch) and fetch.url == "https://site.example/robots.txt"
+    assert not fetch.retry_connect
+    (again,) = core.failure(fetch.ticket, "connect", "refused", cannot_connect=True)
+    assert isinstance(again, Fetch) and again.url == "http://site.example/robots.txt"
+    assert core.run.tree[0].problems[0].code == "https-unavailable"
