@@ -92,7 +92,9 @@ class RecordGate:
             self._count_disallowed(job, batch)
         batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
         if merge and tracked and state.stopped is None:
-            actions.append(Emit([], job.shaper.repeats(tracked)))
+            repeats, _ = self._passing(job.shaper.repeats(tracked))
+            if repeats:  # a copy the output would drop never comes back through a merge
+                actions.append(Emit([], repeats))
         return job.shaper.shape(node, batch) if batch else batch
 
     def _count_disallowed(self, job: Job, batch: Batch) -> None:
@@ -115,18 +117,25 @@ class RecordGate:
             self._count_disallowed(job, [record])
         self.send([record], actions)
 
+    def _passing(self, batch: Batch) -> tuple[Batch, int]:
+        """The records ``obey_robots`` and ``since`` let through, and how many of the
+        others were older than ``since``."""
+        options = self.state.options
+        if options.politeness.obey_robots:
+            batch = [r for r in batch if r.robots != "disallowed"]
+        since = options.walk.since
+        if since is None:
+            return batch, 0
+        kept = [r for r in batch if r.lastmod is None or r.lastmod >= since]
+        return kept, len(batch) - len(kept)
+
     def send(self, batch: Batch, actions: list[Action]) -> None:
         """Drop what robots.txt disallows (``obey_robots``) and what is older than
-        ``since``, apply the run's URL budget, then emit."""
+        ``since`` (counted), apply the run's URL budget, then emit."""
         state = self.state
         stats = state.stats
-        if state.options.politeness.obey_robots:
-            batch = [r for r in batch if r.robots != "disallowed"]
-        since = state.options.walk.since
-        if since is not None:
-            kept = [r for r in batch if r.lastmod is None or r.lastmod >= since]
-            stats.urls_older += len(batch) - len(kept)
-            batch = kept
+        batch, older = self._passing(batch)
+        stats.urls_older += older
         cap = state.limits.max_urls
         emitted = stats.urls_emitted
         if cap is not None and emitted + len(batch) >= cap:

@@ -183,3 +183,26 @@ async def test_custom_scorer_orders_ranked_output(site: Site) -> None:
 async def test_limits_bound_is_named() -> None:
     """The in-memory bound of ranked output lives in Limits."""
     assert Limits().max_ranked_in_memory == 100_000
+
+
+async def test_ranked_output_keeps_the_filters_of_the_stream(site: Site) -> None:
+    """Ranked output merges the copies a URL has in several sitemaps; a copy that since or
+    obey_robots leaves out never comes back through that merge: ranked and streamed runs
+    give the same URLs."""
+
+    def entry(path: str, day: str) -> str:
+        return f"<url><loc>{site.url(path)}</loc><lastmod>{day}</lastmod></url>"
+
+    first = entry("/old", "2023-01-01") + entry("/new", "2025-01-01") + entry("/no/x", "2025-02-01")
+    second = entry("/old", "2023-06-01") + entry("/no/x", "2025-03-01")
+    robots = f"User-agent: *\nDisallow: /no/\nSitemap: {site.url('/index.xml')}\n"
+    site.add("/robots.txt", robots, content_type="text/plain")
+    for path, body in (("/a.xml", first), ("/b.xml", second)):
+        site.add(path, f'<urlset xmlns="{SITEMAP_NS}">{body}</urlset>'.encode())
+    index = "".join(f"<sitemap><loc>{site.url(p)}</loc></sitemap>" for p in ("/a.xml", "/b.xml"))
+    site.add("/index.xml", f'<sitemapindex xmlns="{SITEMAP_NS}">{index}</sitemapindex>'.encode())
+    options = FAST.replace(since="2024-01-01", obey_robots=True, concurrency=1)
+    async with SitemapReader(options) as reader:
+        streamed = [r.url async for r in reader.urls(site.url("/"))]
+        ranked = [r.url async for r in reader.urls(site.url("/"), ranked=True)]
+    assert streamed == ranked == [site.url("/new")]
