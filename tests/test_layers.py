@@ -26,6 +26,7 @@ LAYERS = {
     "sitemap_reader.declare": 0,
     "sitemap_reader.options": 0,
     "sitemap_reader._keywords": 0,
+    "sitemap_reader._version": 0,
     "sitemap_reader.records": 0,
     "sitemap_reader.scoring": 0,
     "sitemap_reader.safe_text": 0,
