@@ -1,7 +1,7 @@
 """The front doors' flat keywords, typed (from :mod:`sitemap_reader.options`).
 
-Do not edit: ``python -m sitemap_reader.options --keywords > sitemap_reader/_keywords.py``
-writes it again, and a test fails when it is out of step with the declarations.
+Do not edit: ``python -m sitemap_reader.options --write`` writes it again (and the README's
+option table), and a test fails when it is out of step with the declarations.
 """
 
 from __future__ import annotations

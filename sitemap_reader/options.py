@@ -15,8 +15,10 @@ doors show it. Nothing else in the package spells an option out by hand:
 * the CLI flags are ``--`` plus the name with dashes (:mod:`sitemap_reader.cli.flags`);
 * the Scrapy settings are ``SITEMAP_READER_`` plus the name in capitals
   (:mod:`sitemap_reader.scrapy.settings`), unless a field says why Scrapy has its own;
-* the README's option table is rendered from here (``python -m sitemap_reader.options
-  --markdown``), and a test compares it.
+* the README's option table is rendered from here, and a test compares it.
+
+After adding or changing an option, ``python -m sitemap_reader.options --write`` writes
+the typed keywords and the README table again.
 
 A value is converted once, where it enters (the group's constructor), with the same
 converter for every door, so ``since="2026-01-01"``, ``--since 2026-01-01`` and
@@ -34,6 +36,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sitemap_reader._version import __version__
@@ -571,8 +574,8 @@ def markdown(groups: Mapping[str, type] | None = None) -> str:
 #: The typed mirror of the flat keywords, for editors and mypy (generated, see below).
 _KEYWORDS_HEADER = '''"""The front doors' flat keywords, typed (from :mod:`sitemap_reader.options`).
 
-Do not edit: ``python -m sitemap_reader.options --keywords > sitemap_reader/_keywords.py``
-writes it again, and a test fails when it is out of step with the declarations.
+Do not edit: ``python -m sitemap_reader.options --write`` writes it again (and the README's
+option table), and a test fails when it is out of step with the declarations.
 """
 
 from __future__ import annotations
@@ -619,6 +622,20 @@ def keywords_module() -> str:
     return f"{_KEYWORDS_HEADER}\n{reader}\n{loader}"
 
 
+#: The markers around the option table in the README.
+TABLE_BEGIN, TABLE_END = "<!-- options: begin -->\n", "<!-- options: end -->"
+
+
+def write_derived(root: Path) -> None:
+    """Write what derives from the declarations into a checkout: the typed keywords and
+    the README's option table (after adding or changing an option)."""
+    (root / "sitemap_reader" / "_keywords.py").write_text(keywords_module())
+    readme = root / "README.md"
+    text = readme.read_text()
+    start = text.index(TABLE_BEGIN) + len(TABLE_BEGIN)
+    readme.write_text(text[:start] + markdown() + text[text.index(TABLE_END) :])
+
+
 def _main(argv: Sequence[str]) -> int:
     if list(argv) == ["--markdown"]:
         sys.stdout.write(markdown())
@@ -626,7 +643,10 @@ def _main(argv: Sequence[str]) -> int:
     if list(argv) == ["--keywords"]:
         sys.stdout.write(keywords_module())
         return 0
-    sys.stderr.write("usage: python -m sitemap_reader.options --markdown | --keywords\n")
+    if list(argv) == ["--write"]:
+        write_derived(Path(__file__).resolve().parents[1])
+        return 0
+    sys.stderr.write("usage: python -m sitemap_reader.options --markdown | --keywords | --write\n")
     return 2
 
 
