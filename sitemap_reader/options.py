@@ -180,6 +180,13 @@ class Politeness(Declared):
         metavar="UA",
         setting="USER_AGENT",
     )
+    robots_agent: str | None = option(
+        None,
+        "the name robots.txt rules are read for, when not the User-Agent's",
+        convert=text_line,
+        metavar="NAME",
+        setting="ROBOTSTXT_USER_AGENT",
+    )
     obey_robots: bool = option(
         False,
         'drop the URLs robots.txt disallows for us (each record says robots: "allowed" or '

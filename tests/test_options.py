@@ -49,6 +49,7 @@ SAMPLES: dict[str, tuple[object, str]] = {
     "since": (datetime(2026, 1, 1, tzinfo=UTC), "2026-01-01"),
     "html": ("always", "always"),
     "user_agent": ("mybot/1.0", "mybot/1.0"),
+    "robots_agent": ("mybot", "mybot"),
     "header_hosts": ("any", "any"),
     "proxy": ("http://proxy.example:3128", "http://proxy.example:3128"),
     "allow_private": ("never", "never"),

@@ -178,7 +178,8 @@ class Discovery:
 
     def _start(self, index: int, target: Target, actions: list[Action]) -> None:
         state = self.state
-        audit = RobotsAudit(state.options.politeness.user_agent)
+        politeness = state.options.politeness
+        audit = RobotsAudit(politeness.robots_agent or politeness.user_agent)
         if target.kind in ("file", "stdin"):
             root = SitemapNode(target.url, kind=target.kind)
             site = Site(index, target, root, None, audit)

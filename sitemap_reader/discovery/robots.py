@@ -243,7 +243,7 @@ class RobotsJob:
         politeness = state.options.politeness
         if not politeness.crawl_delay:
             return
-        asked = robots_delay(rules, politeness.user_agent)
+        asked = robots_delay(rules, politeness.robots_agent or politeness.user_agent)
         if asked is None or asked <= 0:
             return
         cap = state.limits.max_crawl_delay

@@ -67,6 +67,20 @@ def test_groups_in_the_audit_and_the_delay(
         assert set(verdicts(other.records).values()) == {"allowed"}
 
 
+def test_robots_agent_names_the_group_read() -> None:
+    """robots_agent: the rules (and delay) of its group apply whatever the User-Agent
+    sent; without it, the User-Agent's own group does."""
+    robots = "User-agent: mybot\nCrawl-delay: 3\nDisallow: /private/\n"
+    body = f"{robots}Sitemap: {BASE}/s.xml\n".encode()
+    bodies: Bodies = {"/robots.txt": body, "/s.xml": urlset("/open", "/private/x")}
+    named = walk(bodies, user_agent="Mozilla/5.0 (compatible)", robots_agent="mybot")
+    assert verdicts(named.records) == {"/open": "allowed", "/private/x": "disallowed"}
+    assert named.core.delay_for(BASE + "/x") == 3.0
+    unnamed = walk(bodies, user_agent="Mozilla/5.0 (compatible)")
+    assert set(verdicts(unnamed.records).values()) == {"allowed"}
+    assert unnamed.core.delay_for(BASE + "/x") == 0.0
+
+
 @pytest.mark.parametrize("status", [500, 503])
 def test_5xx_robots_disallows_everything(status: int) -> None:
     """A robots.txt answering 5xx: every record of the origin is disallowed (obey drops
