@@ -439,7 +439,7 @@ class Options:
         if base is not None and not isinstance(base, Options):
             raise UsageError(f"{door}: options must be Options, not {type(base).__name__}")
         parts = {
-            name: make_group(door, GROUPS[name], getattr(base, name, None), given)
+            name: make_group(door, name, GROUPS[name], getattr(base, name, None), given)
             for name, given in split(door, flat, GROUPS).items()
         }
         try:
@@ -478,9 +478,9 @@ def unknown(door: str, name: str, known: Iterable[str]) -> UsageError:
 def split(
     door: str, flat: Mapping[str, object], groups: Mapping[str, type], own: Iterable[str] = ()
 ) -> dict[str, dict[str, object]]:
-    """Flat keywords sorted by group (a group's own name under the key ``""``); an unknown
-    one is a UsageError naming ``door`` (``own`` are the door's other parameters, for the
-    suggestion)."""
+    """Flat keywords sorted by the name of their group (a whole group given by its name
+    goes with its fields); an unknown one is a UsageError naming ``door`` (``own`` are the
+    door's other parameters, for the suggestion)."""
     known = names(groups)
     sorted_: dict[str, dict[str, object]] = {}
     for name, value in flat.items():
@@ -491,11 +491,12 @@ def split(
     return sorted_
 
 
-def make_group(door: str, group: type[G], start: G | None, given: Mapping[str, object]) -> G:
-    """A group from flat keywords over ``start`` (the group's own name in ``given`` is a
-    whole value to start from); a refused value is a UsageError naming ``door``."""
+def make_group(
+    door: str, name: str, group: type[G], start: G | None, given: Mapping[str, object]
+) -> G:
+    """The group ``name`` from flat keywords over ``start`` (``given[name]`` is a whole
+    value to start from); a refused value is a UsageError naming ``door``."""
     given = dict(given)
-    name = next((n for n, g in GROUPS_AND_LOADER.items() if g is group), "")
     whole = given.pop(name, None)
     if whole is not None:
         if not isinstance(whole, group):
@@ -509,14 +510,27 @@ def make_group(door: str, group: type[G], start: G | None, given: Mapping[str, o
         raise UsageError(f"{door}: {exc}") from None
 
 
+def with_group(
+    door: str,
+    base: Options | None,
+    flat: Mapping[str, object],
+    extra: tuple[str, type[G]],
+    own: Iterable[str] = (),
+) -> tuple[Options, G]:
+    """A door's flat keywords as the reader's :class:`Options` and its own group ``extra``
+    (its name and class: the loader's knobs, a Scrapy crawl's targets)."""
+    name, group = extra
+    sorted_ = split(door, flat, {**GROUPS, name: group}, own)
+    value = make_group(door, name, group, None, sorted_.pop(name, {}))
+    rest = {key: given for part in sorted_.values() for key, given in part.items()}
+    return Options.of(base, door=door, **rest), value
+
+
 def loader_options(
     door: str, base: Options | None, flat: Mapping[str, object], own: Iterable[str] = ()
 ) -> tuple[Options, LoaderOptions]:
     """A loader's flat keywords (its own and the reader's) as the two values."""
-    sorted_ = split(door, flat, GROUPS_AND_LOADER, own)
-    loader = make_group(door, LoaderOptions, None, sorted_.pop("loader", {}))
-    rest = {name: value for given in sorted_.values() for name, value in given.items()}
-    return Options.of(base, door=door, **rest), loader
+    return with_group(door, base, flat, ("loader", LoaderOptions), own)
 
 
 # --------------------------------------------------------------------------- the README

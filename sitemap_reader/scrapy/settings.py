@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sitemap_reader.declare import Declared, OptionError, boolean, option, spec_of, text_line
 from sitemap_reader.errors import UsageError
-from sitemap_reader.options import GROUPS, Options, make_group, scrapy_setting, split
+from sitemap_reader.options import GROUPS, Options, scrapy_setting, with_group
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -118,10 +118,7 @@ def options_from_settings(
             continue
         flat[item.name] = _checked(name, item, raw)
     flat.update(overrides or {})
-    sorted_ = split("Scrapy settings", flat, SCRAPY_GROUPS)
-    scrapy = make_group("Scrapy settings", ScrapyOptions, None, sorted_.pop("scrapy", {}))
-    rest = {name: value for given in sorted_.values() for name, value in given.items()}
-    return Options.of(None, door="Scrapy settings", **rest), scrapy
+    return with_group("Scrapy settings", None, flat, ("scrapy", ScrapyOptions))
 
 
 def spider_overrides(spider: object) -> dict[str, object]:
