@@ -60,7 +60,11 @@ def _add_flag(section: Any, item: dataclasses.Field[Any]) -> None:
     settings: dict[str, Any] = {"dest": item.name, "default": argparse.SUPPRESS}
     if isinstance(default, bool) and spec.const is None:
         settings["action"] = "store_false" if default else "store_true"
-        settings["help"] = spec.help if not default else f"do not: {spec.help}"
+        settings["help"] = (
+            f"off by default: {spec.help}"
+            if not default
+            else (f"on by default, this turns it off: {spec.help}")
+        )
     else:
         settings["help"] = f"{spec.help} ({shown_default(item)})"
         settings["metavar"] = spec.metavar or (
