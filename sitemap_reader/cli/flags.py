@@ -60,13 +60,9 @@ def _add_flag(section: Any, item: dataclasses.Field[Any]) -> None:
     settings: dict[str, Any] = {"dest": item.name, "default": argparse.SUPPRESS}
     if isinstance(default, bool) and spec.const is None:
         settings["action"] = "store_false" if default else "store_true"
-        settings["help"] = (
-            f"off by default: {spec.help}"
-            if not default
-            else (f"on by default, this turns it off: {spec.help}")
-        )
+        settings["help"] = f"turn off: {spec.help}" if default else spec.help
     else:
-        settings["help"] = f"{spec.help} ({shown_default(item)})"
+        settings["help"] = f"{spec.help} (default: {shown_default(item)})"
         settings["metavar"] = spec.metavar or (
             "{" + ",".join(spec.choices) + "}" if spec.choices else "VALUE"
         )
