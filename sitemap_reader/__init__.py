@@ -33,6 +33,7 @@ from sitemap_reader.errors import (
 )
 from sitemap_reader.frame import to_dataframe, tree_dataframe
 from sitemap_reader.limits import Limits
+from sitemap_reader.options import Options
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.records import (
@@ -57,6 +58,7 @@ __all__ = [
     "Image",
     "Limits",
     "News",
+    "Options",
     "ParseResult",
     "Problem",
     "Run",

@@ -118,13 +118,13 @@ def tree_dataframe(tree: Run | Iterable[SitemapNode], extra: Any = None) -> Any:
     roots = tree.tree if hasattr(tree, "tree") else list(tree)
     rows: list[dict[str, Any]] = []
 
-    def walk(node: SitemapNode, parent: str | None) -> None:
+    def walk(node: SitemapNode, up: str | None) -> None:
         row = {
             "url": node.url,
             "final_url": node.final_url,
             "kind": node.kind,
             "depth": node.depth,
-            "parent": parent,
+            "parent": up,
             "format": node.format,
             "status": node.status,
             "bytes": node.bytes,

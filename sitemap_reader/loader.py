@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A :class:`SitemapLoader` runs one :class:`~sitemap_reader.SitemapReader` discovery in a
 task (the *intake*) and writes every new record into its progress file
-(:mod:`sitemap_reader.progress`) before anyone can have it. :meth:`SitemapLoader.next`
+(:mod:`sitemap_reader.store.progress`) before anyone can have it. :meth:`SitemapLoader.next`
 hands out queued records, oldest first (or, with ``best_first``, the best of the
 ``buffer`` oldest), marking each *out*; :meth:`~SitemapLoader.ack` marks it done and
 commits, so an acknowledged URL is never handed out again, not even by a loader that
@@ -37,15 +37,19 @@ from datetime import datetime
 from types import TracebackType
 from typing import Unpack
 
+from aiohttp import ClientSession
+from aiohttp.abc import AbstractResolver
+
+from sitemap_reader._keywords import LoaderKeywords
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.errors import StateError, UsageError
-from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES
-from sitemap_reader.options import ReaderOptions
-from sitemap_reader.progress import (
+from sitemap_reader.options import Options, loader_options
+from sitemap_reader.records import UrlRecord
+from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
     OUT,
@@ -54,17 +58,6 @@ from sitemap_reader.progress import (
     DoneSitemap,
     ProgressStore,
 )
-from sitemap_reader.records import UrlRecord
-
-
-class LoaderOptions(ReaderOptions, total=False):
-    """Every keyword of :class:`SitemapLoader`: its own and the reader's (all optional)."""
-
-    progress: str | os.PathLike[str] | None
-    buffer: int
-    best_first: bool
-    max_tries: int
-
 
 #: What a sitemap answered from the progress file says in the tree.
 FROM_PROGRESS = "read completely by an earlier loader (progress file)"
@@ -79,37 +72,34 @@ class SitemapLoader:
     ...             ...                                             # fetch record.url
     ...             await loader.ack(record.url)
 
-    ``targets`` are what :meth:`SitemapReader.urls` takes; every other keyword is a
-    :class:`~sitemap_reader.SitemapReader` option (scope, follow, limits, state,
-    ``deadline``...). ``progress`` is the SQLite progress file (None: a temporary file,
-    removed on close). ``buffer`` bounds the records waiting unclaimed; ``best_first``
-    hands out the best-scored of them first. ``max_tries``: a URL failed that often is
-    given up (counted in :attr:`failed`).
+    ``targets`` are what :meth:`SitemapReader.urls` takes. The loader's own keywords
+    (:class:`~sitemap_reader.options.LoaderOptions`): ``progress`` is the SQLite progress
+    file (None: a temporary file, removed on close); ``buffer`` bounds the records
+    waiting unclaimed; ``best_first`` hands out the best-scored of them first;
+    ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`).
+    ``options``, the other keywords, ``session`` and ``resolver`` are
+    :class:`~sitemap_reader.SitemapReader`'s (scope, follow, limits, state, deadline...).
     """
 
     def __init__(
         self,
         targets: str | Sequence[str],
+        options: Options | None = None,
         *,
-        progress: str | os.PathLike[str] | None = None,
-        buffer: int = LOADER_BUFFER,
-        best_first: bool = False,
-        max_tries: int = LOADER_MAX_TRIES,
-        **options: Unpack[ReaderOptions],
+        session: ClientSession | None = None,
+        resolver: AbstractResolver | None = None,
+        **flat: Unpack[LoaderKeywords],
     ) -> None:
-        if buffer < 1:
-            raise UsageError("buffer must be at least 1")
-        if max_tries < 1:
-            raise UsageError("max_tries must be at least 1")
+        reader, own = loader_options("SitemapLoader", options, flat, ("session", "resolver"))
         self.targets = (targets,) if isinstance(targets, str) else tuple(targets)
         if not self.targets:
-            raise UsageError("no target given")
-        self.buffer = buffer
-        self.best_first = best_first
-        self.max_tries = max_tries
-        self._path = None if progress is None else os.fspath(progress)
+            raise UsageError("SitemapLoader: no target given")
+        self.buffer = own.buffer
+        self.best_first = own.best_first
+        self.max_tries = own.max_tries
+        self._path = own.progress
         self._temporary: str | None = None
-        self._reader = SitemapReader(**options)  # a bad option fails here
+        self._reader = SitemapReader(reader, session=session, resolver=resolver)
         self._store: ProgressStore | None = None
         self._ready: deque[tuple[int, UrlRecord]] = deque()
         #: Handed out and not settled yet: URL -> id in the file.

@@ -1,9 +1,602 @@
-"""The keyword arguments of :class:`~sitemap_reader.SitemapReader`, as a TypedDict.
+"""Every option of a run, declared once: frozen groups by concern, and what derives from them.
 
-:func:`~sitemap_reader.iter_urls` passes its keyword arguments on to the reader; typing
-them as ``**options: Unpack[ReaderOptions]`` lets a type checker and an editor see every
-one of them (a misspelt keyword is an error before anything runs). A test keeps this in
-step with ``SitemapReader.__init__``.
+Theory of operation
+-------------------
+An option is one field of a frozen dataclass, declared with :func:`option`: the
+annotation is its type, then its default, a one-line meaning, the converter that turns
+what a user passes into the value (and refuses the rest with a message), and which front
+doors show it. Nothing else in the package spells an option out by hand:
+
+* the Python keywords of :class:`~sitemap_reader.SitemapReader`, :func:`~sitemap_reader.iter_urls`,
+  :class:`~sitemap_reader.SitemapLoader`, the Crawlee loader and the distributed worker
+  are the field names (:meth:`Options.of` maps them onto the groups; a typed mirror for
+  editors and mypy is generated into :mod:`sitemap_reader._keywords`, and a test keeps it
+  in step);
+* the CLI flags are ``--`` plus the name with dashes (:mod:`sitemap_reader.cli.flags`);
+* the Scrapy settings are ``SITEMAP_READER_`` plus the name in capitals
+  (:mod:`sitemap_reader.scrapy.settings`), unless a field says why Scrapy has its own;
+* the README's option table is rendered from here, and a test compares it.
+
+After adding or changing an option, ``python -m sitemap_reader.options --write`` writes
+the typed keywords and the README table again.
+
+A value is converted once, where it enters (the group's constructor), with the same
+converter for every door, so ``since="2026-01-01"``, ``--since 2026-01-01`` and
+``SITEMAP_READER_SINCE = "2026-01-01"`` mean the same thing. A refused value is a
+:class:`~sitemap_reader.errors.UsageError` naming the door and the option; an unknown
+keyword names the door and suggests the nearest option.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from sitemap_reader._version import __version__
+from sitemap_reader.declare import (
+    Declared,
+    OptionError,
+    PrivateSetting,
+    boolean,
+    callable_or_none,
+    choice,
+    count,
+    file_path,
+    header_pairs,
+    html_mode,
+    moment,
+    option,
+    patterns,
+    private_policy,
+    proxy_url,
+    seconds,
+    spec_of,
+    text_line,
+    url_paths,
+)
+from sitemap_reader.errors import UsageError
+from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES, Limits
+
+if TYPE_CHECKING:
+    from sitemap_reader.scoring import ScoreFunc
+
+G = TypeVar("G")
+
+#: Where the project lives (the User-Agent names it).
+PROJECT_URL: Final = "https://github.com/sitemap-reader/sitemap-reader"
+
+
+def default_user_agent() -> str:
+    """``sitemap-reader/<version> (+<project url>)``."""
+    return f"sitemap-reader/{__version__} (+{PROJECT_URL})"
+
+
+# --------------------------------------------------------------------------- the groups
+
+#: Why some options are not Scrapy settings.
+_SCRAPY_PACING = "Scrapy paces itself: DOWNLOAD_DELAY, AutoThrottle"
+_SCRAPY_STATE = "a Scrapy crawl resumes with JOBDIR"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Walk(Declared):
+    """What to read: which sitemaps, which ways into a site, which records."""
+
+    scope: str = option(
+        "site",
+        "which hosts a sitemap may list: site (the target's host, its www twin, subdomains and "
+        "hosts that cross-submit in robots.txt), host (the sitemap's own host), any",
+        convert=choice("site", "host", "any"),
+        choices=("site", "host", "any"),
+        accepts="Literal['site', 'host', 'any']",
+    )
+    robots: bool = option(True, "read robots.txt for its Sitemap: lines", convert=boolean)
+    guess: bool = option(
+        True, "probe well-known sitemap paths when robots.txt lists no sitemap", convert=boolean
+    )
+    guess_paths: tuple[str, ...] | None = option(
+        None,
+        "the paths probed instead of the well-known ones (/sitemap.xml, /sitemap_index.xml, ...)",
+        convert=url_paths,
+        metavar="PATH,...",
+        flag="--paths",
+        accepts="Sequence[str] | None",
+    )
+    follow: tuple[re.Pattern[str], ...] = option(
+        (),
+        "fetch only the child sitemaps of an index matching one of these regexes (robots.txt's "
+        "are always read), as Scrapy's sitemap_follow",
+        convert=patterns,
+        metavar="REGEX",
+        repeat=True,
+        accepts="Sequence[str | re.Pattern[str]]",
+    )
+    read_depth: int | None = option(
+        None,
+        "read this many levels of index nesting; deeper children are listed as not read",
+        convert=count(0, optional=True),
+        metavar="N",
+    )
+    since: datetime | None = option(
+        None,
+        "leave out records whose lastmod is older than this date (those without one are kept) "
+        "and do not fetch index children whose lastmod is older",
+        convert=moment,
+        metavar="DATE",
+        accepts="datetime | date | str | None",
+    )
+    trust_index_lastmod: bool = option(
+        True,
+        "trust an index's lastmod of a child: skip children older than since, and, with "
+        "state, children whose lastmod did not move",
+        convert=boolean,
+        flag="--ignore-index-lastmod",
+    )
+    html: str | None = option(
+        None,
+        "read HTML sitemap pages: fallback (when no XML or text sitemap is found) or always",
+        convert=html_mode,
+        choices=("fallback", "always"),
+        const="fallback",
+        accepts="bool | Literal['fallback', 'always'] | None",
+    )
+    parent: bool = option(
+        False,
+        "a subdomain without sitemaps reads its parent domain's, keeping the URLs under it",
+        convert=boolean,
+    )
+    follow_urlset_sitemaps: bool = option(
+        False,
+        "read a urlset <loc> ending in .xml or .xml.gz as a sitemap when its body is one",
+        convert=boolean,
+    )
+    strict: bool = option(
+        False, "the protocol to the letter: namespace, 50,000 URLs, location rule", convert=boolean
+    )
+    score: ScoreFunc | None = option(
+        None,
+        "replaces the ranking score: (record, now) -> float",
+        convert=callable_or_none,
+        cli="a Python function",
+        scrapy="the spider's sitemap_score attribute",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Politeness(Declared):
+    """Who we say we are, and how we treat a site's robots.txt and servers."""
+
+    user_agent: str = option(
+        default_user_agent(),
+        "the User-Agent sent, and the name robots.txt rules are read for",
+        convert=text_line,
+        metavar="UA",
+        setting="USER_AGENT",
+    )
+    robots_agent: str | None = option(
+        None,
+        "the name robots.txt rules are read for, when not the User-Agent's",
+        convert=text_line,
+        metavar="NAME",
+        setting="ROBOTSTXT_USER_AGENT",
+    )
+    obey_robots: bool = option(
+        False,
+        'drop the URLs robots.txt disallows for us (each record says robots: "allowed" or '
+        '"disallowed" either way)',
+        convert=boolean,
+    )
+    delay: float = option(
+        0.0,
+        "at least this many seconds between two requests to one host",
+        convert=seconds(zero=True),
+        metavar="S",
+        scrapy=_SCRAPY_PACING,
+    )
+    crawl_delay: bool = option(
+        True,
+        "wait the Crawl-delay / Request-rate robots.txt asks for (capped by max_crawl_delay)",
+        convert=boolean,
+        flag="--ignore-crawl-delay",
+        scrapy=_SCRAPY_PACING,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Timeouts(Declared):
+    """Time bounds: of the whole run, of one sitemap, of a connection and of a read."""
+
+    deadline: float | None = option(
+        None,
+        "seconds for the whole run: then reading stops, what was read is kept",
+        convert=seconds(optional=True),
+        metavar="S",
+    )
+    timeout: float = option(
+        120.0,
+        "seconds for one sitemap, request to last byte (per attempt)",
+        convert=seconds(),
+        metavar="S",
+    )
+    connect_timeout: float = option(
+        10.0,
+        "seconds to establish a connection",
+        convert=seconds(),
+        metavar="S",
+        scrapy="Scrapy's DOWNLOAD_TIMEOUT",
+    )
+    read_timeout: float = option(
+        30.0,
+        "seconds without a byte arriving before a read gives up",
+        convert=seconds(),
+        metavar="S",
+        scrapy="Scrapy's DOWNLOAD_TIMEOUT",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Parallelism(Declared):
+    """How much runs at once."""
+
+    concurrency: int = option(
+        16,
+        "requests in flight",
+        convert=count(1),
+        metavar="N",
+        scrapy="Scrapy's CONCURRENT_REQUESTS",
+    )
+    per_host: int = option(
+        4,
+        "requests in flight to one host (at most concurrency)",
+        convert=count(1),
+        metavar="N",
+        scrapy="Scrapy's CONCURRENT_REQUESTS_PER_DOMAIN",
+    )
+    processes: int | None = option(
+        None,
+        "worker processes that parse large sitemaps (0: all in this process; default 0)",
+        convert=count(0, optional=True),
+        metavar="N",
+        scrapy="Scrapy parses in its own process",
+    )
+
+    def __post_init__(self) -> None:
+        Declared.__post_init__(self)
+        if self.per_host > self.concurrency:
+            object.__setattr__(self, "per_host", self.concurrency)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Network(Declared):
+    """What the aiohttp driver sends, through what, to which addresses."""
+
+    headers: tuple[tuple[str, str], ...] = option(
+        (),
+        "headers sent with every request to the target's site (cookies: 'Cookie: a=1')",
+        convert=header_pairs,
+        metavar="'NAME: VALUE'",
+        flag="--header",
+        repeat=True,
+        scrapy="Scrapy's DEFAULT_REQUEST_HEADERS",
+        accepts="Mapping[str, str] | Sequence[str | tuple[str, str]]",
+    )
+    header_hosts: str = option(
+        "site",
+        "where headers go: site (the target's host, its www twin and subdomains) or any host",
+        convert=choice("site", "any"),
+        choices=("site", "any"),
+        scrapy="Scrapy's DEFAULT_REQUEST_HEADERS",
+        accepts="Literal['site', 'any']",
+    )
+    proxy: str | None = option(
+        None,
+        "send every request through this http:// proxy",
+        convert=proxy_url,
+        metavar="URL",
+        scrapy="Scrapy's HttpProxyMiddleware",
+    )
+    trust_env: bool = option(
+        False,
+        "take HTTP_PROXY, HTTPS_PROXY, NO_PROXY (and ~/.netrc) from the environment",
+        convert=boolean,
+        scrapy="Scrapy's HttpProxyMiddleware",
+    )
+    allow_private: PrivateSetting = option(
+        False,
+        "private and loopback addresses: by default only a target that is one may reach them; "
+        "yes: every request may; never: not even the targets",
+        convert=private_policy,
+        choices=("yes", "never"),
+        const="yes",
+        accepts="bool | Literal['never'] | None",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Incremental(Declared):
+    """Incremental runs: a state file that remembers what was read."""
+
+    state: str | None = option(
+        None,
+        "remember the run in this SQLite file; a later run fetches only what changed",
+        convert=file_path,
+        metavar="FILE",
+        scrapy=_SCRAPY_STATE,
+        accepts="str | os.PathLike[str] | None",
+    )
+    changed_only: bool = option(
+        False,
+        "with state: only URLs that are new or whose lastmod moved forward",
+        convert=boolean,
+        scrapy=_SCRAPY_STATE,
+    )
+    removed: bool = option(
+        False,
+        'with state: also the URLs that left the sitemaps ("removed": true)',
+        convert=boolean,
+        scrapy=_SCRAPY_STATE,
+    )
+    state_commit: str = option(
+        "sitemap",
+        "when the state is saved: after each sitemap, or once when the run ends",
+        convert=choice("sitemap", "run"),
+        cli="dump saves once, when the run ends",
+        scrapy=_SCRAPY_STATE,
+        accepts="Literal['sitemap', 'run']",
+    )
+
+    def __post_init__(self) -> None:
+        Declared.__post_init__(self)
+        if self.state is None and (self.changed_only or self.removed):
+            raise OptionError("state", "changed_only and removed need a state file")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoaderOptions(Declared):
+    """The knobs of :class:`~sitemap_reader.SitemapLoader` (and the Crawlee loader)."""
+
+    progress: str | None = option(
+        None,
+        "the progress file (SQLite): what was handed out and acknowledged; None: a temporary file",
+        convert=file_path,
+        cli="the loader is Python only",
+        scrapy="the loader is Python only",
+        accepts="str | os.PathLike[str] | None",
+    )
+    buffer: int = option(
+        LOADER_BUFFER,
+        "records that may wait unclaimed (bounds memory and how far reading runs ahead)",
+        convert=count(1),
+        cli="the loader is Python only",
+        scrapy="the loader is Python only",
+    )
+    best_first: bool = option(
+        False,
+        "hand out the best-scored of the waiting records first",
+        convert=boolean,
+        cli="the loader is Python only",
+        scrapy="the loader is Python only",
+    )
+    max_tries: int = option(
+        LOADER_MAX_TRIES,
+        "hand-outs of a URL before it is given up",
+        convert=count(1),
+        cli="the loader is Python only",
+        scrapy="the loader is Python only",
+    )
+
+
+#: The option groups of a reader run, by their name in :class:`Options`.
+GROUPS: Final[dict[str, type]] = {
+    "walk": Walk,
+    "politeness": Politeness,
+    "timeouts": Timeouts,
+    "parallelism": Parallelism,
+    "network": Network,
+    "incremental": Incremental,
+    "limits": Limits,
+}
+
+
+#: Every group a front door may take keywords of (the loader's too).
+GROUPS_AND_LOADER: Final[dict[str, type]] = {**GROUPS, "loader": LoaderOptions}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Options:
+    """Every option of a reader run, by concern: one frozen, picklable value.
+
+    >>> Options.of(deadline=30, scope="host").timeouts.deadline
+    30.0
+    """
+
+    walk: Walk = field(default_factory=Walk)
+    politeness: Politeness = field(default_factory=Politeness)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    parallelism: Parallelism = field(default_factory=Parallelism)
+    network: Network = field(default_factory=Network)
+    incremental: Incremental = field(default_factory=Incremental)
+    limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        walk = self.walk
+        if not walk.trust_index_lastmod and walk.since is None and self.incremental.state is None:
+            raise OptionError("trust_index_lastmod", "turning it off needs since or state")
+
+    @classmethod
+    def of(cls, base: Options | None = None, *, door: str = "Options", **flat: object) -> Options:
+        """Options from flat keywords (a field's name, or a group's), over ``base``.
+
+        ``door`` names the front door in errors: ``SitemapLoader: since: expected ...``.
+        """
+        if base is not None and not isinstance(base, Options):
+            raise UsageError(f"{door}: options must be Options, not {type(base).__name__}")
+        parts = {
+            name: make_group(door, name, GROUPS[name], getattr(base, name, None), given)
+            for name, given in split(door, flat, GROUPS).items()
+        }
+        try:
+            if base is None:
+                return cls(**parts)
+            return dataclasses.replace(base, **parts) if parts else base
+        except OptionError as exc:
+            raise UsageError(f"{door}: {exc}") from None
+
+    def replace(self, **flat: object) -> Options:
+        """A copy with some options changed, by their flat names."""
+        return Options.of(self, door="Options.replace", **flat)
+
+
+# --------------------------------------------------------------------------- doors
+
+
+def names(groups: Mapping[str, type]) -> dict[str, str]:
+    """Every flat keyword of ``groups``: a field's name -> its group's name (a group's
+    own name maps to itself)."""
+    found: dict[str, str] = {}
+    for group_name, group in groups.items():
+        found[group_name] = group_name
+        for item in dataclasses.fields(group):
+            found[item.name] = group_name
+    return found
+
+
+def unknown(door: str, name: str, known: Iterable[str]) -> UsageError:
+    """The error for a keyword ``door`` does not take, with the nearest one suggested."""
+    near = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return UsageError(f"{door}: unknown keyword {name!r}{hint}")
+
+
+def split(
+    door: str, flat: Mapping[str, object], groups: Mapping[str, type], own: Iterable[str] = ()
+) -> dict[str, dict[str, object]]:
+    """Flat keywords sorted by the name of their group (a whole group given by its name
+    goes with its fields); an unknown one is a UsageError naming ``door`` (``own`` are the
+    door's other parameters, for the suggestion)."""
+    known = names(groups)
+    sorted_: dict[str, dict[str, object]] = {}
+    for name, value in flat.items():
+        group = known.get(name)
+        if group is None:
+            raise unknown(door, name, [*known, *own])
+        sorted_.setdefault(group, {})[name] = value
+    return sorted_
+
+
+def make_group(
+    door: str, name: str, group: type[G], start: G | None, given: Mapping[str, object]
+) -> G:
+    """The group ``name`` from flat keywords over ``start`` (``given[name]`` is a whole
+    value to start from); a refused value is a UsageError naming ``door``."""
+    given = dict(given)
+    whole = given.pop(name, None)
+    if whole is not None:
+        if not isinstance(whole, group):
+            raise UsageError(f"{door}: {name} must be {group.__name__}, not {whole!r}")
+        start = whole
+    try:
+        if start is None:
+            return group(**given)
+        return dataclasses.replace(start, **given) if given else start  # type: ignore[type-var]
+    except OptionError as exc:
+        raise UsageError(f"{door}: {exc}") from None
+
+
+def with_group(
+    door: str,
+    base: Options | None,
+    flat: Mapping[str, object],
+    extra: tuple[str, type[G]],
+    own: Iterable[str] = (),
+) -> tuple[Options, G]:
+    """A door's flat keywords as the reader's :class:`Options` and its own group ``extra``
+    (its name and class: the loader's knobs, a Scrapy crawl's targets)."""
+    name, group = extra
+    sorted_ = split(door, flat, {**GROUPS, name: group}, own)
+    value = make_group(door, name, group, None, sorted_.pop(name, {}))
+    rest = {key: given for part in sorted_.values() for key, given in part.items()}
+    return Options.of(base, door=door, **rest), value
+
+
+def loader_options(
+    door: str, base: Options | None, flat: Mapping[str, object], own: Iterable[str] = ()
+) -> tuple[Options, LoaderOptions]:
+    """A loader's flat keywords (its own and the reader's) as the two values."""
+    return with_group(door, base, flat, ("loader", LoaderOptions), own)
+
+
+# --------------------------------------------------------------------------- the README
+
+
+def scrapy_setting(item: dataclasses.Field[Any]) -> str | None:
+    """The Scrapy setting an option is read from (None: not a Scrapy option)."""
+    spec = spec_of(item)
+    if spec.scrapy is not True:
+        return None
+    return spec.setting or "SITEMAP_READER_" + item.name.upper()
+
+
+def cli_flag(item: dataclasses.Field[Any]) -> str | None:
+    """The CLI flag of an option (None: not a CLI option)."""
+    spec = spec_of(item)
+    if spec.cli is not True:
+        return None
+    if spec.flag is not None:
+        return spec.flag
+    if item.default is True:
+        return "--no-" + item.name.replace("_", "-")
+    return "--" + item.name.replace("_", "-")
+
+
+def shown_default(item: dataclasses.Field[Any]) -> str:
+    """A field's default as the README shows it."""
+    default = item.default
+    if default is dataclasses.MISSING or default is None or default == ():
+        return "none"
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, int) and not isinstance(default, bool) and default >= 10_000:
+        return f"{default:,}"
+    if isinstance(default, float):
+        return f"{default:g}"
+    return str(default)
+
+
+def markdown(groups: Mapping[str, type] | None = None) -> str:
+    """The README's option table: one row per option, grouped, with its three doors."""
+    lines = [
+        "| Python keyword | CLI flag | Scrapy setting | default | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for group_name, group in (groups or GROUPS_AND_LOADER).items():
+        lines.append(f"| **{group_name}** | | | | |")
+        for item in dataclasses.fields(group):
+            spec = spec_of(item)
+            flag_ = cli_flag(item)
+            cli_cell = f"`{flag_}`" if flag_ else f"— ({spec.cli})"
+            setting = scrapy_setting(item)
+            scrapy_cell = f"`{setting}`" if setting else f"— ({spec.scrapy})"
+            meaning = spec.help.replace("|", "\\|")
+            lines.append(
+                f"| `{item.name}` | {cli_cell} | {scrapy_cell} | {shown_default(item)} | "
+                f"{meaning} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+#: The typed mirror of the flat keywords, for editors and mypy (generated, see below).
+_KEYWORDS_HEADER = '''"""The front doors' flat keywords, typed (from :mod:`sitemap_reader.options`).
+
+Do not edit: ``python -m sitemap_reader.options --write`` writes it again (and the README's
+option table), and a test fails when it is out of step with the declarations.
 """
 
 from __future__ import annotations
@@ -11,51 +604,72 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, TypedDict
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 if TYPE_CHECKING:
-    from aiohttp import ClientSession
-    from aiohttp.abc import AbstractResolver
-
     from sitemap_reader.limits import Limits
+    from sitemap_reader.options import (
+        Incremental,
+        LoaderOptions,
+        Network,
+        Parallelism,
+        Politeness,
+        Timeouts,
+        Walk,
+    )
     from sitemap_reader.scoring import ScoreFunc
 
+__all__ = ["LoaderKeywords", "ReaderKeywords"]
+__all__ += ["Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # used in strings
+'''
 
-class ReaderOptions(TypedDict, total=False):
-    """Every keyword of :class:`~sitemap_reader.SitemapReader` (all optional)."""
 
-    concurrency: int
-    per_host: int
-    timeout: float | None
-    strict: bool
-    scope: str
-    robots: bool
-    guess: bool
-    user_agent: str | None
-    limits: Limits | None
-    score: ScoreFunc | None
-    allow_private: bool | None
-    resolver: AbstractResolver | None
-    state: str | os.PathLike[str] | None
-    changed_only: bool
-    removed: bool
-    trust_index_lastmod: bool
-    state_commit: str
-    processes: int | None
-    headers: Mapping[str, str] | None
-    header_hosts: str
-    proxy: str | None
-    trust_env: bool
-    session: ClientSession | None
-    delay: float
-    crawl_delay: bool
-    obey_robots: bool
-    follow: Sequence[str | re.Pattern[str]]
-    guess_paths: Sequence[str] | None
-    read_depth: int | None
-    html: bool | str | None
-    parent: bool
-    since: datetime | None
-    follow_urlset_sitemaps: bool
-    deadline: float | None
+def _typed_dict(name: str, groups: Mapping[str, type]) -> str:
+    entries = []
+    for group_name, group in groups.items():
+        entries.append(f'        "{group_name}": "{group.__name__}",')
+        for item in dataclasses.fields(group):
+            accepts = spec_of(item).accepts or str(item.type)
+            entries.append(f'        "{item.name}": "{accepts}",')
+    body = "\n".join(entries)
+    return f'{name} = TypedDict(\n    "{name}",\n    {{\n{body}\n    }},\n    total=False,\n)\n'
+
+
+def keywords_module() -> str:
+    """The source of :mod:`sitemap_reader._keywords` (the typed flat keywords)."""
+    reader = _typed_dict("ReaderKeywords", GROUPS)
+    loader = _typed_dict("LoaderKeywords", GROUPS_AND_LOADER)
+    return f"{_KEYWORDS_HEADER}\n{reader}\n{loader}"
+
+
+#: The markers around the option table in the README.
+TABLE_BEGIN, TABLE_END = "<!-- options: begin -->\n", "<!-- options: end -->"
+
+
+def write_derived(root: Path) -> None:
+    """Write what derives from the declarations into a checkout: the typed keywords and
+    the README's option table (after adding or changing an option)."""
+    (root / "sitemap_reader" / "_keywords.py").write_text(keywords_module())
+    readme = root / "README.md"
+    text = readme.read_text()
+    start = text.index(TABLE_BEGIN) + len(TABLE_BEGIN)
+    readme.write_text(text[:start] + markdown() + text[text.index(TABLE_END) :])
+
+
+def _main(argv: Sequence[str]) -> int:
+    if list(argv) == ["--markdown"]:
+        sys.stdout.write(markdown())
+        return 0
+    if list(argv) == ["--keywords"]:
+        sys.stdout.write(keywords_module())
+        return 0
+    if list(argv) == ["--write"]:
+        write_derived(Path(__file__).resolve().parents[1])
+        return 0
+    sys.stderr.write("usage: python -m sitemap_reader.options --markdown | --keywords | --write\n")
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

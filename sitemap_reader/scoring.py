@@ -62,7 +62,7 @@ import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sitemap_reader.records import RecordBuilder, UrlRecord, url_record_builder
+from sitemap_reader.records import Audit, RecordBuilder, UrlRecord, url_record_builder
 
 __all__ = [
     "FREQUENCY_RANK",
@@ -347,16 +347,27 @@ def plain_builder(now: datetime) -> RecordBuilder:
     return url_record_builder(make_scorer(now))
 
 
-def sitemap_builder(now: datetime, verdict: Verdict, *, custom: bool = False) -> RecordBuilder:
+def sitemap_builder(
+    now: datetime,
+    verdict: Verdict,
+    *,
+    custom: bool = False,
+    source: str | None = None,
+    audit: Audit | None = None,
+) -> RecordBuilder:
     """Records of one sitemap the crawler reads, every field final when built.
 
     The score is the default one, with the lastmod-lie discount while the sitemap's
     ``verdict`` says uniform (records built before the verdict are corrected by the
     crawler: :func:`uniform_fields`), or 0.0 when a custom scorer will give it; the
-    revisit interval comes from changefreq (:data:`REVISIT_SECONDS`).
+    revisit interval comes from changefreq (:data:`REVISIT_SECONDS`); ``robots`` is the
+    site's ``audit`` of the URL; ``source`` says where the records come from (``"html"``:
+    an HTML sitemap page).
     """
     score = _zero if custom else make_scorer(now, verdict)
-    return url_record_builder(score, REVISIT_SECONDS, MISSING_REVISIT_SECONDS)
+    return url_record_builder(
+        score, REVISIT_SECONDS, MISSING_REVISIT_SECONDS, source=source, audit=audit
+    )
 
 
 def _zero(priority: float | None, changefreq: str | None, lastmod: datetime | None) -> float:

@@ -17,6 +17,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestServer
 
 from sitemap_reader.cli.survey import survey
+from sitemap_reader.options import Options
 from tests.conftest_cli import SITEMAP_READER, Doc, Site, cli_env, index, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
@@ -127,7 +128,7 @@ async def test_a_changed_dns_answer_never_reaches_loopback(aiohttp_server: Serve
     docs["/secret.xml"] = Doc(urlset("/secret"))
     target = f"http://public.example:{port}/sitemap.xml"
     resolver = RebindingResolver()
-    found = await survey([target], {"resolver": resolver, "scope": "any"})
+    found = await survey([target], Options.of(scope="any"), resolver=resolver)
     assert Counter(site.paths()) == {"/sitemap.xml": 1, "/a.xml": 1}
     by_url = {r.url.split(":" + port)[1]: r for r in found.files}
     (failed,) = by_url["/secret.xml"].findings

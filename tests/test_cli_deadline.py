@@ -12,8 +12,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from sitemap_reader import SitemapReader
-from sitemap_reader.discovery import Config, Discovery, Schedule, Stop, classify
+from sitemap_reader.discovery import Discovery, Schedule, Stop, classify
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options import Options
 from tests.conftest_cli import SITEMAP_READER, Site, cli_env, index, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
@@ -97,7 +98,7 @@ def test_core_deadline_on_the_drivers_clock() -> None:
     """The core reads the driver's clock: once the deadline passed, the next job start
     stops the run (a Stop action) and the job is skipped with the reason."""
     now = [100.0]
-    core = Discovery([classify("https://example.com/sitemap.xml")], Config(deadline=5),
+    core = Discovery([classify("https://example.com/sitemap.xml")], Options.of(deadline=5),
                      clock=lambda: now[0])  # fmt: skip
     assert core.remaining() == 5
     (schedule,) = [a for a in core.start() if isinstance(a, Schedule)]

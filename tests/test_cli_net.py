@@ -135,11 +135,11 @@ async def test_follow_and_paths(aiohttp_server: ServerFactory) -> None:
     assert probed.paths() == ["/robots.txt", "/maps/x.xml"]
 
 
-async def test_tree_max_depth_lists_children_as_not_read(aiohttp_server: ServerFactory) -> None:
-    """tree --max-depth 0: the index's children are listed as not read, never fetched."""
+async def test_tree_read_depth_lists_children_as_not_read(aiohttp_server: ServerFactory) -> None:
+    """tree --read-depth 0: the index's children are listed as not read, never fetched."""
     site = _site()
     base = await _serve(aiohttp_server, site)
-    result = await run_cli("tree", base + "/index.xml", "--max-depth", "0")
+    result = await run_cli("tree", base + "/index.xml", "--read-depth", "0")
     assert result.code == 0, result.err
     assert f"{base}/a.xml  [not read]" in result.out and f"{base}/b.xml  [not read]" in result.out
     assert "skipped:" not in result.out and "limit" not in result.err

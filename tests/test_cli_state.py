@@ -88,9 +88,11 @@ async def test_state_to_a_file_output(
 
 @pytest.mark.parametrize("flag", ["--changed-only", "--removed", "--ignore-index-lastmod"])
 async def test_incremental_flags_need_state(flag: str) -> None:
-    """--changed-only and friends without --state are usage errors (exit 2)."""
+    """--changed-only and friends without --state (--ignore-index-lastmod: nor --since)
+    are usage errors (exit 2) naming the flag that needs it."""
     result = await run_cli("dump", "example.com", flag)
-    assert result.code == 2 and "--state" in result.err and result.out == ""
+    named = "--ignore-index-lastmod" if flag == "--ignore-index-lastmod" else "--state"
+    assert result.code == 2 and named in result.err and result.out == ""
 
 
 async def test_bad_state_file_is_a_usage_error(

@@ -182,18 +182,3 @@ def test_wheel_ships_only_the_package(tmp_path: Path) -> None:
     assert "sitemap_reader/py.typed" in names
     assert any(n.endswith("licenses/LICENSE") for n in names)
     assert not any("/tests/" in n or n.startswith("tests/") for n in names)
-
-
-def test_reader_options_match_the_reader_keywords() -> None:
-    """iter_urls's typed keywords (ReaderOptions) are exactly SitemapReader's keywords."""
-    import inspect
-    import typing
-
-    from sitemap_reader.options import ReaderOptions
-
-    params = inspect.signature(sr.SitemapReader.__init__).parameters
-    keywords = {n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    assert set(ReaderOptions.__annotations__) == keywords
-    hints = typing.get_type_hints(sr.iter_urls, include_extras=True)
-    assert typing.get_origin(hints["options"]) is typing.Unpack
-    assert typing.get_args(hints["options"]) == (ReaderOptions,)

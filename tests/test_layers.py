@@ -1,8 +1,9 @@
 """The layer order parse <- discovery <- store <- drivers <- cli, and no import circles.
 
 Two checks: a static one over every module's imports (a lower layer never imports a
-higher one; module-level imports form no cycle), and a live one that imports each
-sans-I/O layer in a fresh interpreter and looks at ``sys.modules``.
+higher one; module-level imports form no cycle), and live ones that import each sans-I/O
+layer, and each driver that must not need another, in a fresh interpreter and look at
+``sys.modules``.
 """
 
 from __future__ import annotations
@@ -22,11 +23,16 @@ PACKAGE = ROOT / "sitemap_reader"
 LAYERS = {
     "sitemap_reader.errors": 0,
     "sitemap_reader.limits": 0,
+    "sitemap_reader.declare": 0,
+    "sitemap_reader.options": 0,
+    "sitemap_reader._keywords": 0,
+    "sitemap_reader._version": 0,
     "sitemap_reader.records": 0,
     "sitemap_reader.scoring": 0,
     "sitemap_reader.safe_text": 0,
     "sitemap_reader.parse": 0,
     "sitemap_reader.discovery": 1,
+    "sitemap_reader.guard": 1,
     "sitemap_reader.store": 2,
     "sitemap_reader.cli": 4,
     "sitemap_reader.__main__": 4,
@@ -154,21 +160,55 @@ def test_no_import_circles(when: str) -> None:
     assert cycles == []
 
 
-@pytest.mark.parametrize(
-    "module",
-    ["sitemap_reader", "sitemap_reader.parse", "sitemap_reader.discovery", "sitemap_reader.store"],
-)
-def test_sans_io_layers_import_no_event_loop(module: str) -> None:
-    """Importing a lower layer in a fresh interpreter loads no asyncio, aiohttp, Scrapy, Twisted."""
+def _loaded_after(imports: str, wanted: str) -> list[str]:
+    """The modules matching the expression ``wanted`` (of ``m``, a module name) in
+    ``sys.modules`` after running ``imports`` in a fresh interpreter."""
     code = (
-        f"import sys, json, {module}; "
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('asyncio', 'aiohttp', 'scrapy', 'twisted') or m.startswith('sitemap_reader.crawl') "
-        "or m.startswith('sitemap_reader.scrapy') or m.startswith('sitemap_reader.cli'))))"
+        f"import sys, json\n{imports}\n"
+        f"print(json.dumps(sorted(m for m in list(sys.modules) if {wanted})))"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
+    found: list[str] = json.loads(done.stdout)
+    return found
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "sitemap_reader",
+        "sitemap_reader.parse",
+        "sitemap_reader.discovery",
+        "sitemap_reader.guard",
+        "sitemap_reader.store",
+        "sitemap_reader.store.progress",
+    ],
+)
+def test_sans_io_layers_import_no_event_loop(module: str) -> None:
+    """Importing a lower layer in a fresh interpreter loads no asyncio, aiohttp, Scrapy, Twisted."""
+    wanted = (
+        "m.split('.')[0] in ('asyncio', 'aiohttp', 'scrapy', 'twisted') "
+        "or m.startswith(('sitemap_reader.crawl', 'sitemap_reader.scrapy', 'sitemap_reader.cli'))"
+    )
+    assert _loaded_after(f"import {module}", wanted) == []
+
+
+def test_the_scrapy_integration_loads_no_aiohttp() -> None:
+    """Importing sitemap_reader.scrapy and every submodule but the Redis one (scrapy-redis
+    brings its own dependencies) loads neither aiohttp nor another driver of ours."""
+    modules = sorted(
+        f"sitemap_reader.scrapy.{p.stem}"
+        for p in (PACKAGE / "scrapy").glob("*.py")
+        if p.stem not in ("__init__", "redis")
+    )
+    assert "sitemap_reader.scrapy.guard" in modules
+    imports = "\n".join(f"import {m}" for m in ["sitemap_reader.scrapy", *modules])
+    wanted = (
+        "m.split('.')[0] == 'aiohttp' or m.startswith(("
+        "'sitemap_reader.crawl', 'sitemap_reader.crawlee', 'sitemap_reader.distributed', "
+        "'sitemap_reader.cli'))"
+    )
+    assert _loaded_after(imports, wanted) == []

@@ -16,16 +16,16 @@ BAD = ["(", "[a-", "*x", "(?P<n>a)(?P<n>b)"]
 @pytest.mark.parametrize("bad", BAD)
 def test_reader_follow(bad: str) -> None:
     """SitemapReader(follow=[bad]) raises UsageError naming the option, at construction."""
-    with pytest.raises(UsageError, match=r"^follow: bad regular expression"):
+    with pytest.raises(UsageError, match=r"^SitemapReader: follow: bad regular expression"):
         sr.SitemapReader(follow=[bad])
 
 
 def test_reader_follow_alone_and_compiled() -> None:
     """A lone string is one pattern (not its characters); compiled patterns pass through."""
     reader = sr.SitemapReader(follow="part-0[12]")
-    assert [p.pattern for p in reader.follow] == ["part-0[12]"]
+    assert [p.pattern for p in reader.options.walk.follow] == ["part-0[12]"]
     compiled = re.compile("x")
-    assert sr.SitemapReader(follow=[compiled]).follow == (compiled,)
+    assert sr.SitemapReader(follow=[compiled]).options.walk.follow == (compiled,)
 
 
 def test_reader_follow_wrong_type() -> None:
@@ -36,7 +36,7 @@ def test_reader_follow_wrong_type() -> None:
 
 def test_iter_urls_follow() -> None:
     """iter_urls passes follow to the reader: the same UsageError before any request."""
-    with pytest.raises(UsageError, match=r"^follow: bad regular expression '\('"):
+    with pytest.raises(UsageError, match=r"^iter_urls: follow: bad regular expression '\('"):
         list(sr.iter_urls("example.invalid", follow=["("]))
 
 
@@ -45,10 +45,10 @@ def test_scrapy_settings_and_mixin_patterns() -> None:
     pytest.importorskip("scrapy")
     from scrapy.settings import Settings
 
-    from sitemap_reader.scrapy import Options
+    from sitemap_reader.scrapy import options_from_settings
 
     with pytest.raises(UsageError, match=r"^SITEMAP_READER_FOLLOW: bad regular expression"):
-        Options.from_settings(Settings({"SITEMAP_READER_FOLLOW": ["("]}))
+        options_from_settings(Settings({"SITEMAP_READER_FOLLOW": ["("]}))
 
 
 @pytest.mark.parametrize("flag", ["--follow", "--include", "--exclude"])

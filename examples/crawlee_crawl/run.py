@@ -50,9 +50,7 @@ async def crawl(target: str | None, progress: str | None) -> None:
     """Crawl every page the target's sitemaps list, best first within the buffer."""
     async with (
         target_or_demo(target) as site,
-        SitemapRequestLoader(
-            site, progress=progress, best_first=True, allow_private=target is None
-        ) as loader,
+        SitemapRequestLoader(site, progress=progress, best_first=True) as loader,
     ):
         crawler = HttpCrawler(request_manager=await loader.to_tandem(), configure_logging=False)
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final, TypeVar
 
+from sitemap_reader.cli.flags import add_option_flags
 from sitemap_reader.cli.usage import UsageParser
-from sitemap_reader.limits import CHECK_MAX_EXAMPLES, Limits
+from sitemap_reader.limits import CHECK_MAX_EXAMPLES
 
 PROG: Final = "sitemap-reader"
 #: What ``sitemap-reader demo`` does with the demo site.
@@ -88,19 +88,19 @@ def build_parser(
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
-    sub = _command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)
+    sub = add_command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)
     sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (see below)")
     _add_output_options(sub)
-    _add_crawl_options(sub)
+    _add_crawl_options(sub, state=True)
     sub.set_defaults(run=dump, action="dump", json=False)
 
-    sub = _command(commands, "tree", "show the sitemap tree of a target", _TREE_EXAMPLES)
+    sub = add_command(commands, "tree", "show the sitemap tree of a target", _TREE_EXAMPLES)
     sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("--json", action="store_true", help="print the tree as JSON")
     _add_crawl_options(sub)
     sub.set_defaults(run=tree, action="tree")
 
-    sub = _command(commands, "demo", "serve the embedded demo site, or read it", _DEMO_EXAMPLES)
+    sub = add_command(commands, "demo", "serve the embedded demo site, or read it", _DEMO_EXAMPLES)
     sub.add_argument(
         "action",
         nargs="?",
@@ -116,7 +116,7 @@ def build_parser(
     )
     _add_output_options(sub)
     _add_check_options(sub)
-    _add_crawl_options(sub)
+    _add_crawl_options(sub, state=True)
     # demo check / demo report run check's and report's own handlers on the demo site.
     sub.set_defaults(run=demo, targets=[], inspectors={"check": check, "report": report})
     if check is not None:
@@ -158,7 +158,7 @@ distributions; duplicates; the slowest and the largest sitemaps.
 
 
 def _add_check_command(commands: Any, handler: Handler) -> None:
-    sub = _command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
+    sub = add_command(commands, "check", "validate a target's sitemaps", _CHECK_EXAMPLES)
     sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("--json", action="store_true", help="print the findings as JSON")
     _add_check_options(sub)
@@ -191,7 +191,7 @@ def _add_check_options(sub: Any) -> None:
 
 
 def _add_report_command(commands: Any, handler: Handler) -> None:
-    sub = _command(commands, "report", "write an HTML report of a target", _REPORT_EXAMPLES)
+    sub = add_command(commands, "report", "write an HTML report of a target", _REPORT_EXAMPLES)
     sub.add_argument("targets", nargs=1, metavar="TARGET", help="what to read (as for dump)")
     sub.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
     _add_crawl_options(sub)
@@ -217,7 +217,7 @@ def package_version() -> str:
         return "unknown"
 
 
-def _command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
+def add_command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
     """One subcommand parser, with the message options every command shares."""
     sub: argparse.ArgumentParser = commands.add_parser(
         name,
@@ -241,37 +241,40 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout"
     )
     group.add_argument(
-        "--format",
-        choices=("jsonl", "csv", "txt", "parquet"),
-        default="jsonl",
-        help="jsonl (default): one JSON record a line; csv: a header row, extension fields "
-        "as JSON text; txt: URLs only; parquet: a Parquet file (-o FILE; needs pyarrow)",
-    )
-    group.add_argument(
         "--csv-raw",
         action="store_true",
         help="csv: cells as the site wrote them; by default a cell of site text that a "
         "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading '",
     )
+    add_record_flags(group, FORMATS, "")
+
+
+#: The formats of dump's output (the worker writes all but parquet).
+FORMATS = ("jsonl", "csv", "txt", "parquet")
+
+
+def add_record_flags(group: Any, formats: Sequence[str], per: str) -> None:
+    """The flags of what is written (``dump``'s, and the worker's ``per`` target): the
+    format, the order, the record filters and the record count."""
+    group.add_argument(
+        "--format",
+        choices=formats,
+        default="jsonl",
+        help="jsonl (default): one JSON record a line; csv: a header row, extension fields "
+        "as JSON text; txt: URLs only"
+        + ("; parquet: a Parquet file (-o FILE; needs pyarrow)" if "parquet" in formats else ""),
+    )
     group.add_argument(
         "--ranked",
         action="store_true",
-        help="best first (highest score, ties by URL) instead of discovery order, written "
-        "when discovery ends; past 100,000 records they wait in a temporary file",
+        help=f"best first{per} (highest score, ties by URL) instead of discovery order, "
+        "written when discovery ends; past 100,000 records they wait in a temporary file",
     )
     group.add_argument(
         "--top",
         type=positive_int,
         metavar="N",
-        help="only the N best records (implies --ranked; memory for N records only)",
-    )
-    group.add_argument(
-        "--since",
-        type=since_date,
-        metavar="DATE",
-        help="drop records whose lastmod is older than DATE (YYYY-MM-DD or an ISO datetime; "
-        "UTC unless it has an offset); records without a lastmod are kept. Index children "
-        "whose own lastmod is older are not fetched (unless --ignore-index-lastmod)",
+        help=f"only the N best records{per} (implies --ranked; memory for N records only)",
     )
     for name, text in (
         ("--include", "keep only URLs matching"),
@@ -286,192 +289,17 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
             help=f"{text} REGEX (Python re.search; repeatable, any one may match)",
         )
     group.add_argument(
-        "--max-urls", type=positive_int, metavar="N", help="stop after writing N records"
-    )
-    _add_state_options(parser)
-
-
-def _add_state_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "incremental runs",
-        # Written with line breaks: the raw formatter (kept for the examples) does not wrap.
-        "With --state, a later run sends If-None-Match / If-Modified-Since, skips children\n"
-        "whose lastmod in their index did not move, and writes only the records of the\n"
-        "sitemaps that changed. The state is saved when the run ends normally.",
-    )
-    group.add_argument(
-        "--state", metavar="FILE", help="remember this run in FILE (SQLite; created if missing)"
-    )
-    group.add_argument(
-        "--changed-only",
-        action="store_true",
-        help="with --state: only URLs that are new or whose lastmod moved forward",
-    )
-    group.add_argument(
-        "--removed",
-        action="store_true",
-        help='with --state: also write the URLs that left the sitemaps ("removed": true)',
-    )
-    group.add_argument(
-        "--ignore-index-lastmod",
-        action="store_true",
-        help="with --state: fetch (conditionally) every child, even when its lastmod in the "
-        "index did not move; with --since: fetch the children older than DATE too",
+        "--max-urls", type=positive_int, metavar="N", help=f"stop after writing N records{per}"
     )
 
 
-def _add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    defaults = Limits()
-    group = parser.add_argument_group("crawling")
-    group.add_argument(
-        "--concurrency", type=positive_int, default=16, metavar="N", help="requests in flight (16)"
-    )
-    group.add_argument(
-        "--per-host", type=positive_int, default=4, metavar="N", help="requests per host (4)"
-    )
-    group.add_argument(
-        "--timeout",
-        type=positive_float,
-        metavar="S",
-        help=f"seconds per sitemap, request to last byte ({defaults.sitemap_timeout:g})",
-    )
-    group.add_argument(
-        "--deadline",
-        type=positive_float,
-        metavar="S",
-        help="seconds for the whole run: then reading stops, what was read is kept, and the "
-        "summary lists the sitemaps not finished (no limit by default)",
-    )
-    group.add_argument(
-        "--max-depth",
-        type=non_negative_int,
-        metavar="N",
-        help=f"sitemap index nesting followed ({defaults.max_depth})",
-    )
-    group.add_argument(
-        "--max-sitemaps",
-        type=positive_int,
-        metavar="N",
-        help=f"sitemaps fetched per target ({defaults.max_sitemaps:,})",
-    )
-    group.add_argument(
-        "--strict",
-        action="store_true",
-        help="the protocol to the letter: namespace, 50,000 URLs, location rule",
-    )
-    group.add_argument(
-        "--scope",
-        choices=("site", "host", "any"),
-        default="site",
-        help="which URLs a sitemap may list: site (default: the target's host, its www twin, "
-        "its subdomains and cross-submitting hosts), host (the sitemap's host), any",
-    )
-    group.add_argument("--no-robots", action="store_true", help="do not read robots.txt")
-    group.add_argument(
-        "--no-guess", action="store_true", help="do not probe well-known sitemap paths"
-    )
-    group.add_argument("--user-agent", metavar="UA", help="the User-Agent header to send")
-    group.add_argument(
-        "--processes",
-        type=non_negative_int,
-        metavar="N",
-        help="worker processes that parse large sitemaps (default 0: all in this process)",
-    )
-    group.add_argument(
-        "--allow-private",
-        action="store_true",
-        help="let sitemaps, indexes and redirects of a public target reach loopback, private "
-        "and link-local addresses (refused by default; a target that is itself such an "
-        "address, or localhost, or a file, is allowed anyway)",
-    )
-    _add_network_options(parser, defaults)
-    _add_choice_options(parser)
+#: The incremental options: dump's only (tree, check and report read without a state).
+STATE_OPTIONS = ("state", "changed_only", "removed")
 
 
-def _add_network_options(parser: argparse.ArgumentParser, defaults: Limits) -> None:
-    group = parser.add_argument_group("network and politeness")
-    group.add_argument(
-        "--header",
-        type=header,
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="send this header with every request to the target's site (repeatable; "
-        "cookies: 'Cookie: a=1')",
-    )
-    group.add_argument(
-        "--header-hosts",
-        choices=("site", "any"),
-        default="site",
-        help="where --header values go: site (default: the target's host, its www twin and "
-        "subdomains; never other hosts an index or a redirect names), any (every host)",
-    )
-    group.add_argument("--proxy", metavar="URL", help="send every request through this proxy")
-    group.add_argument(
-        "--trust-env",
-        action="store_true",
-        help="use the HTTP_PROXY, HTTPS_PROXY and NO_PROXY variables (and ~/.netrc)",
-    )
-    group.add_argument(
-        "--delay",
-        type=non_negative_float,
-        default=0.0,
-        metavar="S",
-        help="at least S seconds between two requests to one host (0)",
-    )
-    group.add_argument(
-        "--ignore-crawl-delay",
-        action="store_true",
-        help="do not wait the Crawl-delay / Request-rate of robots.txt "
-        f"(honoured by default, up to {defaults.max_crawl_delay:g} s)",
-    )
-    group.add_argument(
-        "--obey-robots",
-        action="store_true",
-        help="drop the URLs robots.txt disallows for our user agent (each record says "
-        'robots: "allowed" or "disallowed" either way)',
-    )
-
-
-def _add_choice_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("what to read")
-    group.add_argument(
-        "--follow",
-        type=regex,
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="fetch only the sitemaps (listed by robots.txt or an index) matching REGEX "
-        "(repeatable, any one may match)",
-    )
-    group.add_argument(
-        "--paths",
-        type=path_list,
-        metavar="PATH,...",
-        help="probe these paths instead of the well-known ones when robots.txt lists no "
-        "sitemap (/sitemap.xml,/sitemap_index.xml,...)",
-    )
-    group.add_argument(
-        "--html",
-        nargs="?",
-        const="fallback",
-        choices=("fallback", "always"),
-        help="read HTML sitemap pages (linked from the home page, or /sitemap.html, "
-        "/plan-du-site, ...) when no XML or text sitemap is found; 'always': beside them. "
-        "A target URL that is an HTML sitemap page is then read as one",
-    )
-    group.add_argument(
-        "--parent",
-        action="store_true",
-        help="a subdomain without sitemaps: read its parent domain's, keeping the URLs "
-        "under the subdomain",
-    )
-    group.add_argument(
-        "--follow-urlset-sitemaps",
-        action="store_true",
-        help="read a sitemap's <loc> ending in .xml or .xml.gz as a sitemap when it is one "
-        "(instead of writing it as a page)",
-    )
+def _add_crawl_options(parser: argparse.ArgumentParser, *, state: bool = False) -> None:
+    """The option flags (derived from the declarations); the incremental ones with ``state``."""
+    add_option_flags(parser, skip=() if state else STATE_OPTIONS)
 
 
 # --------------------------------------------------------------------------- option types
@@ -515,32 +343,6 @@ def non_negative_float(text: str) -> float:
     return value
 
 
-def header(text: str) -> tuple[str, str]:
-    """argparse type: ``'Name: value'``, as a (name, value) pair.
-
-    >>> header("Cookie: a=1; b=2")
-    ('Cookie', 'a=1; b=2')
-    """
-    name, colon, value = text.partition(":")
-    name = name.strip()
-    if not colon or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
-        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
-    return name, value.strip()
-
-
-def path_list(text: str) -> tuple[str, ...]:
-    """argparse type: comma-separated URL paths, each starting with ``/``.
-
-    >>> path_list("/a.xml, /b.xml")
-    ('/a.xml', '/b.xml')
-    """
-    paths = tuple(p.strip() for p in text.split(",") if p.strip())
-    bad = [p for p in paths if not p.startswith("/")]
-    if not paths or bad:
-        raise argparse.ArgumentTypeError(f"expected paths starting with '/', got {text!r}")
-    return paths
-
-
 def regex(text: str) -> re.Pattern[str]:
     """argparse type: a Python regular expression, compiled.
 
@@ -551,22 +353,3 @@ def regex(text: str) -> re.Pattern[str]:
         return re.compile(text)
     except re.error as exc:
         raise argparse.ArgumentTypeError(f"bad regular expression {text!r}: {exc}") from None
-
-
-def since_date(text: str) -> datetime:
-    """argparse type: an ISO 8601 date or datetime, as an aware UTC datetime.
-
-    >>> since_date("2024-03-05").isoformat()
-    '2024-03-05T00:00:00+00:00'
-    >>> since_date("2024-03-05T14:30:00+02:00").isoformat()
-    '2024-03-05T12:30:00+00:00'
-    """
-    try:
-        value = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not an ISO date or datetime: {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)"
-        ) from None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)

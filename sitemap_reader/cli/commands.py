@@ -15,10 +15,10 @@ import io
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
-from datetime import datetime
 from typing import IO, Any, Final
 
 from sitemap_reader.cli.args import PROG
+from sitemap_reader.cli.flags import options_from
 from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, json_text
 from sitemap_reader.cli.parquet import check_parquet, record_writer
 from sitemap_reader.cli.report import (
@@ -34,7 +34,7 @@ from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.discovery.robots import SUMMARY_CODES
 from sitemap_reader.discovery.ways import way_lines
 from sitemap_reader.errors import DiscoveryError, UsageError
-from sitemap_reader.limits import Limits
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.safe_text import printable
 
@@ -139,7 +139,7 @@ class Pump:
         self.stream = stream
         csv_raw = bool(getattr(args, "csv_raw", False))
         self.writer: RecordWriter = record_writer(args.format, stream, csv_raw=csv_raw)
-        self.filter = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
+        self.filter = RecordFilter(tuple(args.include), tuple(args.exclude))
         self.max_urls: int | None = args.max_urls
         self.ranked: bool = args.ranked
         self.top: int | None = args.top
@@ -213,7 +213,7 @@ class Pump:
 
 async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     check_parquet(args.format, args.output)
-    options = reader_options(args) | state_options(args)
+    options = reader_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
     pump = Pump(args, stream, flush_batches=sink is not None)
@@ -221,7 +221,7 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
         pump.outcome.output = sink.path  # written as the records come, whatever follows
     code, error = EXIT_OK, None
     try:
-        async with SitemapReader(**options) as reader:
+        async with SitemapReader(options) as reader:
             try:
                 signum = await _crawl(args, reader, pump.read(reader, targets), pump.flush, stream)
             except DiscoveryError as exc:
@@ -282,7 +282,7 @@ def _write_failed(args: argparse.Namespace, pump: Pump, *, kept: bool) -> int:
 
 async def _tree(args: argparse.Namespace, target: str) -> int:
     found: list[Run] = []
-    async with SitemapReader(**reader_options(args)) as reader:
+    async with SitemapReader(reader_options(args)) as reader:
 
         async def walk() -> None:
             found.append(await reader.tree(target))
@@ -308,55 +308,21 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
 # --------------------------------------------------------------------------- shared
 
 
-def reader_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The :class:`SitemapReader` keyword arguments the crawl options ask for."""
-    changes: dict[str, object] = {}
-    read_depth = None
-    if args.max_depth is not None and getattr(args, "action", None) == "tree":
-        read_depth = args.max_depth  # tree: list the children below, as "not read"
-    elif args.max_depth is not None:
-        changes["max_depth"] = args.max_depth
-    if args.max_sitemaps is not None:
-        changes["max_sitemaps"] = args.max_sitemaps
+def reader_options(args: argparse.Namespace) -> Options:
+    """The :class:`Options` the command's flags ask for.
+
+    ``dump`` saves an incremental state once, when the run ends normally: with ``-o`` the
+    records only exist once the file is committed, and on stdout a killed run may lose
+    what was still buffered; either way a run that did not finish is repeated, never
+    lost. Its ``--max-urls`` is the reader's own budget when every record the reader
+    emits is written (see :func:`_core_budget`): reading then stops at once.
+    """
+    more: dict[str, object] = {}
+    if getattr(args, "state", None) is not None:
+        more["state_commit"] = "run"
     if _core_budget(args):
-        changes["max_urls"] = args.max_urls  # stop reading at once, not N batches later
-    headers: dict[str, str] = {}
-    for name, value in args.header:
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return {
-        "concurrency": args.concurrency,
-        "per_host": args.per_host,
-        "timeout": args.timeout,
-        "strict": args.strict,
-        "scope": args.scope,
-        "robots": not args.no_robots,
-        "guess": not args.no_guess,
-        "user_agent": args.user_agent,
-        "allow_private": True if args.allow_private else None,
-        "limits": Limits().replace(**changes) if changes else None,
-        "processes": getattr(args, "processes", None),
-        "headers": headers or None,
-        "header_hosts": args.header_hosts,
-        "proxy": args.proxy,
-        "trust_env": args.trust_env,
-        "delay": args.delay,
-        "crawl_delay": not args.ignore_crawl_delay,
-        "obey_robots": args.obey_robots,
-        "follow": tuple(args.follow),
-        "guess_paths": args.paths,
-        "read_depth": read_depth,
-        "html": args.html,
-        "parent": args.parent,
-        "since": None if getattr(args, "ignore_index_lastmod", False) else _since(args),
-        "follow_urlset_sitemaps": args.follow_urlset_sitemaps,
-        "deadline": args.deadline,
-    }
-
-
-def _since(args: argparse.Namespace) -> datetime | None:
-    """``--since``: also the date before which an index's children are not fetched."""
-    since = getattr(args, "since", None)
-    return since if isinstance(since, datetime) else None
+        more["max_urls"] = args.max_urls
+    return options_from(args, more)
 
 
 def _core_budget(args: argparse.Namespace) -> bool:
@@ -364,27 +330,7 @@ def _core_budget(args: argparse.Namespace) -> bool:
     written (no filter drops any, no ranking needs them all)."""
     if getattr(args, "max_urls", None) is None or args.ranked or args.top is not None:
         return False
-    return not (args.since or args.include or args.exclude)
-
-
-def state_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The incremental options of ``dump`` (a UsageError when they make no sense).
-
-    The state is committed once, when the run ends normally: with ``-o`` the records
-    only exist once the file is committed, and on stdout a killed run may lose what was
-    still buffered; either way a run that did not finish is repeated, never lost.
-    """
-    if args.state is None:
-        if args.changed_only or args.removed or (args.ignore_index_lastmod and not args.since):
-            raise UsageError("--changed-only, --removed and --ignore-index-lastmod need --state")
-        return {}
-    return {
-        "state": args.state,
-        "changed_only": args.changed_only,
-        "removed": args.removed,
-        "trust_index_lastmod": not args.ignore_index_lastmod,
-        "state_commit": "run",
-    }
+    return not (args.include or args.exclude)
 
 
 async def _crawl(

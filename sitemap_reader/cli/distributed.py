@@ -18,21 +18,22 @@ from types import ModuleType
 from typing import Any, Final
 
 from sitemap_reader.cli.args import (
+    FORMATS,
     PROG,
-    _add_crawl_options,
-    _command,
+    add_command,
+    add_record_flags,
     positive_float,
     positive_int,
-    regex,
-    since_date,
 )
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, interruptible
-from sitemap_reader.cli.commands import reader_options as crawl_reader_options
+from sitemap_reader.cli.flags import add_option_flags, options_from
 from sitemap_reader.cli.output import RecordFilter, make_writer
 from sitemap_reader.distributed.config import check_redis_url, queue_target
 from sitemap_reader.errors import SitemapReaderError, UsageError
 from sitemap_reader.safe_text import printable, redact_url
 
+#: What ``worker --state`` sets the ``state`` option to: the state lives in Redis.
+REDIS_STATE: Final = "redis"
 EXTRA_MESSAGE: Final = (
     "this command needs the 'distributed' extra: pip install 'sitemap-reader[distributed]'"
 )
@@ -69,7 +70,7 @@ examples:
 
 def add_commands(commands: Any) -> None:
     """Add ``enqueue``, ``worker`` and ``status`` to the subcommands of the parser."""
-    sub = _command(commands, "enqueue", "add targets to a Redis queue", _ENQUEUE_EXAMPLES)
+    sub = add_command(commands, "enqueue", "add targets to a Redis queue", _ENQUEUE_EXAMPLES)
     _add_redis_options(sub)
     sub.add_argument("targets", nargs="*", metavar="TARGET", help="targets (as for dump)")
     sub.add_argument(
@@ -85,14 +86,16 @@ def add_commands(commands: Any) -> None:
     )
     sub.set_defaults(run=run_enqueue, action="enqueue")
 
-    sub = _command(commands, "worker", "discover queued targets, one file each", _WORKER_EXAMPLES)
+    sub = add_command(
+        commands, "worker", "discover queued targets, one file each", _WORKER_EXAMPLES
+    )
     _add_redis_options(sub)
     _add_worker_options(sub)
     _add_record_options(sub)
-    _add_crawl_options(sub)
+    add_option_flags(sub, skip=("state",))  # the worker keeps its state in Redis
     sub.set_defaults(run=run_worker, action="worker")
 
-    sub = _command(commands, "status", "show what a Redis queue holds", _STATUS_EXAMPLES)
+    sub = add_command(commands, "status", "show what a Redis queue holds", _STATUS_EXAMPLES)
     _add_redis_options(sub)
     sub.add_argument("--json", action="store_true", help="print the status as JSON")
     sub.set_defaults(run=run_status, action="status")
@@ -187,21 +190,14 @@ def _add_worker_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_record_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("output (per target, as for dump)")
-    group.add_argument("--format", choices=("jsonl", "csv", "txt"), default="jsonl")
-    group.add_argument("--ranked", action="store_true", help="best first within each target")
-    group.add_argument("--top", type=positive_int, metavar="N", help="only the N best per target")
-    group.add_argument("--since", type=since_date, metavar="DATE", help="drop older lastmods")
-    for name, text in (("--include", "keep only URLs matching"), ("--exclude", "drop URLs")):
-        group.add_argument(
-            name, type=regex, action="append", default=[], metavar="REGEX", help=text
-        )
-    group.add_argument("--max-urls", type=positive_int, metavar="N", help="records per target")
+    add_record_flags(group, FORMATS[:-1], " per target")
     group = parser.add_argument_group("incremental runs (state kept in Redis, per target)")
-    group.add_argument("--state", action="store_true", help="remember each target's run in Redis")
-    group.add_argument("--changed-only", action="store_true", help="with --state: new or moved")
-    group.add_argument("--removed", action="store_true", help="with --state: also removed URLs")
     group.add_argument(
-        "--ignore-index-lastmod", action="store_true", help="with --state: fetch every child"
+        "--state",
+        action="store_const",
+        const=REDIS_STATE,
+        default=argparse.SUPPRESS,
+        help="remember each target's run in Redis (--changed-only, --removed as for dump)",
     )
 
 
@@ -292,9 +288,7 @@ def _read_lines(name: str) -> Iterator[str]:
 
 
 async def _worker(args: argparse.Namespace, dist: ModuleType) -> int:
-    ignore = args.ignore_index_lastmod and not args.since  # --since: fetch old children too
-    if not args.state and (args.changed_only or args.removed or ignore):
-        raise UsageError("--changed-only, --removed and --ignore-index-lastmod need --state")
+    options = options_from(args)
     limits = dist.WorkerLimits(
         lease=args.lease,
         max_deliveries=args.max_deliveries,
@@ -303,35 +297,24 @@ async def _worker(args: argparse.Namespace, dist: ModuleType) -> int:
         poll=min(1.0, args.lease / 3),
         redis_wait=args.redis_wait,
     )
-    keep = RecordFilter(args.since, tuple(args.include), tuple(args.exclude))
+    keep = RecordFilter(tuple(args.include), tuple(args.exclude))
     output = dist.Output(
         args.output_dir,
         fmt=args.format,
         writer=lambda stream: make_writer(args.format, stream),
-        keep=keep.keep if (args.since or args.include or args.exclude) else None,
+        keep=keep.keep if (args.include or args.exclude) else None,
         max_urls=args.max_urls,
         ranked=args.ranked or args.top is not None,
         top=args.top,
     )
-    state = (
-        dist.StateOptions(
-            changed_only=args.changed_only,
-            removed=args.removed,
-            trust_index_lastmod=not args.ignore_index_lastmod,
-        )
-        if args.state
-        else None
-    )
     worker = dist.Worker(
         args.redis,
         output,
+        options,
         namespace=args.namespace,
         limits=limits,
-        reader_options=crawl_reader_options(args),
         parallel=args.parallel,
-        state=state,
         records_stream=args.records_stream,
-        allow_private=args.allow_private,
     )
     _say(
         args,

@@ -19,7 +19,6 @@ import re
 import stat
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime
 from typing import IO, Final, Protocol
 
 from sitemap_reader.records import UrlRecord
@@ -52,21 +51,17 @@ _SITE_TEXT_COLUMNS: Final = _JSON_COLUMNS | {"url", "sitemap", "title"}
 
 @dataclass(frozen=True, slots=True)
 class RecordFilter:
-    """``--since``, ``--include`` and ``--exclude``, applied to each record in turn.
-
-    A record without a lastmod passes ``--since``: nothing says it is old, and a crawler
-    that drops it could miss a changed page. ``--include`` keeps a URL when any pattern
-    matches; ``--exclude`` drops it when any pattern matches (exclude wins).
+    """``--include`` and ``--exclude``, applied to each record in turn: ``--include``
+    keeps a URL when any pattern matches; ``--exclude`` drops it when any pattern
+    matches (exclude wins). (``--since`` is the reader's own option: the records older
+    than it never leave the reader.)
     """
 
-    since: datetime | None = None
     include: tuple[re.Pattern[str], ...] = ()
     exclude: tuple[re.Pattern[str], ...] = ()
 
     def keep(self, record: UrlRecord) -> bool:
         """True when the record goes to the output."""
-        if self.since is not None and record.lastmod is not None and record.lastmod < self.since:
-            return False
         url = record.url
         if self.include and not any(p.search(url) for p in self.include):
             return False

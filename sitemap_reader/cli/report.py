@@ -150,6 +150,8 @@ def summary_lines(
         )
     )
     removed = f", {stats.urls_removed:,} removed" if stats.urls_removed else ""
+    if stats.urls_older:
+        removed += f", {stats.urls_older:,} older than --since"
     lines.append(
         (
             None,

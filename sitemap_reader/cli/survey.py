@@ -21,7 +21,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+
+from aiohttp.abc import AbstractResolver
 
 from sitemap_reader.cli.usage import plain_reason
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
@@ -29,6 +30,7 @@ from sitemap_reader.discovery.actions import Batch, Checkpoint
 from sitemap_reader.discovery.observer import Observer, Watch
 from sitemap_reader.discovery.ways import HTML_KINDS
 from sitemap_reader.limits import Limits
+from sitemap_reader.options import Options
 from sitemap_reader.parse.checker import BodyChecker, Finding, SiteCheck, check_robots
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.robots import sitemaps_from_robots
@@ -55,7 +57,7 @@ class FileReport:
     """One robots.txt or sitemap of the survey: the walk's verdict and the checker's."""
 
     node: SitemapNode
-    parent: str | None = None
+    listed_by: str | None = None
     uncompressed: int | None = None
     findings: list[Finding] = field(default_factory=list)
 
@@ -224,13 +226,19 @@ def _read_stop(node: SitemapNode) -> Problem | None:
     return None
 
 
-async def survey(targets: Sequence[str], options: dict[str, Any], *, examples: int = 1) -> Survey:
-    """Walk ``targets`` with :class:`SitemapReader` (``options`` are its keywords), with
+async def survey(
+    targets: Sequence[str],
+    options: Options,
+    *,
+    resolver: AbstractResolver | None = None,
+    examples: int = 1,
+) -> Survey:
+    """Walk ``targets`` with :class:`SitemapReader` (its ``options``, ``resolver``), with
     the checker and the counters riding on the walk; ``examples`` occurrences are kept
     per rule and file."""
     result = Survey(Run(targets=tuple(targets)))
-    tap = _Tap(result, options.get("limits") or Limits(), examples)
-    async with SitemapReader(**options) as reader:
+    tap = _Tap(result, options.limits, examples)
+    async with SitemapReader(options, resolver=resolver) as reader:
         result.run = run = await reader.tree(list(targets), observer=tap)
     if run.error is not None:
         reason = plain_reason(run.error)
@@ -240,7 +248,7 @@ async def survey(targets: Sequence[str], options: dict[str, Any], *, examples: i
     for report in result.files:
         _verdict(report, tap.checked.get(id(report.node)))
     site = tap.site
-    nested = site.nesting((r.parent, r.url) for r in result.files if r.parent is not None)
+    nested = site.nesting((r.listed_by, r.url) for r in result.files if r.listed_by is not None)
     for report in result.files:
         report.findings.extend(site.duplicates(report.url))
         report.findings.extend(f for f in nested if f.file == report.url)
@@ -264,12 +272,10 @@ def _verdict(report: FileReport, checked: _Checked | None) -> None:
 def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None]]:
     """Every node the walk attempted, with the name of the sitemap that listed it."""
 
-    def walk(
-        node: SitemapNode, parent: SitemapNode | None
-    ) -> Iterator[tuple[SitemapNode, str | None]]:
+    def walk(node: SitemapNode, up: SitemapNode | None) -> Iterator[tuple[SitemapNode, str | None]]:
         parent_url = None
-        if parent is not None and parent.kind != "robots":
-            parent_url = label_of(parent)
+        if up is not None and up.kind != "robots":
+            parent_url = label_of(up)
         attempted = node.fetched or node.status is not None or bool(node.problems)
         empty_probe = node.kind == "guess" and node.format in (None, "unknown")
         html = node.kind in HTML_KINDS  # a page for people: the protocol's rules do not apply

@@ -32,40 +32,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import re
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import AsyncGenerator, Callable, Sequence
 from types import TracebackType
+from typing import Unpack
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
+from sitemap_reader._keywords import ReaderKeywords
 from sitemap_reader.crawl.best_first import make_sink
-from sitemap_reader.crawl.fetch import (
-    Fetcher,
-    Pacer,
-    build_session,
-    check_header_hosts,
-    check_headers,
-    check_proxy,
-    default_user_agent,
-)
-from sitemap_reader.crawl.guard import AddressPolicy, PublicOnlyResolver, private_allowed
-from sitemap_reader.crawl.incremental import COMMIT_MODES, Incremental, Item, unpack
+from sitemap_reader.crawl.fetch import Fetcher, Pacer, build_session, check_session
+from sitemap_reader.crawl.guard import PublicOnlyResolver
+from sitemap_reader.crawl.incremental import IncrementalRun, Item, unpack
 from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
-from sitemap_reader.discovery.config import Config, compile_patterns, html_mode
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import DiscoveryError, UsageError
+from sitemap_reader.guard import AddressPolicy, private_allowed, private_mode
 from sitemap_reader.limits import Limits
-from sitemap_reader.parse.scope import SCOPE_MODES
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.store import StateStore
 
 #: Batches buffered between the traversal and the consumer (a batch is the new records of
@@ -83,63 +73,33 @@ class SitemapReader:
     ...             print(record.url, record.lastmod)
     ...         print(reader.last_run.stats.to_dict())
 
-    ``timeout`` is the time budget of one sitemap (request to last byte, per attempt;
-    ``Limits.sitemap_timeout`` by default). ``strict`` applies the protocol to the letter.
-    ``scope`` is ``site`` (the target's hosts, their www twins and subdomains, and hosts
-    that cross-submit in robots.txt), ``host`` (each sitemap's own host) or ``any``.
-    ``robots=False`` skips robots.txt; ``guess=False`` never probes the well-known paths.
-    ``score`` replaces the default ranking score.
+    The options are an :class:`~sitemap_reader.options.Options` value, or its flat
+    keywords (``SitemapReader(deadline=60, scope="host")``; over ``options`` when both are
+    given): every one of them, with its meaning and default, is in the README's option
+    table and in :mod:`sitemap_reader.options`. A bad value or an unknown keyword is a
+    :class:`~sitemap_reader.errors.UsageError` at once, naming the option.
 
-    ``allow_private`` is the SSRF guard (:mod:`~sitemap_reader.crawl.guard`). By default
-    (None) a public target's sitemaps, indexes and redirects may not reach loopback,
-    private, link-local or other non-public addresses (checked on the resolved address);
-    a target that is itself such an address (or ``localhost``, or a file) may. True
-    allows everything; False refuses non-public addresses even for the targets (for a
-    service that fetches targets its users submit). ``resolver`` replaces aiohttp's DNS
-    resolver (for tests: map made-up names to 127.0.0.1).
+    Two arguments are live objects, not options. ``resolver`` replaces aiohttp's DNS
+    resolver (for tests: map made-up names to 127.0.0.1). ``session`` is your own
+    ``aiohttp.ClientSession``: its connector, cookies, proxy settings and timeouts are
+    then yours (it is not closed), and we still apply our caps, retries, deadlines and
+    the guard's checks of IP literals on every request and redirect hop. Host names are
+    checked when resolved only by a connector built with
+    :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver`; give your connector one (see
+    the README) or keep ``session`` to trusted targets. A ``session`` whose own default
+    headers hold ``Authorization`` or ``Cookie`` (aiohttp would send them to every host)
+    is refused unless ``header_hosts="any"``: pass them as ``headers``.
 
-    ``processes`` is how many worker processes parse large bodies (0: every body is
-    parsed in this process; None: the default, 0 for now, see
-    :func:`~sitemap_reader.crawl.pool.default_processes`). Workers start only once a run
-    meets a large body (:mod:`~sitemap_reader.crawl.pool`) and stop when the reader
-    closes; records and their order are the same either way.
-    Network: ``headers`` go with every request to the target's own site
-    (``{"Cookie": "session=..."}`` for cookies; they override the User-Agent and
-    Accept-Encoding we send): its host, its www twin and their subdomains, never a host
-    that only robots.txt cross-submits; requests and redirect hops to other hosts go
-    without them unless ``header_hosts="any"``. A ``session`` whose own default headers
-    hold ``Authorization`` or ``Cookie`` (aiohttp would send them to every host) is
-    refused unless ``header_hosts="any"``: pass them as ``headers``. ``proxy`` is an
-    HTTP proxy URL for every request; ``trust_env=True`` lets aiohttp take
-    ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` from the environment. ``session`` is
-    your own ``aiohttp.ClientSession``: its connector, cookies, proxy settings and
-    timeouts are then yours (it is not closed), and we still apply our caps, retries,
-    deadlines and the guard's checks of IP literals on every request and redirect hop.
-    Host names are checked when resolved only by a connector built with
-    :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver`; give your connector one
-    (see the README) or keep ``session`` to trusted targets. Behind a proxy, names are
-    resolved by the proxy: only the literal checks hold.
+    The address guard (``allow_private``, :mod:`~sitemap_reader.crawl.guard`): by default
+    a public target's sitemaps, indexes and redirects may not reach loopback, private,
+    link-local or other non-public addresses (checked on the resolved address), while a
+    target that is itself such an address (or ``localhost``, or a file) may. True allows
+    everything; ``"never"`` refuses non-public addresses even for the targets (for a
+    service that fetches targets its users submit).
 
-    Politeness and robots.txt: ``delay`` is the least time in seconds between two
-    requests to one host; a robots.txt ``Crawl-delay`` or ``Request-rate`` is honoured
-    for its host (capped at ``Limits.max_crawl_delay``) unless ``crawl_delay=False``.
-    Every record on the origin of the robots.txt read says ``robots="allowed"`` or
-    ``"disallowed"`` for ``user_agent``; ``obey_robots=True`` drops the disallowed ones.
-
-    Choosing what to read: ``follow`` are regexes (strings or compiled) a sitemap
-    listed by robots.txt or an index must match to be fetched (any one; empty: all);
-    ``guess_paths`` replaces the well-known paths probed when robots.txt lists no
-    sitemap (``["/sitemap.php"]``); ``read_depth=N`` reads N levels of index nesting and
-    lists the children below as "not read" in the tree (``read_depth=0`` lists an
-    index's children without reading them).
-
-    More ways in: ``html=True`` reads HTML sitemap pages (found from the home page's
-    links or the usual paths) when no XML or text sitemap was found, ``html="always"``
-    beside them, and a target URL that is an HTML sitemap page is read as one;
-    ``parent=True`` reads a subdomain's parent domain's sitemaps when it has none,
-    keeping the URLs under the subdomain; ``since`` (an aware datetime) leaves unfetched
-    the index children whose lastmod is older; ``follow_urlset_sitemaps=True`` reads a
-    urlset ``<loc>`` ending in ``.xml`` / ``.xml.gz`` as a sitemap when its body is one.
+    ``processes`` parse large bodies in worker processes
+    (:mod:`~sitemap_reader.crawl.pool`): they start only once a run meets a large body
+    and stop when the reader closes; records and their order are the same either way.
     ``deadline`` bounds a whole run in seconds (``timeout`` bounds one sitemap): when it
     passes, reading stops, the records read so far are kept, the sitemaps in flight end
     as "not finished" and ``stats.stopped`` says ``at the deadline (S s)``.
@@ -147,87 +107,16 @@ class SitemapReader:
 
     def __init__(
         self,
+        options: Options | None = None,
         *,
-        concurrency: int = 16,
-        per_host: int = 4,
-        timeout: float | None = None,
-        strict: bool = False,
-        scope: str = "site",
-        robots: bool = True,
-        guess: bool = True,
-        user_agent: str | None = None,
-        limits: Limits | None = None,
-        score: ScoreFunc | None = None,
-        allow_private: bool | None = None,
-        resolver: AbstractResolver | None = None,
-        state: str | os.PathLike[str] | None = None,
-        changed_only: bool = False,
-        removed: bool = False,
-        trust_index_lastmod: bool = True,
-        state_commit: str = "sitemap",
-        processes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        header_hosts: str = "site",
-        proxy: str | None = None,
-        trust_env: bool = False,
         session: aiohttp.ClientSession | None = None,
-        delay: float = 0.0,
-        crawl_delay: bool = True,
-        obey_robots: bool = False,
-        follow: Sequence[str | re.Pattern[str]] = (),
-        guess_paths: Sequence[str] | None = None,
-        read_depth: int | None = None,
-        html: bool | str | None = None,
-        parent: bool = False,
-        since: datetime | None = None,
-        follow_urlset_sitemaps: bool = False,
-        deadline: float | None = None,
+        resolver: AbstractResolver | None = None,
+        **flat: Unpack[ReaderKeywords],
     ) -> None:
-        if concurrency < 1 or per_host < 1:
-            raise UsageError("concurrency and per_host must be at least 1")
-        if state is None and (changed_only or removed):
-            raise UsageError("changed_only and removed need a state file (state=PATH)")
-        if state_commit not in COMMIT_MODES:
-            raise UsageError(f"state_commit must be one of {', '.join(COMMIT_MODES)}")
-        if scope not in SCOPE_MODES:
-            raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {scope!r}")
-        if timeout is not None and timeout <= 0:
-            raise UsageError("timeout must be positive")
-        if processes is not None and processes < 0:
-            raise UsageError("processes must be 0 (parse here) or more")
-        self.limits = limits or Limits()
-        self.concurrency = concurrency
-        self.per_host = min(per_host, concurrency)
-        self.timeout = self.limits.sitemap_timeout if timeout is None else timeout
-        self.strict = strict
-        self.scope = scope
-        self.robots = robots
-        self.guess = guess
-        self.user_agent = user_agent or default_user_agent()
-        self.score = score
-        self.allow_private = allow_private
-        self.state = state
-        self.changed_only = changed_only
-        self.removed = removed
-        self.trust_index_lastmod = trust_index_lastmod
-        self.state_commit = state_commit
+        self.options = Options.of(options, door="SitemapReader", **flat)
+        check_session(session, self.options.network.header_hosts)
+        processes = self.options.parallelism.processes
         self.processes = default_processes() if processes is None else processes
-        self.headers = check_headers(headers or {})
-        self.header_hosts = check_header_hosts(header_hosts, session)
-        self.proxy = check_proxy(proxy)
-        self.trust_env = trust_env
-        self.delay = delay
-        self.crawl_delay = crawl_delay
-        self.obey_robots = obey_robots
-        self.follow = compile_patterns(follow)  # a bad pattern: UsageError, here
-        self.guess_paths = None if guess_paths is None else tuple(guess_paths)
-        self.read_depth = read_depth
-        self.html = html_mode(html)
-        self.parent = parent
-        self.since = since
-        self.follow_urlset_sitemaps = follow_urlset_sitemaps
-        self.deadline = deadline
-        self._config(merge=False)  # a bad delay, path or depth fails here, not in a run
         self._user_session = session
         self._pacer = Pacer()
         self.last_run: Run | None = None
@@ -239,11 +128,17 @@ class SitemapReader:
         self._fetchers: dict[bool, Fetcher] = {}  # by "private addresses allowed"
         self._fetcher: Fetcher | None = None
 
+    @property
+    def limits(self) -> Limits:
+        """The run's bounds (``options.limits``)."""
+        return self.options.limits
+
     async def __aenter__(self) -> SitemapReader:
         self._resolver = self._given_resolver or aiohttp.DefaultResolver()
-        if self.proxy is not None:  # we connect to the proxy, the proxy resolves the rest
-            self._policy.trust(URL(self.proxy).host or "")
-        self._fetcher = self._new_fetcher(private=self.allow_private is True)
+        proxy = self.options.network.proxy
+        if proxy is not None:  # we connect to the proxy, the proxy resolves the rest
+            self._policy.trust(URL(proxy).host or "")
+        self._fetcher = self._new_fetcher(private=self.options.network.allow_private is True)
         self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
 
@@ -261,31 +156,22 @@ class SitemapReader:
                 resolver = (
                     self._resolver if private else PublicOnlyResolver(self._resolver, self._policy)
                 )
-                session = build_session(
-                    concurrency=self.concurrency,
-                    per_host=self.per_host,
-                    user_agent=self.user_agent,
-                    limits=self.limits,
-                    resolver=resolver,
-                    trust_env=self.trust_env,
-                )
+                session = build_session(self.options, resolver)
                 self._sessions.append(session)
             fetcher = Fetcher(
                 session,
-                self.limits,
+                self.options,
                 policy=None if private else self._policy,
-                headers=self.headers,
-                proxy=self.proxy,
                 pacer=self._pacer,
-                header_hosts=self.header_hosts,
             )
             self._fetchers[private] = fetcher
         return fetcher
 
     def fetcher_for(self, target: Target) -> Fetcher:
         """The fetcher for the site of ``target``: guarded unless private is allowed."""
-        private = private_allowed(target, self.allow_private)
-        if not private and self.allow_private is None and target.host:
+        policy = self.options.network.allow_private
+        private = private_allowed(target, policy)
+        if not private and private_mode(policy) == "typed" and target.host:
             self._policy.trust(target.host)  # the user typed this name: it may be anywhere
         return self._new_fetcher(private=private)
 
@@ -350,7 +236,7 @@ class SitemapReader:
             raise UsageError("top must be at least 1")
         run, targets = self._new_run(target)
         channel: Channel[Item] = Channel(CHANNEL_BATCHES)
-        sink = make_sink(ranked, top, self.limits)
+        sink = make_sink(ranked, top, self.options.limits)
         state = self._open_state(run, commit_each=sink is None)
         observer = state if observe is None else observe(state or NULL_OBSERVER)
         traversal = self._traversal(run, targets, channel, observer, merge=sink is not None)
@@ -391,7 +277,7 @@ class SitemapReader:
         ``observer`` watches every job of the walk (``check`` and ``report`` ride on it);
         it cannot be combined with ``state``.
         """
-        if observer is not None and self.state is not None:
+        if observer is not None and self.options.incremental.state is not None:
             raise UsageError("tree(observer=...) cannot be combined with state")
         run, targets = self._new_run(target)
         state = self._open_state(run, commit_each=True)
@@ -414,35 +300,11 @@ class SitemapReader:
         *,
         merge: bool = False,
     ) -> Traversal:
-        """The aiohttp driver of one run, over the core with this reader's policy."""
-        config = self._config(merge=merge)
+        """The aiohttp driver of one run, over the core with this reader's options."""
         fetchers = [self.fetcher_for(t) for t in targets]
-        scheduler = HostScheduler(self.concurrency, self.per_host)
-        return Traversal(config, run, targets, fetchers, scheduler, channel, state, self._pool)
-
-    def _config(self, *, merge: bool) -> Config:
-        """The core's policy for a run of this reader."""
-        return Config(
-            limits=self.limits,
-            strict=self.strict,
-            scope=self.scope,
-            robots=self.robots,
-            guess=self.guess,
-            timeout=self.timeout,
-            score=self.score,
-            follow=self.follow,
-            merge_duplicates=merge,
-            user_agent=self.user_agent,
-            obey_robots=self.obey_robots,
-            delay=self.delay,
-            crawl_delay=self.crawl_delay,
-            guess_paths=self.guess_paths,
-            read_depth=self.read_depth,
-            html=self.html,
-            parent=self.parent,
-            since=self.since,
-            follow_urlset=self.follow_urlset_sitemaps,
-            deadline=self.deadline,
+        scheduler = HostScheduler(self.options.parallelism)
+        return Traversal(
+            self.options, run, targets, fetchers, scheduler, channel, state, self._pool, merge
         )
 
     @property
@@ -450,20 +312,15 @@ class SitemapReader:
         """The reader's parsing processes (None with ``processes=0``, or outside ``async with``)."""
         return self._pool
 
-    def _open_state(self, run: Run, *, commit_each: bool) -> Incremental | None:
+    def _open_state(self, run: Run, *, commit_each: bool) -> IncrementalRun | None:
         """The incremental state of a run (None without ``state``)."""
-        if self.state is None:
+        state = self.options.incremental
+        if state.state is None:
             return None
-        store = StateStore(self.state, background=True)  # writes off the loop
+        store = StateStore(state.state, background=True)  # writes off the loop
         try:
-            return Incremental(
-                store,
-                run.stats,
-                changed_only=self.changed_only,
-                removed=self.removed,
-                trust_index_lastmod=self.trust_index_lastmod,
-                commit_each=commit_each and self.state_commit == "sitemap",
-            )
+            each = commit_each and state.state_commit == "sitemap"
+            return IncrementalRun(store, run.stats, self.options, commit_each=each)
         except BaseException:
             store.close()
             raise

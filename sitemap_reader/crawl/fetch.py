@@ -62,41 +62,26 @@ import asyncio
 import contextlib
 import email.utils
 import random
-import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from types import TracebackType
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from sitemap_reader.crawl.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.errors import FetchError, UsageError
-from sitemap_reader.limits import Limits
+from sitemap_reader.guard import AddressPolicy, BlockedAddress, check_numeric_host
+from sitemap_reader.options import Options
 from sitemap_reader.parse.scope import Scope
-from sitemap_reader.safe_text import redact_url
 
 #: Statuses worth another attempt: timeouts, rate limiting and transient server errors.
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Statuses we follow as redirects (with a Location header).
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-#: Where the user's headers may go: the target's own site (the default), or any host.
-HEADER_HOSTS = ("site", "any")
 #: Read size: 64 KiB keeps each parser.feed() call short and memory flat.
 CHUNK_SIZE = 64 * 1024
-PROJECT_URL = "https://github.com/sitemap-reader/sitemap-reader"
-
-
-def default_user_agent() -> str:
-    """``sitemap-reader/<version> (+<project url>)``, the version from the installed package."""
-    try:
-        version = metadata.version("sitemap-reader")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return f"sitemap-reader/{version} (+{PROJECT_URL})"
 
 
 class FetchFailed(FetchError):
@@ -211,57 +196,23 @@ class Deadline:
 
 
 #: An HTTP header name (RFC 9110 token characters).
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-
-
-def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers to send with every request, checked: a token name, no line break in
-    the value (a UsageError otherwise).
-
-    >>> check_headers({"Cookie": "a=1"})
-    {'Cookie': 'a=1'}
-    """
-    checked: dict[str, str] = {}
-    for name, value in headers.items():
-        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
-            raise UsageError(f"not a header name: {name!r}")
-        if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
-            raise UsageError(f"header {name}: a value is one line of text, not {value!r}")
-        checked[name] = value.strip()
-    return checked
 
 
 #: Headers of a user's own session that aiohttp would send to every host.
 _CREDENTIALS = ("Authorization", "Cookie")
 
 
-def check_header_hosts(header_hosts: str, session: aiohttp.ClientSession | None = None) -> str:
-    """``header_hosts`` checked (``site`` or ``any``; a UsageError otherwise), and a
-    ``session`` whose default headers carry credentials refused unless it is ``any``."""
-    if header_hosts not in HEADER_HOSTS:
-        raise UsageError(f"header_hosts must be site or any, not {header_hosts!r}")
-    if session is not None and header_hosts == "site":
-        for name in _CREDENTIALS:
-            if name in session.headers:
-                raise UsageError(
-                    f"the session's default {name} header would go to every host: pass it "
-                    "as headers= (kept on the target's site), or set header_hosts='any'"
-                )
-    return header_hosts
-
-
-def check_proxy(proxy: str | None) -> str | None:
-    """A proxy URL, checked: ``http://[user:password@]host[:port]`` (a UsageError
-    otherwise, which shows the URL with its password hidden)."""
-    if proxy is None:
-        return None
-    try:
-        url = URL(proxy)
-    except ValueError:
-        url = None
-    if url is None or url.scheme not in ("http", "https") or not url.host:
-        raise UsageError(f"a proxy is an http:// URL, not {redact_url(proxy)!r}")
-    return proxy
+def check_session(session: aiohttp.ClientSession | None, hosts: str) -> None:
+    """Refuse a user's ``session`` whose default headers carry credentials (aiohttp would
+    send them to every host), unless the user's headers may go to ``any`` host."""
+    if session is None or hosts != "site":
+        return
+    for name in _CREDENTIALS:
+        if name in session.headers:
+            raise UsageError(
+                f"the session's default {name} header would go to every host: pass it "
+                "as headers= (kept on the target's site), or set header_hosts='any'"
+            )
 
 
 class _Dropped(aiohttp.ClientConnectionError):
@@ -288,7 +239,7 @@ async def single_send(
 class Pacer:
     """The least time between two requests to one host (see the module doc).
 
-    ``wait(host, delay)`` reserves the host's next slot at once (no await in between, so
+    ``wait(host, gap)`` reserves the host's next slot at once (no await in between, so
     concurrent callers get successive slots) and sleeps until it comes; ``answered(host)``
     moves the host's mark to the moment a response (or a failure) came back, so the time
     a request spent connecting never shortens the gap the server sees before the next.
@@ -297,14 +248,14 @@ class Pacer:
     def __init__(self) -> None:
         self._last: dict[str, float] = {}  # host -> start of its latest request (reserved)
 
-    async def wait(self, host: str, delay: float) -> None:
-        """Sleep until ``delay`` seconds passed since the previous request to ``host``.
+    async def wait(self, host: str, gap: float) -> None:
+        """Sleep until ``gap`` seconds passed since the previous request to ``host``.
 
         Every request is noted, with a delay or not: a delay learnt from robots.txt
         counts from the robots.txt request itself."""
         now = asyncio.get_running_loop().time()
         last = self._last.get(host)
-        start = now if last is None or delay <= 0 else max(now, last + delay)
+        start = now if last is None or gap <= 0 else max(now, last + gap)
         self._last[host] = start
         if start > now:
             await asyncio.sleep(start - now)
@@ -317,13 +268,7 @@ class Pacer:
 
 
 def build_session(
-    *,
-    concurrency: int,
-    per_host: int,
-    user_agent: str,
-    limits: Limits,
-    resolver: AbstractResolver | None = None,
-    trust_env: bool = False,
+    options: Options, resolver: AbstractResolver | None = None
 ) -> aiohttp.ClientSession:
     """A session of a reader: bounded pool, our timeouts, no transparent gunzip.
 
@@ -332,21 +277,22 @@ def build_session(
     ``trust_env`` lets aiohttp read ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` (and
     ``~/.netrc``) from the environment.
     """
+    parallelism, timeouts = options.parallelism, options.timeouts
     connector = aiohttp.TCPConnector(
-        limit=concurrency,
-        limit_per_host=per_host,
+        limit=parallelism.concurrency,
+        limit_per_host=parallelism.per_host,
         ttl_dns_cache=300,
         resolver=resolver,
     )
     timeout = aiohttp.ClientTimeout(
-        total=None, sock_connect=limits.connect_timeout, sock_read=limits.read_timeout
+        total=None, sock_connect=timeouts.connect_timeout, sock_read=timeouts.read_timeout
     )
     return aiohttp.ClientSession(
         connector=connector,
         timeout=timeout,
         auto_decompress=False,
-        headers={"User-Agent": user_agent, "Accept-Encoding": "gzip"},
-        trust_env=trust_env,
+        headers={"User-Agent": options.politeness.user_agent, "Accept-Encoding": "gzip"},
+        trust_env=options.network.trust_env,
         middlewares=(single_send,),
     )
 
@@ -434,35 +380,33 @@ def _is_blocked(exc: BaseException) -> bool:
 class Fetcher:
     """GETs with retries and hand-followed redirects over one session.
 
+    ``options`` give the bounds and the network options: the user's ``headers`` (over
+    the session's own) go to the hosts of the target's site, or to every host with
+    ``header_hosts="any"`` (see the module doc); ``proxy`` is the proxy URL of every
+    request (None: none, or the environment's with a ``trust_env`` session).
     ``rand`` is the jitter source (``random.random``); tests may pass a fixed one.
-    ``policy`` is the SSRF guard of a guarded session (None: any address). ``headers``
-    are the user's ``--header``s (over the session's own), sent to the hosts of the
-    target's site, or to every host with ``header_hosts="any"`` (see the module doc);
-    ``proxy`` is the proxy URL of every request (None: none, or the environment's with
-    a ``trust_env`` session); ``pacer`` spaces requests per host (shared by the fetchers
-    of one reader, so a delay holds across its guarded and open sessions).
+    ``policy`` is the SSRF guard of a guarded session (None: any address); ``pacer``
+    spaces requests per host (shared by the fetchers of one reader, so a delay holds
+    across its guarded and open sessions).
     """
 
     def __init__(
         self,
         session: aiohttp.ClientSession,
-        limits: Limits,
+        options: Options,
         *,
         policy: AddressPolicy | None = None,
         rand: Callable[[], float] = random.random,
-        headers: Mapping[str, str] | None = None,
-        proxy: str | None = None,
         pacer: Pacer | None = None,
-        header_hosts: str = "site",
     ) -> None:
-        check_header_hosts(header_hosts)
+        network = options.network
         self._session = session
-        self._limits = limits
+        self._limits = options.limits
         self._policy = policy
-        self._headers = dict(headers or {})
-        self._anywhere = header_hosts == "any" or not self._headers
+        self._user = dict(network.headers)
+        self._anywhere = network.header_hosts == "any" or not self._user
         self._sites: dict[str, Scope] = {}  # target host -> its site (for the headers)
-        self._proxy = proxy
+        self._proxy = network.proxy
         self._pacer = pacer or Pacer()
         self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
         self._rand = rand
@@ -473,20 +417,21 @@ class Fetcher:
         url: str,
         *,
         max_redirects: int,
-        deadline: Deadline | None = None,
+        budget: Deadline | None = None,
         accept_hop: Callable[[str], bool] | None = None,
         retry_connect: bool = True,
-        headers: Mapping[str, str] | None = None,
-        delay: float = 0.0,
+        request_headers: Mapping[str, str] | None = None,
+        spacing: float = 0.0,
         site: str | None = None,
     ) -> AsyncIterator[Response]:
         """GET ``url`` following redirects; yield the final :class:`Response`.
 
-        ``headers`` go with every request of the fetch (an incremental run's
+        ``request_headers`` go with every request of the fetch (an incremental run's
         ``If-None-Match`` / ``If-Modified-Since``; a 304 is returned like any status).
+        ``budget`` is the per-sitemap deadline.
         ``site`` is the target's host: the user's headers go to the hosts of its site
         only, decided again for each redirect hop (None: a target without a site).
-        ``delay`` spaces every request of the fetch from the previous one to its host.
+        ``spacing`` is the least time between two requests of the fetch to one host.
 
         ``accept_hop(url)`` is asked before each redirect is followed; False stops there
         with ``Response.refused`` set. Raises :class:`FetchFailed` when no final response
@@ -496,8 +441,8 @@ class Fetcher:
         hops: list[str] = []
         current = url
         while True:
-            sent = self._headers_for(current, site, headers)
-            raw = await self._attempts(current, deadline, retry_connect, sent, delay)
+            sent = self._headers_for(current, site, request_headers)
+            raw = await self._attempts(current, budget, retry_connect, sent, spacing)
             location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
             if location is None:
                 break
@@ -521,12 +466,12 @@ class Fetcher:
             response.release()
 
     def _headers_for(
-        self, url: str, site: str | None, headers: Mapping[str, str] | None
+        self, url: str, site: str | None, own: Mapping[str, str] | None
     ) -> Mapping[str, str]:
         """The headers of one request to ``url``: the user's when ``url`` is on the
         target's site (or they may go anywhere), then the fetch's own."""
-        user = self._headers if self._anywhere or self._on_site(url, site) else {}
-        return {**user, **headers} if headers else user
+        user = self._user if self._anywhere or self._on_site(url, site) else {}
+        return {**user, **own} if own else user
 
     def _on_site(self, url: str, site: str | None) -> bool:
         if site is None:
@@ -554,10 +499,10 @@ class Fetcher:
     async def _attempts(
         self,
         url: str,
-        deadline: Deadline | None,
+        budget: Deadline | None,
         retry_connect: bool,
-        headers: Mapping[str, str] | None = None,
-        delay: float = 0.0,
+        sent: Mapping[str, str] | None = None,
+        spacing: float = 0.0,
     ) -> aiohttp.ClientResponse:
         """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned.
 
@@ -569,17 +514,17 @@ class Fetcher:
         host = _host_key(url)
         attempt = 0
         while True:
-            if deadline is not None and delay > 0:
-                deadline.pause()  # waiting on purpose: not the server's time
-            await self._pacer.wait(host, delay)
-            if deadline is not None:
-                deadline.restart()
+            if budget is not None and spacing > 0:
+                budget.pause()  # waiting on purpose: not the server's time
+            await self._pacer.wait(host, spacing)
+            if budget is not None:
+                budget.restart()
             storm = self._storms.get(host, 0) >= limits.max_host_storm_failures
             last = attempt >= limits.retries or storm
             try:
                 try:
                     raw = await self._session.get(
-                        url, allow_redirects=False, headers=headers or None, proxy=self._proxy
+                        url, allow_redirects=False, headers=sent or None, proxy=self._proxy
                     )
                 finally:
                     self._pacer.answered(host)
@@ -595,24 +540,24 @@ class Fetcher:
                 if last:
                     self._storms[host] = self._storms.get(host, 0) + 1
                     return raw
-                asked = self._retry_after(raw, deadline)
+                asked = self._retry_after(raw, budget)
                 raw.release()
                 if asked is not None:  # the server's time: the budget keeps running
                     await asyncio.sleep(asked)
                     attempt += 1
                     continue
                 pause = self._backoff(attempt)
-            await self._sleep(pause, deadline)
+            await self._sleep(pause, budget)
             attempt += 1
 
-    def _retry_after(self, raw: aiohttp.ClientResponse, deadline: Deadline | None) -> float | None:
+    def _retry_after(self, raw: aiohttp.ClientResponse, budget: Deadline | None) -> float | None:
         """The wait a retryable answer asks for (None: none, back off); a FetchFailed when
         it is longer than ``Limits.max_retry_after`` or than the budget has left."""
         wait = retry_after_seconds(raw.headers.get("Retry-After"))
         if wait is None:
             return None
         cap, why = self._limits.max_retry_after, "the longest wait honoured"
-        left = None if deadline is None else deadline.left()
+        left = None if budget is None else budget.left()
         if left is not None and left <= cap:
             cap, why = left, "the time left of the sitemap's budget"
         if wait > cap or (wait > 0 and wait == left):
@@ -629,10 +574,10 @@ class Fetcher:
         limits = self._limits
         return backoff_delay(attempt, limits.backoff_base, limits.max_retry_after, self._rand)
 
-    async def _sleep(self, delay: float, deadline: Deadline | None) -> None:
-        if deadline is not None:
-            deadline.pause()
-        await asyncio.sleep(delay)
+    async def _sleep(self, pause: float, budget: Deadline | None) -> None:
+        if budget is not None:
+            budget.pause()
+        await asyncio.sleep(pause)
 
     def _check_address(self, url: str) -> None:
         """Refuse odd numeric hosts always, and in a guarded session IP literals that are

@@ -3,7 +3,7 @@ lists, and save it once the consumer has the records.
 
 Theory of operation
 -------------------
-The discovery core asks :meth:`Incremental.watch` for one :class:`SitemapWatch` per
+The discovery core asks :meth:`IncrementalRun.watch` for one :class:`SitemapWatch` per
 sitemap (the core's :class:`~sitemap_reader.discovery.observer.Observer` shape; a run
 without state uses the null observer) and calls it at fixed points: ``plan`` before the
 fetch, ``headers`` for the request, ``not_modified`` on a 304, ``begin``/``feed`` on the
@@ -32,7 +32,7 @@ or dies early never leaves a sitemap marked seen whose records it did not get. T
 write is committed at once (``state_commit="sitemap"``) or with everything else when
 the consumer has taken the last record (``"run"``, and always for ranked output, which
 only reaches the consumer at the end). A failed or cut sitemap writes nothing. The last
-checkpoint (:meth:`Incremental.finale`) resolves removals and yields the removed URLs
+checkpoint (:meth:`IncrementalRun.finale`) resolves removals and yields the removed URLs
 as records (``removed=True``) when asked for.
 """
 
@@ -50,6 +50,7 @@ from sitemap_reader.crawl.schedule import Channel
 from sitemap_reader.discovery.actions import Checkpoint
 from sitemap_reader.discovery.model import SitemapNode, Stats
 from sitemap_reader.discovery.observer import Observer, StoredChildren, Watch
+from sitemap_reader.options import Options
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.scoring import revisit_interval
@@ -66,8 +67,8 @@ from sitemap_reader.store import (
 Batch = list[UrlRecord]
 #: What the output channel carries: batches of records, and state writes between them.
 Item = Batch | Checkpoint
-#: ``state_commit`` values: commit after each sitemap, or once at the end of the run.
-COMMIT_MODES = ("sitemap", "run")
+#: The options of a run that did not say any.
+DEFAULT_OPTIONS = Options()
 
 _url_of = operator.attrgetter("url")
 _lastmod_of = operator.attrgetter("lastmod")
@@ -155,7 +156,7 @@ class SitemapWatch(Watch):
 
     tracks_duplicates = True
 
-    def __init__(self, owner: Incremental, node: SitemapNode) -> None:
+    def __init__(self, owner: IncrementalRun, node: SitemapNode) -> None:
         self.owner = owner
         self.node = node
         self.key = node_key(node.url)
@@ -306,24 +307,23 @@ class SitemapWatch(Watch):
         )
 
 
-class Incremental(Observer):
-    """One run's use of the state (see the module docstring)."""
+class IncrementalRun(Observer):
+    """One run's use of the state (see the module docstring): ``options`` say what to
+    emit (``changed_only``, ``removed``) and whether an index's lastmod is trusted."""
 
     def __init__(
         self,
         store: StateStore,
         stats: Stats,
+        options: Options = DEFAULT_OPTIONS,
         *,
-        changed_only: bool = False,
-        removed: bool = False,
-        trust_index_lastmod: bool = True,
         commit_each: bool = True,
     ) -> None:
         self.store = store
         self.stats = stats
-        self.changed_only = changed_only
-        self.removed = removed
-        self.trust_index_lastmod = trust_index_lastmod
+        self.changed_only = options.incremental.changed_only
+        self.removed = options.incremental.removed
+        self.trust_index_lastmod = options.walk.trust_index_lastmod
         self.commit_each = commit_each
         self.listed: set[str] = set()
         store.begin_run()

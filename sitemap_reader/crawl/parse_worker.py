@@ -26,46 +26,19 @@ import os
 import pickle
 import sys
 import time
-from datetime import datetime
 from typing import IO, Any
 
 from sitemap_reader.discovery.sitemaps import GZIP_SLICE, MAX_SLICE, feed_in_slices
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.parser import Item, SitemapParser
-from sitemap_reader.records import (
-    Alternate,
-    Image,
-    News,
-    UrlRecord,
-    Video,
-    set_record_extras,
-    url_record_builder,
-)
+from sitemap_reader.records import UrlRecord, url_record_builder
 
 Packed = list[Any]
 #: The slice a job's first sliced feed starts with (adapts like the core's).
 FIRST_SLICE = 16 * 1024
-#: Records as the worker builds them: the score is the parent's to give.
-_unscored = url_record_builder(lambda priority, changefreq, lastmod: 0.0)
-
-
-def wire_record(
-    url: str,
-    lastmod: datetime | None,
-    changefreq: str | None,
-    priority: float | None,
-    sitemap: str | None,
-    alternates: tuple[Alternate, ...],
-    images: tuple[Image, ...],
-    videos: tuple[Video, ...],
-    news: News | None,
-) -> UrlRecord:
-    """The worker's record builder: no score (the parent's builder gives it), and every
-    slot set so :func:`pack` reads them without the late-default lookup."""
-    record = _unscored(
-        url, lastmod, changefreq, priority, sitemap, alternates, images, videos, news
-    )
-    return set_record_extras(record, None, False, ())
+#: The worker's record builder: no score, no robots verdict, no source (the parent
+#: builds each record again with the job's own builder, which gives them).
+wire_record = url_record_builder(lambda priority, changefreq, lastmod: 0.0)
 
 
 def pack(items: list[Item]) -> Packed:

@@ -37,15 +37,14 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-import sitemap_reader
 from sitemap_reader.crawl import parse_worker
+from sitemap_reader.discovery.parsing import BodySpec
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import Item
-from sitemap_reader.records import Problem, RecordBuilder, UrlRecord, set_record_extras
+from sitemap_reader.records import Problem, RareFields, RecordBuilder, UrlRecord
 
 #: A body announcing at least this many bytes (Content-Length) is parsed in a worker:
 #: below it, the round trip and the rebuilding of records cost about what they save.
@@ -85,7 +84,7 @@ class _Worker:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        root = str(Path(sitemap_reader.__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])  # the folder of sitemap_reader/
         started = time.perf_counter()
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-c", _BOOT, root, parse_worker.__file__],
@@ -195,21 +194,10 @@ class ParsePool:
             return False
         return (size is not None and size >= self.min_bytes) or seen >= self.after_bytes
 
-    def parser(
-        self,
-        url: str | None,
-        content_type: str | None,
-        *,
-        strict: bool,
-        limits: Limits,
-        now: datetime,
-        build: RecordBuilder,
-        size: int | None,
-        seen: int,
-        timeout: float | None,
-    ) -> RemoteParser | None:
-        """A remote parser for the body, or None: parse it here."""
-        if not self.wants(size, seen):
+    def parser(self, spec: BodySpec, *, seen: int, seconds: float | None) -> RemoteParser | None:
+        """A remote parser for the body, or None: parse it here. ``seconds`` is the
+        per-sitemap budget a worker's parse of one chunk must end within."""
+        if not self.wants(spec.size, seen):
             return None
         if not self.started:  # the first big body starts the pool and stays here
             self.started = True
@@ -219,9 +207,10 @@ class ParsePool:
         worker = self._worker()
         self._next_job += 1
         self.remote_jobs += 1
-        remote = RemoteParser(worker, self._next_job, url, limits, build, timeout)
+        remote = RemoteParser(worker, self._next_job, spec.url, spec.limits, spec.build, seconds)
         worker.jobs[remote.number] = remote
-        worker.send(("open", remote.number, (url, content_type, strict, limits, now)))
+        inputs = (spec.url, spec.content_type, spec.strict, spec.limits, spec.now)
+        worker.send(("open", remote.number, inputs))
         return remote
 
     def _worker(self) -> _Worker:
@@ -258,7 +247,7 @@ class RemoteParser:
         url: str | None,
         limits: Limits,
         build: RecordBuilder,
-        timeout: float | None,
+        seconds: float | None,
     ) -> None:
         self.limits = limits
         self.done = False
@@ -270,7 +259,7 @@ class RemoteParser:
         self.settled = False
         self._url = url
         self._build = build
-        self._timeout = timeout
+        self._seconds = seconds
         self._format = "unknown"
         self._problems: list[Problem] = []
         self._ready: list[list[Any]] = []
@@ -293,7 +282,7 @@ class RemoteParser:
     def feed(self, data: bytes) -> list[Item]:
         """Send a chunk to the worker; the items that came back so far (rebuilt here)."""
         if data and not (self.done or self._closing or self.settled):
-            when = None if self._timeout is None else time.monotonic() + self._timeout
+            when = None if self._seconds is None else time.monotonic() + self._seconds
             self.worker.send(("feed", self.number, data, when))
             self._sent += len(data)
         if not self._ready and self._error is not None:
@@ -374,7 +363,7 @@ class RemoteParser:
             for entry in packed:
                 if type(entry) is tuple:
                     url, lastmod, changefreq, priority = entry
-                    add(build(url, lastmod, changefreq, priority, base, (), (), (), None))
+                    add(build(url, lastmod, changefreq, priority, base, (), (), (), None, None))
                 elif type(entry) is UrlRecord:
                     add(_rebuilt(build, entry))
                 else:
@@ -383,8 +372,12 @@ class RemoteParser:
 
 
 def _rebuilt(build: RecordBuilder, record: UrlRecord) -> UrlRecord:
-    """A record with extensions, built again with the job's builder (its score)."""
-    fresh = build(
+    """A record with extensions, built again with the job's builder (its score, its robots
+    verdict and its source are this process's to give)."""
+    rare = None
+    if record.title is not None or record.mobile or record.pagemaps:
+        rare = RareFields(record.title, record.mobile, record.pagemaps)
+    return build(
         record.url,
         record.lastmod,
         record.changefreq,
@@ -394,7 +387,5 @@ def _rebuilt(build: RecordBuilder, record: UrlRecord) -> UrlRecord:
         record.images,
         record.videos,
         record.news,
+        rare,
     )
-    if record.title is not None or record.mobile or record.pagemaps:
-        set_record_extras(fresh, record.title, record.mobile, record.pagemaps)
-    return fresh

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options import Parallelism
 
 T = TypeVar("T")
 Job = Callable[[], Awaitable[None]]
@@ -31,11 +32,9 @@ class HostScheduler:
     expected to turn every foreign failure into a recorded problem themselves).
     """
 
-    def __init__(self, concurrency: int, per_host: int) -> None:
-        if concurrency < 1 or per_host < 1:
-            raise UsageError("concurrency and per_host must be at least 1")
-        self._concurrency = concurrency
-        self._per_host = per_host
+    def __init__(self, parallelism: Parallelism) -> None:
+        self._concurrency = parallelism.concurrency
+        self._per_host = parallelism.per_host
         self._queues: dict[str, deque[Job]] = {}
         self._active: dict[str, int] = {}
         self._running = 0

@@ -23,8 +23,9 @@ import threading
 from collections.abc import Generator, Sequence
 from typing import Any, Unpack
 
+from sitemap_reader._keywords import ReaderKeywords
 from sitemap_reader.crawl.discover import SitemapReader
-from sitemap_reader.options import ReaderOptions
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 
 #: Batches in flight between the worker thread and the caller.
@@ -44,7 +45,7 @@ class _Worker:
         self,
         target: str | Sequence[str],
         ranked: bool,
-        options: dict[str, Any],
+        options: Options,
         top: int | None = None,
     ):
         self.target = target
@@ -66,7 +67,7 @@ class _Worker:
         message: _Message = ("end", None)
         try:
             async with (
-                SitemapReader(**self.options) as reader,
+                SitemapReader(self.options) as reader,
                 contextlib.aclosing(
                     reader.batches(self.target, ranked=self.ranked, top=self.top)
                 ) as batches,
@@ -108,22 +109,24 @@ class _Worker:
 
 def iter_urls(
     target: str | Sequence[str],
+    options: Options | None = None,
     *,
     ranked: bool = False,
     top: int | None = None,
-    **options: Unpack[ReaderOptions],
+    **flat: Unpack[ReaderKeywords],
 ) -> Generator[UrlRecord, None, None]:
     """Yield the URL records of ``target`` synchronously (see the module docstring).
 
-    ``ranked`` and ``top`` are as in :meth:`SitemapReader.urls`; ``options`` are
-    :class:`SitemapReader`'s keyword arguments. Raises what
-    :meth:`SitemapReader.urls` raises (``DiscoveryError`` when nothing was found,
-    ``UsageError`` for bad options), in the caller's thread.
+    ``ranked`` and ``top`` are as in :meth:`SitemapReader.urls`; ``options`` and the
+    flat keywords are :class:`SitemapReader`'s. Raises what :meth:`SitemapReader.urls`
+    raises (``DiscoveryError`` when nothing was found, ``UsageError`` for bad options),
+    in the caller's thread.
 
     >>> for record in iter_urls("example.com", concurrency=8):   # doctest: +SKIP
     ...     print(record.url)
     """
-    worker = _Worker(target, ranked, dict(options), top)
+    chosen = Options.of(options, door="iter_urls", **flat)
+    worker = _Worker(target, ranked, chosen, top)
     worker.thread.start()
     try:
         while True:

@@ -20,7 +20,6 @@ import functools
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from datetime import datetime
 from typing import IO
 
 from sitemap_reader.crawl.fetch import CHUNK_SIZE, Deadline, Fetcher, FetchFailed
@@ -30,7 +29,6 @@ from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.discovery import (
     Action,
     Checkpoint,
-    Config,
     Discovery,
     Emit,
     Fetch,
@@ -40,9 +38,9 @@ from sitemap_reader.discovery import (
     Target,
     Ticket,
 )
-from sitemap_reader.discovery.parsing import BodyParser, local_parser
-from sitemap_reader.limits import Limits
-from sitemap_reader.records import RecordBuilder, UrlRecord
+from sitemap_reader.discovery.parsing import BodyParser, BodySpec, local_parser
+from sitemap_reader.options import Options
+from sitemap_reader.records import UrlRecord
 
 Batch = list[UrlRecord]
 
@@ -69,7 +67,7 @@ class Traversal:
 
     def __init__(
         self,
-        config: Config,
+        options: Options,
         run: Run,
         targets: Sequence[Target],
         fetchers: Sequence[Fetcher],
@@ -77,11 +75,15 @@ class Traversal:
         channel: Channel[Item] | None,
         observer: Observer | None = None,
         pool: ParsePool | None = None,
+        merge: bool = False,
     ) -> None:
         self.pool = pool
         parsers = self._parser if pool is not None and pool.processes > 0 else None
-        self.core = Discovery(targets, config, observer=observer, run=run, parsers=parsers)
-        self.timeout = config.seconds
+        self.core = Discovery(
+            targets, options, observer=observer, run=run, parsers=parsers, merge=merge
+        )
+        #: Seconds for one sitemap (the per-sitemap deadline).
+        self.seconds = options.timeouts.timeout
         #: The remote parser the core's last ``response`` made (claimed by that fetch).
         self._made: RemoteParser | None = None
         self.channel = channel
@@ -113,17 +115,15 @@ class Traversal:
         except Exception as exc:  # a bug of ours: this sitemap fails, the run goes on
             await self._perform(core.crashed(ticket, exc))
 
-    async def _perform(
-        self, actions: list[Action], deadline: Deadline | None = None
-    ) -> Fetch | None:
+    async def _perform(self, actions: list[Action], budget: Deadline | None = None) -> Fetch | None:
         """Carry out the core's actions; the Fetch among them (if any) is returned."""
         fetch = None
         for action in actions:
             if isinstance(action, Emit):
                 if action.records:
-                    await self._send(action.records, deadline)
+                    await self._send(action.records, budget)
                 if action.repeats and self.channel is not None:
-                    await self._send(Repeats(action.repeats), deadline)
+                    await self._send(Repeats(action.repeats), budget)
             elif isinstance(action, Schedule):
                 self.scheduler.push(action.host, functools.partial(self._job, action.ticket))
             elif isinstance(action, Checkpoint):
@@ -134,34 +134,12 @@ class Traversal:
 
     # -- fetching ------------------------------------------------------------------------
 
-    def _parser(
-        self,
-        url: str | None,
-        content_type: str | None,
-        *,
-        strict: bool,
-        limits: Limits,
-        now: datetime,
-        build: RecordBuilder,
-        size: int | None,
-    ) -> BodyParser:
+    def _parser(self, spec: BodySpec) -> BodyParser:
         """The core's parser factory: a large body goes to a worker process (``pool``)."""
         assert self.pool is not None
-        remote = self.pool.parser(
-            url,
-            content_type,
-            strict=strict,
-            limits=limits,
-            now=now,
-            build=build,
-            size=size,
-            seen=self.core.stats.bytes,
-            timeout=self.timeout,
-        )
+        remote = self.pool.parser(spec, seen=self.core.stats.bytes, seconds=self.seconds)
         if remote is None:
-            return local_parser(
-                url, content_type, strict=strict, limits=limits, now=now, build=build, size=size
-            )
+            return local_parser(spec)
         self._made = remote
         return remote
 
@@ -181,15 +159,15 @@ class Traversal:
         started = time.monotonic()
         try:
             async with (
-                self._budget() as deadline,
+                self._budget() as budget,
                 self.fetchers[fetch.target].open(
                     fetch.url,
                     max_redirects=fetch.max_redirects,
-                    deadline=deadline,
+                    budget=budget,
                     accept_hop=functools.partial(core.redirect, ticket),
                     retry_connect=fetch.retry_connect,
-                    headers=fetch.headers,
-                    delay=fetch.delay,
+                    request_headers=fetch.request_headers,
+                    spacing=fetch.spacing,
                     site=self.sites[fetch.target],
                 ) as resp,
             ):
@@ -197,16 +175,16 @@ class Traversal:
                     return core.refused(ticket, resp.refused, resp.redirects, resp.status)
                 self._made = None
                 actions = core.response(
-                    ticket, url=resp.url, status=resp.status, headers=resp.headers
+                    ticket, url=resp.url, status=resp.status, response_headers=resp.headers
                 )
                 remote, self._made = self._made, None
                 if remote is not None:
                     remotes.append(remote)
-                await self._perform(actions, deadline)
+                await self._perform(actions, budget)
                 if fetch.body and core.reading(ticket):
-                    await self._stream(ticket, resp.chunks(), deadline, remote)
+                    await self._stream(ticket, resp.chunks(), budget, remote)
                 if remote is not None:
-                    await self._collect(ticket, remote, deadline)
+                    await self._collect(ticket, remote, budget)
         except RunDeadline:  # the run's deadline cut this fetch: not finished, not failed
             return core.overdue() + core.end(ticket, seconds=time.monotonic() - started)
         except FetchFailed as exc:
@@ -223,24 +201,24 @@ class Traversal:
         self,
         ticket: Ticket,
         chunks: AsyncGenerator[bytes, None],
-        deadline: Deadline,
+        budget: Deadline,
         remote: RemoteParser | None = None,
     ) -> None:
         core = self.core
-        expired = deadline.passed
+        expired = budget.passed
         async with contextlib.aclosing(chunks) as body:
             async for chunk in body:
                 if remote is None:
-                    await self._parse_here(ticket, chunk, deadline)
+                    await self._parse_here(ticket, chunk, budget)
                 else:
-                    await self._perform(core.body(ticket, chunk, expired), deadline)
+                    await self._perform(core.body(ticket, chunk, expired), budget)
                 while remote is not None and remote.backlogged:  # the worker is behind
                     await remote.arrival()
-                    await self._perform(core.parsed(ticket), deadline)
+                    await self._perform(core.parsed(ticket), budget)
                 if not core.reading(ticket):
                     break
 
-    async def _parse_here(self, ticket: Ticket, chunk: bytes, deadline: Deadline) -> None:
+    async def _parse_here(self, ticket: Ticket, chunk: bytes, budget: Deadline) -> None:
         """Parse a wire chunk on this loop in the parts the core asks for (small ones for
         gzip), letting the other jobs run between two: a chunk that inflates to tens of
         MB holds the loop for one part at a time, not for all of it, so the deadlines of
@@ -249,38 +227,38 @@ class Traversal:
         size = core.feed_size(ticket, chunk)
         for start in range(0, len(chunk), size):
             part = chunk[start : start + size]
-            await self._perform(core.body(ticket, part, deadline.passed), deadline)
+            await self._perform(core.body(ticket, part, budget.passed), budget)
             if start + size < len(chunk):
                 if not core.reading(ticket):
                     return
                 await asyncio.sleep(0)
 
-    async def _collect(self, ticket: Ticket, remote: RemoteParser, deadline: Deadline) -> None:
+    async def _collect(self, ticket: Ticket, remote: RemoteParser, budget: Deadline) -> None:
         """The body is read: take the worker's answers until its last (or its failure)."""
         core = self.core
-        if not core.reading(ticket) and (deadline.passed() or core.stopped is not None):
+        if not core.reading(ticket) and (budget.passed() or core.stopped is not None):
             remote.drop()  # out of time, or the run stopped: its answers are not wanted
             return
         remote.end_of_body()
         while not remote.settled:
             await remote.arrival()
-            await self._perform(core.parsed(ticket), deadline)
+            await self._perform(core.parsed(ticket), budget)
 
     @contextlib.asynccontextmanager
     async def _budget(self) -> AsyncIterator[Deadline]:
         """The per-sitemap deadline; running out becomes ``FetchFailed("timeout")``, or
-        :class:`RunDeadline` when the run's deadline (``Config.deadline``) came first."""
+        :class:`RunDeadline` when the run's deadline (the ``deadline`` option) came first."""
         left = self.core.remaining()
-        deadline = Deadline(self.timeout if left is None else min(self.timeout, left))
+        budget = Deadline(self.seconds if left is None else min(self.seconds, left))
         try:
-            async with deadline:
-                yield deadline
+            async with budget:
+                yield budget
         except TimeoutError as exc:
-            if not deadline.expired:
+            if not budget.expired:
                 raise
-            if left is not None and left <= self.timeout:
+            if left is not None and left <= self.seconds:
                 raise RunDeadline from exc
-            message = f"no complete answer within {self.timeout:g} s"
+            message = f"no complete answer within {self.seconds:g} s"
             raise FetchFailed("timeout", message) from exc
 
     async def _read_local(self, fetch: Fetch) -> list[Action]:
@@ -317,7 +295,7 @@ class Traversal:
         else:
             await self.channel.put(checkpoint)
 
-    async def _send(self, batch: Batch, deadline: Deadline | None) -> None:
+    async def _send(self, batch: Batch, budget: Deadline | None) -> None:
         """Put ``batch`` in the channel in parts of at most :data:`MAX_BATCH` records."""
         channel = self.channel
         if channel is None:
@@ -325,11 +303,11 @@ class Traversal:
         kind = type(batch)
         for start in range(0, len(batch), MAX_BATCH):
             part = kind(batch[start : start + MAX_BATCH]) if len(batch) > MAX_BATCH else batch
-            if deadline is None or not channel.full():
+            if budget is None or not channel.full():
                 await channel.put(part)
                 continue
-            deadline.pause()  # the consumer's time is not the server's
+            budget.pause()  # the consumer's time is not the server's
             try:
                 await channel.put(part)
             finally:
-                deadline.resume()
+                budget.resume()

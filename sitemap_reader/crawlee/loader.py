@@ -22,12 +22,16 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Literal, Unpack
 
+from aiohttp import ClientSession
+from aiohttp.abc import AbstractResolver
 from crawlee import Request, RequestOptions
 from crawlee.request_loaders import RequestLoader, RequestManager, RequestManagerTandem
 from crawlee.storage_clients.models import ProcessedRequest
 
+from sitemap_reader._keywords import LoaderKeywords
 from sitemap_reader.errors import UsageError
-from sitemap_reader.loader import LoaderOptions, SitemapLoader
+from sitemap_reader.loader import SitemapLoader
+from sitemap_reader.options import Options, loader_options
 from sitemap_reader.records import UrlRecord
 
 #: The ``user_data`` key of the sitemap record.
@@ -40,19 +44,25 @@ Transform = Callable[[UrlRecord, RequestOptions], RequestOptions | Literal["skip
 class SitemapRequestLoader(RequestLoader):
     """A Crawlee ``RequestLoader`` fed by a site's sitemaps, acknowledged and resumable.
 
-    ``targets``, ``progress``, ``buffer``, ``best_first``, ``max_tries`` and every reader
-    option are those of :class:`~sitemap_reader.SitemapLoader`. ``transform`` may change
-    or skip the request of each record. Use it inside ``async with``.
+    ``targets``, ``options``, ``session``, ``resolver`` and every keyword (the loader's
+    and the reader's) are those of :class:`~sitemap_reader.SitemapLoader`. ``transform``
+    may change or skip the request of each record. Use it inside ``async with``.
     """
 
     def __init__(
         self,
         targets: str | Sequence[str],
+        options: Options | None = None,
         *,
         transform: Transform | None = None,
-        **options: Unpack[LoaderOptions],
+        session: ClientSession | None = None,
+        resolver: AbstractResolver | None = None,
+        **flat: Unpack[LoaderKeywords],
     ) -> None:
-        self.loader = SitemapLoader(targets, **options)
+        reader, own = loader_options(
+            "SitemapRequestLoader", options, flat, ("transform", "session", "resolver")
+        )
+        self.loader = SitemapLoader(targets, reader, session=session, resolver=resolver, loader=own)
         self.transform = transform
         #: Our requests handed out and not handled yet, by unique key: the record's URL.
         self._ours: dict[str, str] = {}

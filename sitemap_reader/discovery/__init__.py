@@ -11,7 +11,7 @@ Writing a driver
 A driver is a loop that performs actions and reports events; the whole of one, without
 any I/O of its own, is the harness in ``tests/discovery/test_core.py``::
 
-    core = Discovery([classify("example.com")], Config())
+    core = Discovery([classify("example.com")], Options())
     queue = [a.ticket for a in core.start() if isinstance(a, Schedule)]
     while queue:
         actions = core.begin(queue.pop(0))
@@ -44,7 +44,6 @@ from sitemap_reader.discovery.actions import (
     Stop,
     Ticket,
 )
-from sitemap_reader.discovery.config import Config
 from sitemap_reader.discovery.core import Discovery
 from sitemap_reader.discovery.model import Run, SitemapNode, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer, Watch
@@ -55,7 +54,6 @@ __all__ = [
     "WELL_KNOWN_PATHS",
     "Action",
     "Checkpoint",
-    "Config",
     "Discovery",
     "Done",
     "Emit",

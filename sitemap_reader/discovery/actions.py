@@ -47,13 +47,13 @@ class Schedule:
 class Fetch:
     """Fetch ``url`` for the job of ``ticket`` and report what happened.
 
-    ``kind`` is ``http`` (a GET), ``file`` (a local path) or ``stdin``. ``headers`` are
+    ``kind`` is ``http`` (a GET), ``file`` (a local path) or ``stdin``. ``request_headers`` are
     conditional request headers (an incremental run); ``max_redirects`` bounds the
     redirects to follow; ``retry_connect`` says whether connection failures are worth
     retrying (False for an https attempt that has an http fallback); ``body`` is False
     when only the status matters (the response body is not read). ``target`` is the
     index of the run's target this job belongs to (a driver may pick a guarded or an
-    open client per target). ``delay`` is the least time in seconds between the start of
+    open client per target). ``spacing`` is the least time in seconds between the start of
     two requests to the host of ``url`` (``--delay``, or the host's robots.txt
     ``Crawl-delay``): the driver waits until that much time passed since its previous
     request there.
@@ -62,12 +62,12 @@ class Fetch:
     ticket: Ticket
     url: str
     kind: str = "http"
-    headers: Mapping[str, str] | None = None
+    request_headers: Mapping[str, str] | None = None
     max_redirects: int = 10
     retry_connect: bool = True
     body: bool = True
     target: int = 0
-    delay: float = 0.0
+    spacing: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ class Emit:
     """Records for the consumer, in order (URLs new to the run).
 
     ``repeats`` are other copies of URLs emitted before (only with
-    ``Config.merge_duplicates``): a holder of the output merges them by
+    ``Discovery(merge=True)``): a holder of the output merges them by
     :func:`~sitemap_reader.records.more_informative`; a stream ignores them.
     """
 

@@ -1,56 +1,166 @@
-"""The core's children and records: which listed sitemaps become jobs, which records
-go out (scope, the run-wide dedupe, the incremental watch, the record shaper, the URL
-budget). Mixed into :class:`~sitemap_reader.discovery.Discovery`."""
+"""Which child sitemaps become jobs: the skip rule (:func:`skip_reason`, a pure function)
+and the part that applies it (:class:`Children`).
+
+A child is named by robots.txt, by an index, by an HTML page, by the well-known paths
+probed, or by a urlset loc that may be a sitemap (``follow_urlset_sitemaps``). The rule,
+in order: a child named in a body just read is first held to ``since`` (an index child
+older than it, when index lastmods are trusted) and, for an HTML page, to the HTML
+bounds; then the run's stop, "robots.txt is not a sitemap", "already visited",
+``read_depth`` (listed, not read), ``max_depth``, ``max_sitemaps`` and ``follow``.
+A skipped child stays in the tree (up to :data:`MAX_SKIPPED_NODES` per parent), and a
+skip that is a bound says so on its parent.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Container
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
-from sitemap_reader.discovery.actions import Action, Done, Emit
-from sitemap_reader.discovery.job import Job, Site
-from sitemap_reader.discovery.model import NOT_READ, SitemapNode
+from sitemap_reader.discovery.actions import Action, Done
+from sitemap_reader.discovery.job import Job, Listed
+from sitemap_reader.discovery.model import HTML_KINDS, NOT_READ, SitemapNode
 from sitemap_reader.discovery.observer import StoredChildren
-from sitemap_reader.discovery.rules import Batch, is_robots, limit_code, origin_prefix
-from sitemap_reader.discovery.ways import WaysIn
+from sitemap_reader.discovery.rules import found_sitemap, is_robots
+from sitemap_reader.discovery.scheduling import Scheduling
+from sitemap_reader.discovery.state import RunState
+from sitemap_reader.discovery.targets import well_known_urls
+from sitemap_reader.limits import Limits
+from sitemap_reader.options import Walk
 from sitemap_reader.parse.normalize import normalize_url
-from sitemap_reader.parse.parser import Item
-from sitemap_reader.records import UrlRecord, set_record_robots
-
-if TYPE_CHECKING:
-    from sitemap_reader.discovery.dedupe import UrlSet
-    from sitemap_reader.discovery.model import Stats
+from sitemap_reader.records import UrlRecord
 
 #: Skipped children kept as nodes per parent; further skips are only counted (a problem
 #: on the parent), so an index of 50,000 duplicate entries cannot bloat the tree.
 MAX_SKIPPED_NODES = 100
+#: Skip reason of an index child older than ``since``.
+OLDER = "older than --since"
+#: The ends of a urlset ``<loc>`` that may be a sitemap (``follow_urlset_sitemaps``).
+LISTED_SUFFIXES = (".xml", ".xml.gz")
 
 
-class ChildRules(WaysIn):
-    """Child sitemaps and the records of a chunk."""
+class Skip(NamedTuple):
+    """Why a child is not read, and what its parent says about it (if anything)."""
 
-    if TYPE_CHECKING:
-        stats: Stats
-        stopped: str | None
-        visited: set[str]
-        seen: UrlSet
+    reason: str
+    #: The parent's problem (code, message), or None.
+    problem: tuple[str, str] | None = None
+    #: A bound on the sitemaps read: its problem stands for every child it skips (no
+    #: "children-skipped" note when the parent keeps no more skipped nodes).
+    bound: bool = False
 
-        def _push(
-            self,
-            site: Site,
-            node: SitemapNode,
-            actions: list[Action],
-            fallback: str | None = None,
-        ) -> None: ...
 
-        def stop(self, reason: str) -> list[Action]: ...
+def skip_reason(
+    url: str,
+    kind: str,
+    depth: int,
+    lastmod: datetime | None = None,
+    *,
+    walk: Walk,
+    limits: Limits,
+    stopped: str | None = None,
+    visited: Container[str] = frozenset(),
+    sitemaps: int = 0,
+    html_queued: int = 0,
+    from_body: bool = False,
+) -> Skip | None:
+    """Why the child ``url`` (of ``kind``, at ``depth``) is not read; None: read it.
 
-    def _walk(self, job: Job, children: StoredChildren, actions: list[Action]) -> None:
-        """An unchanged index: its children (as last read) may still have changed."""
-        for url, lastmod in children:
-            self._add_child(job, url, "sitemap", job.node.depth + 1, lastmod, actions)
+    ``stopped`` is the run's stop reason, ``visited`` the normalized URLs already
+    scheduled, ``sitemaps`` the sitemaps the site scheduled so far and ``html_queued``
+    its HTML pages; ``from_body``: named in a body just read (``since`` and the HTML
+    bounds apply). See the module docstring for the order.
 
-    def _add_child(
+    >>> from sitemap_reader.options import Walk
+    >>> from sitemap_reader.limits import Limits
+    >>> skip_reason("https://e.com/s.xml", "sitemap", 1, walk=Walk(), limits=Limits()) is None
+    True
+    >>> skip_reason("https://e.com/s.xml", "sitemap", 1, walk=Walk(), limits=Limits(),
+    ...             visited={"https://e.com/s.xml"}).reason
+    'already visited'
+    """
+    if from_body:
+        early = _body_bound(url, kind, depth, lastmod, walk, limits, html_queued)
+        if early is not None:
+            return early
+    key = normalize_url(url) or url
+    if stopped is not None:
+        return Skip(stopped)
+    if is_robots(key):
+        return Skip("robots.txt is not a sitemap")
+    if key in visited:
+        return Skip("already visited")
+    if walk.read_depth is not None and depth > walk.read_depth:
+        return Skip(f"{NOT_READ} (max depth {walk.read_depth})")
+    if depth > limits.max_depth:
+        return _bound("limit-depth", f"deeper than max_depth={limits.max_depth}")
+    if sitemaps >= limits.max_sitemaps:
+        return _bound("limit-sitemaps", f"over max_sitemaps={limits.max_sitemaps}")
+    follow = walk.follow
+    # Scrapy's sitemap_follow: only an index's children (depth > 0) are filtered; the
+    # sitemaps robots.txt lists (depth 0) are always read.
+    if follow and kind == "sitemap" and depth > 0 and not any(p.search(key) for p in follow):
+        return Skip("not matched by follow")
+    return None
+
+
+def _body_bound(
+    url: str,
+    kind: str,
+    depth: int,
+    lastmod: datetime | None,
+    walk: Walk,
+    limits: Limits,
+    html_queued: int,
+) -> Skip | None:
+    """``since`` on an index child, the HTML bounds on an HTML page's (checked first)."""
+    since = walk.since
+    if kind == "sitemap":
+        if since is None or lastmod is None or lastmod >= since or not walk.trust_index_lastmod:
+            return None
+        return Skip(OLDER, ("children-older", f"child sitemaps older than --since: {url}"))
+    if kind != "html":
+        return None
+    if depth >= limits.max_html_depth:
+        reason, code = f"deeper than max_html_depth={limits.max_html_depth}", "limit-html-depth"
+    elif html_queued >= limits.max_html_pages:
+        reason, code = f"over max_html_pages={limits.max_html_pages}", "limit-html-pages"
+    else:
+        return None
+    return Skip(reason, (code, f"HTML sitemap pages not read: {reason}"))
+
+
+def _bound(code: str, reason: str) -> Skip:
+    return Skip(reason, (code, f"child sitemaps not fetched: {reason}"), bound=True)
+
+
+def child_of(node: SitemapNode) -> tuple[str, int]:
+    """The kind and depth of the children a node's body names: an HTML page's are HTML
+    pages (the home page's at depth 0), any other's are sitemaps one level down."""
+    if node.kind == "home":
+        return "html", 0
+    if node.kind in HTML_KINDS:
+        return "html", node.depth + 1
+    return "sitemap", node.depth + 1
+
+
+def listed_sitemap(url: str, kind: str, walk: Walk) -> bool:
+    """Is this record of a ``kind`` node a sitemap listed as a page (``follow_urlset``)?"""
+    return (
+        walk.follow_urlset_sitemaps
+        and kind not in HTML_KINDS
+        and url.split("?", 1)[0].lower().endswith(LISTED_SUFFIXES)
+    )
+
+
+class Children:
+    """Applies :func:`skip_reason` to each child a job names; the read ones become jobs."""
+
+    def __init__(self, state: RunState, scheduling: Scheduling) -> None:
+        self.state = state
+        self.scheduling = scheduling
+
+    def add(
         self,
         job: Job,
         url: str,
@@ -58,149 +168,109 @@ class ChildRules(WaysIn):
         depth: int,
         lastmod: datetime | None,
         actions: list[Action],
-        reason: str | None = None,
-    ) -> None:
-        site, parent = job.site, job.node
+        *,
+        from_body: bool = False,
+    ) -> Job | None:
+        """A child of ``job``: its job, scheduled in ``actions``; None when skipped."""
+        state, site, parent = self.state, job.site, job.node
         node = SitemapNode(url, kind=kind, depth=depth, lastmod=lastmod)
         key = normalize_url(url) or url
         job.watch.child(url, lastmod)
-        reason = reason or self._skip_reason(site, key, kind, depth)
-        if reason is None:
-            self.visited.add(key)
+        skip = skip_reason(
+            url,
+            kind,
+            depth,
+            lastmod,
+            walk=state.options.walk,
+            limits=state.limits,
+            stopped=state.stopped,
+            visited=state.visited,
+            sitemaps=site.sitemaps,
+            html_queued=site.pages.queued,
+            from_body=from_body,
+        )
+        if skip is None:
+            state.visited.add(key)
             parent.children.append(node)
-            self._push(site, node, actions)
-            return
-        node.skipped = reason
+            return self.scheduling.push(site, node, actions)
+        node.skipped = skip.reason
         if node.not_read:  # left unread on purpose: listed, neither a skip nor a limit
-            self.stats.sitemaps_not_read += 1
+            state.stats.sitemaps_not_read += 1
             parent.children.append(node)
             actions.append(Done(node))
-            return
-        self.stats.sitemaps_skipped += 1
-        limit = limit_code(reason)
-        if limit is not None:  # sitemaps lost to a bound: say so where -v and the tree show it
-            parent.add_problem(limit, f"child sitemaps not fetched: {reason}")
+            return None
+        state.stats.sitemaps_skipped += 1
+        if skip.problem is not None:  # a bound, or since: say so where -v and the tree show it
+            parent.add_problem(*skip.problem)
         kept = site.kept_skips.get(job.id, 0)
         if kept < MAX_SKIPPED_NODES:
             site.kept_skips[job.id] = kept + 1
             parent.children.append(node)
             actions.append(Done(node))
-        elif limit is None:
+        elif not skip.bound:
             parent.add_problem("children-skipped", f"more skipped child sitemaps, e.g. {url}")
-
-    def _skip_reason(self, site: Site, key: str, kind: str, depth: int) -> str | None:
-        limits = self.limits
-        if self.stopped is not None:
-            return self.stopped
-        if is_robots(key):
-            return "robots.txt is not a sitemap"
-        if key in self.visited:
-            return "already visited"
-        read_depth = self.config.read_depth
-        if read_depth is not None and depth > read_depth:
-            return f"{NOT_READ} (max depth {read_depth})"
-        if depth > limits.max_depth:
-            return f"deeper than max_depth={limits.max_depth}"
-        if site.sitemaps >= limits.max_sitemaps:
-            return f"over max_sitemaps={limits.max_sitemaps}"
-        follow = self.config.follow
-        # Scrapy's sitemap_follow: only an index's children (depth > 0) are filtered; the
-        # sitemaps robots.txt lists (depth 0) are always read.
-        if follow and kind == "sitemap" and depth > 0 and not any(p.search(key) for p in follow):
-            return "not matched by follow"
         return None
 
-    # -- records ---------------------------------------------------------------------------
+    def named(self, job: Job, url: str, lastmod: datetime | None, actions: list[Action]) -> None:
+        """A child a body names (an index's sitemap, an HTML page's section page)."""
+        kind, depth = child_of(job.node)
+        child = self.add(job, url, kind, depth, lastmod, actions, from_body=True)
+        if kind == "html" and child is not None:
+            job.site.pages.queued += 1
 
-    def _emit(self, job: Job, items: list[Item]) -> list[Action]:
-        """Children become jobs; records pass scope and dedupe and go out as one batch."""
-        actions: list[Action] = []
-        batch = self._filter(job, items, actions)
-        if batch and not self._held(job, batch, actions):
-            self._send(batch, actions)
-        return actions
+    def walk(self, job: Job, children: StoredChildren, actions: list[Action]) -> None:
+        """An unchanged index: its children (as last read) may still have changed."""
+        for url, lastmod in children:
+            self.add(job, url, "sitemap", job.node.depth + 1, lastmod, actions)
 
-    def _filter(self, job: Job, items: list[Item], actions: list[Action]) -> Batch:
-        """The hot loop: scope (cached per origin prefix), then the run-wide dedupe."""
-        node, site = job.node, job.site
-        seen_add = self.seen.add
-        allows = site.scope.allows if site.scope is not None else None
-        base = node.final_url
-        batch: Batch = []
-        prefix: str | None = None
-        in_scope = True
-        urls = out = duplicates = 0
-        merge = self.config.merge_duplicates
-        tracked: Batch | None = [] if merge or job.watch.tracks_duplicates else None
-        child_kind, child_depth = self._child_of(node)
-        listed = self.config.follow_urlset
-        for item in items:
-            if type(item) is not UrlRecord:
-                self._add_listed(job, item, child_kind, child_depth, actions)
-                continue
-            urls += 1
-            url = item.url
-            if allows is not None and (prefix is None or not url.startswith(prefix)):
-                in_scope = allows(url, base)  # the verdict depends on the origin only
-                prefix = origin_prefix(url)
-            if not in_scope:
-                out += 1
-            elif listed and self._is_listed_sitemap(job, url):
-                self._follow_listed(job, item, actions)
-            elif seen_add(url):
-                batch.append(item)
-            else:
-                duplicates += 1
-                if tracked is not None:  # still listed by this sitemap: the state needs it
-                    tracked.append(item)
-        node.urls += urls
-        self.stats.urls_out_of_scope += out
-        self.stats.urls_duplicate += duplicates
-        if site.robots is not None and batch:
-            self._audit(job, batch)
-        batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
-        if merge and tracked and self.stopped is None:
-            actions.append(Emit([], job.shaper.repeats(tracked)))
-        return job.shaper.shape(node, batch) if batch else batch
+    def follow_listed(self, job: Job, record: UrlRecord, actions: list[Action]) -> None:
+        """Read a listed ``.xml`` loc as a sitemap; its record waits on the child's verdict."""
+        child = self.add(job, record.url, "listed", job.node.depth + 1, None, actions)
+        if child is not None:
+            child.page = record
 
-    def _audit(self, job: Job, batch: Batch) -> None:
-        """The robots audit: each new record on an origin of the site's robots.txt says
-        whether its rules allow it for us (set on the fresh record, no rebuild)."""
+    def from_robots(self, job: Job, urls: list[str], actions: list[Action]) -> None:
+        """The sitemaps a robots.txt lists; when it lists none, the well-known paths; else
+        they are watched until one leads somewhere (:meth:`listed_settled`)."""
         site, node = job.site, job.node
-        robots = site.robots
-        assert robots is not None
-        can_fetch = robots.rules.can_fetch
-        agent = self.config.user_agent
-        everything = site.robots_open
-        origins = site.robots_origins
-        prefix: str | None = None
-        audited = False
-        disallowed = 0
-        for record in batch:
-            url = record.url
-            if prefix is None or not url.startswith(prefix):
-                prefix = origin_prefix(url)
-                audited = prefix in origins
-            if not audited:
-                continue
-            if everything or can_fetch(url, agent):
-                set_record_robots(record, "allowed")
-            else:
-                set_record_robots(record, "disallowed")
-                disallowed += 1
-        node.disallowed += disallowed
-        self.stats.urls_disallowed += disallowed
+        first = len(node.children)
+        for url in urls:
+            self.add(job, url, "sitemap", 0, None, actions)
+        if not urls and site.unreachable is None:
+            self.probe(job, actions)
+        elif self.state.options.walk.guess:
+            pushed = {id(c) for c in node.children[first:] if c.skipped is None}
+            site.listed = Listed(job, pushed) if pushed else None
 
-    def _send(self, batch: Batch, actions: list[Action]) -> None:
-        """Drop what robots.txt disallows (``obey_robots``), apply the run's URL budget,
-        then emit."""
-        if self.config.obey_robots:
-            batch = [r for r in batch if r.robots != "disallowed"]
-        cap = self.limits.max_urls
-        emitted = self.stats.urls_emitted
-        if cap is not None and emitted + len(batch) >= cap:
-            batch = batch[: max(0, cap - emitted)]
-            actions.extend(self.stop(f"max_urls={cap} reached"))
-        self.stats.urls_emitted += len(batch)
-        if batch:
-            actions.append(Emit(batch))
+    def probe(self, job: Job, actions: list[Action]) -> None:
+        """The well-known paths of a robots.txt's own origin, as children of its node."""
+        walk = self.state.options.walk
+        if walk.guess:
+            node = job.node
+            for url in well_known_urls(node.final_url or node.url, walk.guess_paths):
+                self.add(job, url, "guess", 0, None, actions)
+
+    def listed_settled(self, job: Job) -> list[Action]:
+        """A sitemap robots.txt listed has settled: when it was the last of them and none
+        led anywhere, robots.txt led nowhere: probe the well-known paths instead."""
+        site, node = job.site, job.node
+        listed = site.listed
+        if listed is None or id(node) not in listed.pending:
+            return []
+        listed.pending.discard(id(node))
+        if found_sitemap(node) or node.unchanged is not None:
+            site.listed = None  # one of them leads somewhere: nothing to do
+            return []
+        if listed.pending or self.state.stopped is not None:
+            return []
+        site.listed = None
+        robots = listed.job.node
+        count = sum(1 for c in robots.children if c.kind == "sitemap")
+        robots.add_problem(
+            "robots-led-nowhere",
+            f"none of the {count} sitemap(s) robots.txt lists could be read: "
+            "probed the well-known paths instead",
+        )
+        actions: list[Action] = []
+        self.probe(listed.job, actions)
+        return actions

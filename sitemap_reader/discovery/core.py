@@ -38,196 +38,241 @@ One sitemap's exception never ends the run: whatever a job raises (parser, gunzi
 scope, store, a bug) becomes a fatal ``internal`` problem on its node, and its siblings
 go on. Jobs are named by tickets (plain dicts), so a driver holds no core objects and a
 ticket from an earlier process is rebuilt into a job.
+
+The parts
+---------
+:class:`Discovery` is a facade over parts that each own their state and get their
+collaborators in their constructors, in this order (no part imports one built after it):
+
+* :class:`~.state.RunState`: what the run shares (options, stats, dedupe, visited,
+  delays, sites, the clock, the stop);
+* :class:`~.scheduling.Scheduling`: the jobs by number and their tickets;
+* :class:`~.children.Children`: which child sitemaps become jobs (the skip rule,
+  :func:`~.children.skip_reason`, is a pure function);
+* :class:`~.records.RecordGate`: which records go out, and when;
+* :class:`~.settle.Settling`: the end of a job;
+* the job parts, one per node kind (:data:`Discovery.parts`): :class:`~.robots.RobotsJob`
+  (``robots``), :class:`~.sitemaps.SitemapJob` (the sitemap kinds), the same class with the
+  HTML page parser (:mod:`~.html`: ``home``, ``html``, ``html-guess``), and
+  :class:`~.sitemaps.FileJob` (``file``, ``stdin``);
+* :class:`~.ways.Ways`: what an idle site does next (the parent domain, HTML pages).
+
+Each event finds its job by ticket and hands it to the part of the node's kind. A
+node's kind changes only along :data:`~.model.KIND_CHANGES`, between kinds whose parts
+handle a body alike, so a job never changes hands in the middle of one.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
+from typing import Protocol
 
-from sitemap_reader.discovery.actions import Action, Done, Schedule, Stop, Ticket
-from sitemap_reader.discovery.config import Config
-from sitemap_reader.discovery.dedupe import UrlSet
+from sitemap_reader.discovery.actions import Action, Done, Ticket
+from sitemap_reader.discovery.audit import RobotsAudit
+from sitemap_reader.discovery.children import Children
+from sitemap_reader.discovery.html import html_page, sniffing
 from sitemap_reader.discovery.job import Job, Site
-from sitemap_reader.discovery.model import Run, SitemapNode
-from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
-from sitemap_reader.discovery.parsing import ParserFactory, local_parser
-from sitemap_reader.discovery.rules import is_robots, run_error, server_of
-from sitemap_reader.discovery.shaping import Shaper
-from sitemap_reader.discovery.sitemaps import Expired, SitemapRules, feed_size
+from sitemap_reader.discovery.model import HTML_KINDS, Run, SitemapNode
+from sitemap_reader.discovery.observer import Observer
+from sitemap_reader.discovery.parsing import Expired, ParserFactory, local_parser
+from sitemap_reader.discovery.records import RecordGate
+from sitemap_reader.discovery.robots import RobotsJob
+from sitemap_reader.discovery.rules import run_error
+from sitemap_reader.discovery.scheduling import Scheduling
+from sitemap_reader.discovery.settle import Settling
+from sitemap_reader.discovery.sitemaps import FileJob, SitemapJob, feed_size
+from sitemap_reader.discovery.state import DEADLINE_STOP as DEADLINE_STOP
+from sitemap_reader.discovery.state import RunState
+from sitemap_reader.discovery.state import deadline_reason as deadline_reason
 from sitemap_reader.discovery.targets import Target
-from sitemap_reader.discovery.ways import WAY_KINDS
-from sitemap_reader.parse.normalize import normalize_url, parse_lastmod
+from sitemap_reader.discovery.ways import Ways
+from sitemap_reader.options import Options
+from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.scope import Scope
 
-#: How the reason of a deadline stop begins (a summary tells it from a budget by this).
-DEADLINE_STOP = "at the deadline"
+
+class JobPart(Protocol):
+    """What the core asks of the part of a node kind, one method per event of a job."""
+
+    def begin(self, job: Job) -> list[Action]: ...
+
+    def follows(self, job: Job, key: str) -> bool: ...
+
+    def refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]: ...
+
+    def response(
+        self, job: Job, url: str, status: int, fields: Mapping[str, str], max_body: int | None
+    ) -> list[Action]: ...
+
+    def body(self, job: Job, chunk: bytes, expired: Expired | None = None) -> list[Action]: ...
+
+    def parsed(self, job: Job) -> list[Action]: ...
+
+    def end(self, job: Job) -> list[Action]: ...
+
+    def failure(
+        self, job: Job, code: str, message: str, cannot_connect: bool, status: int | None
+    ) -> list[Action]: ...
 
 
-def deadline_reason(seconds: float | None) -> str:
-    """The stop reason of a run that reached its deadline: ``at the deadline (30 s)``."""
-    return f"{DEADLINE_STOP} ({seconds:g} s)"
-
-
-class Discovery(SitemapRules):
+class Discovery:
     """One run of discovery over ``targets`` (see the module docstring)."""
 
     def __init__(
         self,
         targets: Sequence[Target],
-        config: Config | None = None,
+        options: Options | None = None,
         *,
         observer: Observer | None = None,
         run: Run | None = None,
         now: datetime | None = None,
         parsers: ParserFactory | None = None,
         clock: Callable[[], float] = time.monotonic,
+        merge: bool = False,
     ) -> None:
-        self.config = config = config or Config()
-        #: The driver's clock (seconds, monotonic) and the instant the run's deadline passes.
-        self.clock = clock
-        self.deadline_at = None if config.deadline is None else clock() + config.deadline
-        self.deadline_passed = False
-        #: Makes the parser of each body (a driver may parse elsewhere: ``parsing``).
-        self.parsers: ParserFactory = parsers or local_parser
-        self.limits = config.limits
-        self.targets = list(targets)
-        self.run = run if run is not None else Run(targets=tuple(t.text for t in targets))
-        self.stats = self.run.stats
-        self.observer = observer or NULL_OBSERVER
-        self.now = now or datetime.now(UTC)
-        self.token = uuid.uuid4().hex[:12]
-        self.seen = UrlSet()
-        self.visited: set[str] = set()
-        #: Crawl delays robots.txt asked for, by server (``host[:port]``), as honoured.
-        self.delays: dict[str, float] = {}
-        self.sites: list[Site] = []
-        self.jobs: dict[int, Job] = {}
-        self.stopped: str | None = None
-        self._revived: dict[tuple[str, int], int] = {}
-        self._next_id = 0
+        options = options or Options()
+        state = self.state = RunState(
+            targets, options, observer=observer, run=run, now=now, clock=clock
+        )
+        jobs = self.scheduling = Scheduling(state)
+        children = Children(state, jobs)
+        gate = self.gate = RecordGate(state, children, merge=merge)
+        settling = self.settling = Settling(state, jobs, children, gate)
+        robots = RobotsJob(state, jobs, children, settling)
+        made = parsers or local_parser
+        sitemaps = SitemapJob(state, jobs, children, gate, settling, made, sniffing(options.walk))
+        pages = SitemapJob(state, jobs, children, gate, settling, made, html_page)
+        local = FileJob(sitemaps)
+        self.ways = Ways(state, jobs, gate)
+        #: The part of each node kind.
+        self.parts: Mapping[str, JobPart] = {
+            "robots": robots,
+            "sitemap": sitemaps,
+            "guess": sitemaps,
+            "listed": sitemaps,
+            "file": local,
+            "stdin": local,
+            **dict.fromkeys(HTML_KINDS, pages),
+        }
+        # The run's values a driver reads (the same objects the parts hold).
+        self.options, self.run, self.stats = options, state.run, state.stats
+        self.seen, self.sites, self.jobs = state.seen, state.sites, jobs.jobs
+        self.visited, self.delays, self.merge = state.visited, state.delays, merge
+        self.limits, self.now, self.token = state.limits, state.now, state.token
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the run stopped early (a budget, the deadline), or None while it goes on."""
+        return self.state.stopped
 
     # -- the run -------------------------------------------------------------------------
 
     def start(self) -> list[Action]:
         """The first job of every target."""
         actions: list[Action] = []
-        for index, target in enumerate(self.targets):
+        for index, target in enumerate(self.state.targets):
             self._start(index, target, actions)
         return actions
 
     def _start(self, index: int, target: Target, actions: list[Action]) -> None:
+        state = self.state
+        politeness = state.options.politeness
+        audit = RobotsAudit(politeness.robots_agent or politeness.user_agent)
         if target.kind in ("file", "stdin"):
             root = SitemapNode(target.url, kind=target.kind)
-            site = Site(index, target, root, None)
-            self.sites.append(site)
-            self.run.tree.append(root)
-            self._push(site, root, actions)
+            site = Site(index, target, root, None, audit)
+            state.sites.append(site)
+            state.run.tree.append(root)
+            self.scheduling.push(site, root, actions)
             return
         kind = "sitemap" if target.kind == "sitemap" else "robots"
         root = SitemapNode(target.url, kind=kind)
-        site = Site(index, target, root, Scope(self.config.scope, [target.host or ""]))
-        self.sites.append(site)
-        self.run.tree.append(root)
+        scope = Scope(state.options.walk.scope, [target.host or ""])
+        site = Site(index, target, root, scope, audit)
+        state.sites.append(site)
+        state.run.tree.append(root)
         key = normalize_url(target.url) or target.url
         fallback = target.with_scheme("http") if len(target.schemes) > 1 else None
-        if key in self.visited:  # the same target twice in one run
+        if key in state.visited:  # the same target twice in one run
             root.skipped = "already visited"
             actions.append(Done(root))
             return
-        self.visited.add(key)
-        self._start_ways(site, actions)
+        state.visited.add(key)
+        self.ways.start(site, actions)
         if kind == "sitemap":
-            self._push(site, root, actions, fallback)
+            self.scheduling.push(site, root, actions, fallback)
         else:  # robots.txt jobs are not sitemaps: not in the sitemap counts
-            job = self._new_job(site, root, fallback)
-            actions.append(Schedule(job.ticket(self.token), server_of(root.url)))
+            job = self.scheduling.new_job(site, root, fallback)
+            actions.append(self.scheduling.schedule(job))
 
     def stop(self, reason: str) -> list[Action]:
         """End the run early: queued sitemaps are skipped, running ones end at a chunk."""
-        if self.stopped is not None:
-            return []
-        self.stopped = self.stats.stopped = reason
-        return [Stop(reason)]
+        return self.state.stop(reason)
 
     def overdue(self) -> list[Action]:
         """Stop the run if its deadline passed (a driver may call it at any time, e.g. when
         a wait of its own ends); the core itself calls it as each job starts and each chunk
         arrives."""
-        if self.deadline_at is None or self.stopped is not None or self.clock() < self.deadline_at:
-            return []
-        self.deadline_passed = True
-        return self.stop(deadline_reason(self.config.deadline))
+        return self.state.overdue()
 
     def remaining(self) -> float | None:
         """Seconds until the run's deadline (0 once it passed; None without one)."""
-        if self.deadline_at is None:
-            return None
-        return max(0.0, self.deadline_at - self.clock())
+        return self.state.remaining()
 
     def finish(self) -> list[Action]:
         """Every job is done: the observer's last write; the run's verdict in ``run.error``."""
+        state = self.state
         actions: list[Action] = []
-        checkpoint = self.observer.finale()
+        checkpoint = state.observer.finale()
         if checkpoint is not None:
             actions.append(checkpoint)
-        self.stats.finished = time.monotonic()
-        self.run.error = run_error(self.sites, self.config.guess)
+        state.stats.finished = time.monotonic()
+        state.run.error = run_error(state.sites, state.options.walk.guess)
         return actions
 
     def delay_for(self, url: str) -> float:
-        """Seconds between two requests to the server of ``url``: ``Config.delay``, or
+        """Seconds between two requests to the server of ``url``: the ``delay`` option, or
         the crawl delay its robots.txt asked for (capped) when that is longer."""
-        return max(self.config.delay, self.delays.get(server_of(url), 0.0))
+        return self.state.delay_for(url)
 
     def in_scope(self, url: str, sitemap_url: str | None) -> bool:
         """Whether any target's scope allows ``url`` (for URLs a driver adds itself)."""
-        return any(s.scope is None or s.scope.allows(url, sitemap_url) for s in self.sites)
+        return self.state.in_scope(url, sitemap_url)
 
     # -- events ----------------------------------------------------------------------------
 
     def reading(self, ticket: Ticket) -> bool:
         """True while the job of ``ticket`` wants (more of) its body."""
-        job = self._find(ticket)
-        return job is not None and job.reading and self.stopped is None
+        job = self.scheduling.find(ticket)
+        return job is not None and job.reading and self.state.stopped is None
 
     def begin(self, ticket: Ticket) -> list[Action]:
         """A driver has a slot for the job: what to fetch (or nothing: it is settled)."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None:
             return []
-        late = self.overdue()
-        return late + self._safely(job, self._begin, job)
+        late = self.state.overdue()
+        return late + self._safely(job, self._part(job).begin, job)
 
     def redirect(self, ticket: Ticket, url: str) -> bool:
         """May the job follow a redirect to ``url``? (refuses robots.txt and visited URLs)"""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None:
             return True
-        key = normalize_url(url) or url
-        if job.node.kind == "robots":
-            job.hops.add(key)  # followed: a failure after it is the hop's, not the host's
-            return True
-        if key in job.hops:
-            return True
-        if is_robots(key) or key in self.visited:
-            return False
-        self.visited.add(key)
-        job.hops.add(key)
-        return True
+        return self._part(job).follows(job, normalize_url(url) or url)
 
     def refused(
         self, ticket: Ticket, url: str, redirects: Sequence[str], status: int | None = None
     ) -> list[Action]:
         """The driver stopped at a hop :meth:`redirect` refused (``status``: the redirect's)."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None:
             return []
         if status is not None:
             job.node.status, job.node.final_url = status, url
-        return self._safely(job, self._refused, job, url, redirects)
+        return self._safely(job, self._part(job).refused, job, url, redirects)
 
     def response(
         self,
@@ -235,51 +280,52 @@ class Discovery(SitemapRules):
         *,
         url: str,
         status: int,
-        headers: Mapping[str, str] | None = None,
+        response_headers: Mapping[str, str] | None = None,
         redirects: Sequence[str] = (),
         max_body: int | None = None,
     ) -> list[Action]:
         """The final response's status and headers (after redirects, ``redirects`` the hops).
 
         ``max_body`` lowers the decompressed-bytes cap (a driver's own download cap)."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None:
             return []
         for hop in redirects:  # a driver that follows redirects itself reports them here
             if not self.redirect(ticket, hop):
                 return self.refused(ticket, hop, redirects)
-        return self._safely(job, self._response, job, url, status, headers or {}, max_body)
+        fields = response_headers or {}
+        return self._safely(job, self._part(job).response, job, url, status, fields, max_body)
 
     def body(self, ticket: Ticket, chunk: bytes, expired: Expired | None = None) -> list[Action]:
         """A raw chunk of the body; ``expired()`` is the driver's per-sitemap deadline."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None or not job.reading:
             return []
-        late = self.overdue()
-        return late + self._safely(job, self._body, job, chunk, expired)
+        late = self.state.overdue()
+        return late + self._safely(job, self._part(job).body, job, chunk, expired)
 
     def feed_size(self, ticket: Ticket, chunk: bytes) -> int:
         """How many raw bytes of ``chunk`` to pass to :meth:`body` at once (see
         :func:`~sitemap_reader.discovery.sitemaps.feed_size`)."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         return len(chunk) if job is None or job.parser is None else feed_size(job, chunk)
 
     def parsed(self, ticket: Ticket) -> list[Action]:
         """The job's parser, working elsewhere, has items ready: the core collects them."""
-        job = self._find(ticket)
-        if job is None or not job.reading or self.stopped is not None:
+        job = self.scheduling.find(ticket)
+        if job is None or not job.reading or self.state.stopped is not None:
             return []
-        return self._safely(job, self._parsed, job)
+        return self._safely(job, self._part(job).parsed, job)
 
     def end(self, ticket: Ticket, *, seconds: float | None = None) -> list[Action]:
         """The body ended (or was not wanted, or the driver stopped reading); ``seconds``
         is how long the download took, if the driver measured it (the tree shows it)."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None:
             return []
         if seconds is not None:
             job.node.seconds = seconds
-        return self._safely(job, self._end, job)
+        return self._safely(job, self._part(job).end, job)
 
     def failure(
         self,
@@ -293,74 +339,24 @@ class Discovery(SitemapRules):
         """The fetch failed (``code`` as in :class:`~sitemap_reader.crawl.fetch.FetchFailed`).
 
         ``cannot_connect``: no connection at all (the https -> http fallback case)."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None:
             return []
-        return self._safely(job, self._failure, job, code, message, cannot_connect, status)
+        part = self._part(job)
+        return self._safely(job, part.failure, job, code, message, cannot_connect, status)
 
     def crashed(self, ticket: Ticket, exc: BaseException) -> list[Action]:
         """The driver's own handling of the job raised ``exc``: the job fails, the run goes on."""
-        job = self._find(ticket)
+        job = self.scheduling.find(ticket)
         if job is None:
             return []
         return self._crash(job, exc)
 
     # -- jobs ------------------------------------------------------------------------------
 
-    def _new_job(self, site: Site, node: SitemapNode, fallback: str | None = None) -> Job:
-        self._next_id += 1
-        shaper = Shaper(self.config.score, self.now)
-        job = Job(self._next_id, site, node, self.observer.watch(node), shaper, fallback)
-        self.jobs[job.id] = job
-        site.pending += 1
-        return job
-
-    def _push(
-        self, site: Site, node: SitemapNode, actions: list[Action], fallback: str | None = None
-    ) -> None:
-        site.sitemaps += 1
-        self.stats.sitemaps_queued += 1
-        job = self._new_job(site, node, fallback)
-        actions.append(Schedule(job.ticket(self.token), server_of(node.url)))
-
-    def _find(self, ticket: Ticket) -> Job | None:
-        """The job of a ticket; a ticket of another run is rebuilt into a job (once)."""
-        run, number = ticket.get("run"), ticket.get("job")
-        if not isinstance(number, int):
-            return None
-        if run == self.token:
-            return self.jobs.get(number)
-        revived = self._revived.get((str(run), number))
-        if revived is not None:
-            return self.jobs.get(revived)
-        return self._revive(ticket, (str(run), number))
-
-    def _revive(self, ticket: Ticket, key: tuple[str, int]) -> Job | None:
-        index, url, kind = ticket.get("target"), ticket.get("url"), ticket.get("kind")
-        if not isinstance(index, int) or not 0 <= index < len(self.sites):
-            return None
-        if not isinstance(url, str) or kind not in ("robots", "sitemap", "guess", *WAY_KINDS):
-            return None
-        site = self.sites[index]
-        lastmod = ticket.get("lastmod")
-        node = SitemapNode(
-            url,
-            kind=str(kind),
-            depth=int(ticket.get("depth") or 0),
-            lastmod=parse_lastmod(lastmod) if isinstance(lastmod, str) else None,
-        )
-        if site.scope is not None:
-            for host in ticket.get("hosts") or ():
-                site.scope.add_host(str(host))
-        site.root.children.append(node)
-        self.visited.add(normalize_url(url) or url)
-        if kind != "robots":
-            site.sitemaps += 1
-            self.stats.sitemaps_queued += 1
-        fallback = ticket.get("fallback")
-        job = self._new_job(site, node, fallback if isinstance(fallback, str) else None)
-        self._revived[key] = job.id
-        return job
+    def _part(self, job: Job) -> JobPart:
+        """The part that handles the events of ``job`` (by the kind of its node)."""
+        return self.parts[job.node.kind]
 
     def _safely(self, job: Job, step: Callable[..., list[Action]], *args: object) -> list[Action]:
         """Run one event of ``job``: any exception fails that job only. A job that
@@ -371,7 +367,7 @@ class Discovery(SitemapRules):
             actions = self._crash(job, exc)
         if job.finished and not job.retired:
             try:
-                actions += self._retire(job)
+                actions += self.ways.retired(job)
             except Exception as exc:
                 job.node.add_problem("internal", f"internal error: {type(exc).__name__}: {exc}")
         return actions
@@ -385,8 +381,8 @@ class Discovery(SitemapRules):
         job.reading = False
         job.parser = None  # it may be what broke
         try:
-            return self._settle(job)
+            return self.settling.settle(job)
         except Exception:  # the bookkeeping itself broke: drop the job, keep the run
             job.finished = True
-            self.jobs.pop(job.id, None)
+            self.scheduling.jobs.pop(job.id, None)
             return [Done(job.node)]

@@ -2,27 +2,49 @@
 
 A job owns everything about its node: the node itself (the tree entry), the parser of
 its body, the incremental watch, the record shaper (lastmod vote, records held back),
-the robots.txt body being gathered, and the counters of its attempts. Nothing about a
-job lives in a dict keyed by node identity.
+the robots.txt body being gathered, and the counters of its attempts. A site owns what
+its jobs share: the scope, the sitemap budget, the robots audit (:mod:`.audit`), the
+sitemaps robots.txt listed (:class:`Listed`) and the HTML way in (:class:`HtmlPages`).
+Nothing about a job lives in a dict keyed by node identity.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sitemap_reader.discovery.actions import Ticket
+from sitemap_reader.discovery.audit import RobotsAudit
 from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.discovery.observer import Watch
 from sitemap_reader.discovery.parsing import BodyParser
 from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.targets import Target
-from sitemap_reader.parse.robots import RobotsTxt
 from sitemap_reader.parse.scope import Scope
 from sitemap_reader.records import UrlRecord, format_datetime
 
-if TYPE_CHECKING:
-    from sitemap_reader.discovery.robots import Listed
+
+@dataclass(slots=True, eq=False)
+class HtmlPages:
+    """A site's HTML way in (``discovery.ways``) and the records of its pages held back
+    (``discovery.records``)."""
+
+    #: 0 not started, 1 home page read, 2 usual paths probed.
+    stage: int = 0
+    #: HTML pages scheduled (home, probes, sitemap pages): ``Limits.max_html_pages``.
+    queued: int = 0
+    #: Navigation links of the site's HTML pages (header, footer, nav), left out of them.
+    navigation: set[str] = field(default_factory=set)
+    #: The page links every HTML sitemap page read so far shares (None: no page yet).
+    shared: set[str] | None = None
+    #: HTML sitemap pages read (the shared links tell navigation apart from two on).
+    read: int = 0
+    #: Records of HTML sitemap pages held until the site is idle: (the page's node, its
+    #: records), at most ``Limits.max_html_held`` records.
+    held: list[tuple[SitemapNode, list[UrlRecord]]] = field(default_factory=list)
+    held_count: int = 0
+    #: The hold overflowed: later pages go out at once, without the shared links.
+    streaming: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -32,40 +54,21 @@ class Site:
     index: int
     target: Target
     root: SitemapNode
-    scope: Scope | None
+    #: Which URLs the target keeps (None: a local file, everything).
+    url_scope: Scope | None
+    #: The robots audit of the site's records (answers None until robots.txt was read).
+    audit: RobotsAudit
     sitemaps: int = 0
     unreachable: str | None = None
     #: Skipped children kept as nodes, per parent (see ``MAX_SKIPPED_NODES``).
     kept_skips: dict[int, int] = field(default_factory=dict)
-    #: The site's robots.txt rules, once read (the robots audit of its records).
-    robots: RobotsTxt | None = None
-    #: The origins (``scheme://host[:port]/``) those rules apply to: the robots.txt's own,
-    #: and the one it redirected to.
-    robots_origins: tuple[str, ...] = ()
-    #: No rule of that robots.txt applies to us: every URL on those origins is allowed.
-    robots_open: bool = False
     #: The sitemaps robots.txt listed, until one leads somewhere (else: probe instead).
     listed: Listed | None = None
     #: Jobs of the target not finished yet (at zero the site is idle: ``discovery.ways``).
     pending: int = 0
-    #: The parent domain's sitemaps were tried (``Config.parent``).
+    #: The parent domain's sitemaps were tried (the ``parent`` option).
     parent_tried: bool = False
-    #: HTML way in: 0 not started, 1 home page read, 2 usual paths probed.
-    html_stage: int = 0
-    #: HTML pages scheduled (home, probes, sitemap pages): ``Limits.max_html_pages``.
-    html_queued: int = 0
-    #: Navigation links of the site's HTML pages (header, footer, nav), left out of them.
-    navigation: set[str] = field(default_factory=set)
-    #: The page links every HTML sitemap page read so far shares (None: no page yet).
-    shared: set[str] | None = None
-    #: HTML sitemap pages read (the shared links tell navigation apart from two on).
-    html_pages: int = 0
-    #: Records of HTML sitemap pages held until the site is idle (``discovery.ways``):
-    #: (the page's node, its records), at most ``Limits.max_html_held`` records.
-    html_held: list[tuple[SitemapNode, list[UrlRecord]]] = field(default_factory=list)
-    html_held_count: int = 0
-    #: The hold overflowed: later pages go out at once, without the shared links.
-    html_streaming: bool = False
+    pages: HtmlPages = field(default_factory=HtmlPages)
 
 
 @dataclass(slots=True, eq=False)
@@ -98,7 +101,7 @@ class Job:
     #: A urlset loc read as a sitemap (``follow_urlset``): its record, emitted if the
     #: body is not a sitemap after all.
     page: UrlRecord | None = None
-    #: The core has seen the job finish (``WaysIn._retire`` ran).
+    #: The core has seen the job finish (``Ways.retired`` ran).
     retired: bool = False
     #: An HTML sitemap page: every page link it showed (for the site's shared links).
     links: set[str] | None = None
@@ -118,6 +121,16 @@ class Job:
             ticket["lastmod"] = format_datetime(node.lastmod)
         if self.fallback is not None:
             ticket["fallback"] = self.fallback
-        if self.site.scope is not None:
-            ticket["hosts"] = sorted(self.site.scope.hosts)
+        if self.site.url_scope is not None:
+            ticket["hosts"] = sorted(self.site.url_scope.hosts)
         return ticket
+
+
+@dataclass(slots=True, eq=False)
+class Listed:
+    """The sitemaps a site's robots.txt listed, watched until one leads somewhere: when
+    all of them failed, the well-known paths are probed as children of the robots.txt
+    job (``Children.listed_settled``)."""
+
+    job: Job
+    pending: set[int] = field(default_factory=set)  # id() of the listed nodes not settled

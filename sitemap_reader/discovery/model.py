@@ -12,17 +12,40 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sitemap_reader.records import Problem
 
 JsonDict = dict[str, Any]
 
-#: The skip reason of a child left unread on purpose (``Config.read_depth``).
+#: The skip reason of a child left unread on purpose (``read_depth``).
 NOT_READ = "not read"
-#: Node kinds: the robots.txt of a site target, a sitemap (listed by robots.txt, given as
-#: the target, or a child of an index), a probed well-known path, a local file, stdin.
-NODE_KINDS = ("robots", "sitemap", "guess", "file", "stdin")
+#: Node kinds: the robots.txt of a site target; a sitemap (listed by robots.txt, given as
+#: the target, or a child of an index), a probed well-known path, a local file, stdin; and
+#: the opt-in ways in (``discovery.ways``): a urlset loc read as a sitemap (``listed``),
+#: the home page, an HTML sitemap page, a usual path probed for one (``html-guess``).
+NodeKind = Literal[
+    "robots", "sitemap", "guess", "file", "stdin", "listed", "home", "html", "html-guess"
+]
+NODE_KINDS: tuple[NodeKind, ...] = get_args(NodeKind)
+#: Kinds whose body is a sitemap (XML, text, RSS/Atom) or a local file of one.
+SITEMAP_KINDS: tuple[NodeKind, ...] = ("sitemap", "guess", "listed", "file", "stdin")
+#: Node kinds of the HTML way in: the home page read for its links, an HTML sitemap page,
+#: and a usual path probed for one.
+HTML_KINDS: tuple[NodeKind, ...] = ("home", "html", "html-guess")
+#: Kinds whose miss (no body of the kind looked for) is a skip, not a failure.
+PROBE_KINDS: tuple[NodeKind, ...] = ("guess", "html-guess", "listed")
+#: Every node kind the opt-in ways in add.
+WAY_KINDS: tuple[NodeKind, ...] = (*HTML_KINDS, "listed")
+#: Kinds a ticket of another process may name (rebuilt into a job): all but local files.
+REVIVABLE_KINDS: tuple[NodeKind, ...] = ("robots", "sitemap", "guess", *WAY_KINDS)
+#: The only changes of a node's kind, each made where it is decided: a usual path that
+#: held an HTML sitemap page, a listed loc whose body is a sitemap, a sitemap target whose
+#: body sniffed as HTML (``html`` on). The part of a job is chosen by its kind at each
+#: event, so each pair shares its handling of a body (``core.Discovery``).
+KIND_CHANGES: frozenset[tuple[NodeKind, NodeKind]] = frozenset(
+    {("html-guess", "html"), ("listed", "sitemap"), ("sitemap", "html")}
+)
 
 
 @dataclass(slots=True, eq=False)
@@ -146,6 +169,13 @@ class SitemapNode:
         }
 
 
+def change_kind(node: SitemapNode, kind: NodeKind) -> None:
+    """Give ``node`` its new kind: one of :data:`KIND_CHANGES`, or a bug."""
+    if (node.kind, kind) not in KIND_CHANGES:
+        raise ValueError(f"a {node.kind} node cannot become {kind}")
+    node.kind = kind
+
+
 @dataclass(slots=True)
 class Stats:
     """Counters of a run, updated live while it goes (safe to read at any time).
@@ -171,6 +201,8 @@ class Stats:
     urls_disallowed: int = 0
     #: Child sitemaps listed but left unread on purpose (``read_depth``).
     sitemaps_not_read: int = 0
+    #: Records left out as older than ``since``.
+    urls_older: int = 0
     stopped: str | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -196,6 +228,7 @@ class Stats:
             **self._incremental(),
             **({"urls_disallowed": self.urls_disallowed} if self.urls_disallowed else {}),
             **({"sitemaps_not_read": self.sitemaps_not_read} if self.sitemaps_not_read else {}),
+            **({"urls_older": self.urls_older} if self.urls_older else {}),
         }
 
     def _incremental(self) -> JsonDict:

@@ -5,9 +5,8 @@ the scope, the shaping of records); only the turning of bytes into items is dele
 through a :data:`ParserFactory` the driver may supply. The default,
 :func:`local_parser`, is the in-process :class:`~sitemap_reader.parse.SitemapParser`.
 
-A factory gets the parse inputs of the job (final URL, content type, strict, limits,
-now, the job's record builder) and the ``size`` the response announced (its
-Content-Length, None when it gave none), and returns a :class:`BodyParser`. A parser
+A factory gets the parse inputs of the job (a :class:`BodySpec`) and returns a
+:class:`BodyParser`. A parser
 that works in another process returns from :meth:`BodyParser.feed` the items that came
 back so far (``feed(b"")`` only collects), and builds each record in this process with
 ``build``, so the core sees records exactly as its own parser would build them. When
@@ -20,6 +19,8 @@ Anything a parser raises (here or reported from elsewhere) becomes the sitemap's
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -47,31 +48,35 @@ class BodyParser(Protocol):
     def close(self) -> list[Item]: ...
 
 
-class ParserFactory(Protocol):
-    """Makes the parser of one sitemap body (see the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class BodySpec:
+    """The parse inputs of one body: its final URL (None: a local file), the content type
+    the server gave, the protocol to the letter or not, the bounds, the run's clock, the
+    job's record builder, and the ``size`` the response announced (its Content-Length;
+    None when it gave none)."""
 
-    def __call__(
-        self,
-        url: str | None,
-        content_type: str | None,
-        *,
-        strict: bool,
-        limits: Limits,
-        now: datetime,
-        build: RecordBuilder,
-        size: int | None,
-    ) -> BodyParser: ...
+    url: str | None
+    content_type: str | None
+    strict: bool
+    limits: Limits
+    now: datetime
+    build: RecordBuilder
+    size: int | None = None
 
 
-def local_parser(
-    url: str | None,
-    content_type: str | None,
-    *,
-    strict: bool,
-    limits: Limits,
-    now: datetime,
-    build: RecordBuilder,
-    size: int | None,
-) -> BodyParser:
+#: Makes the parser of one sitemap body (see the module docstring).
+ParserFactory = Callable[[BodySpec], BodyParser]
+#: A driver's per-sitemap deadline: True once it passed (read between slices of a body).
+Expired = Callable[[], bool]
+
+
+def local_parser(spec: BodySpec) -> BodyParser:
     """The in-process parser (the default factory; ``size`` does not matter here)."""
-    return SitemapParser(url, content_type, strict=strict, limits=limits, now=now, build=build)
+    return SitemapParser(
+        spec.url,
+        spec.content_type,
+        strict=spec.strict,
+        limits=spec.limits,
+        now=spec.now,
+        build=spec.build,
+    )

@@ -11,7 +11,8 @@ redirect the address guard refuses costs only the robots.txt: the site is not
 The site's well-known sitemap paths are probed when robots.txt lists none (unless the
 site could not be reached at all), and also when every sitemap it lists fails (404,
 unreachable, not a sitemap): robots.txt then led nowhere, and the probes run as if it
-had listed none (:class:`Listed` watches the listed ones settle). A robots.txt vouches
+had listed none (:class:`~sitemap_reader.discovery.job.Listed` watches the listed ones
+settle). A robots.txt vouches
 for its own host: the sitemaps it lists may list URLs there (``site`` scope). With
 robots.txt disabled, one GET of the home page (body unread, redirects not followed)
 decides whether a bare domain answers over https.
@@ -19,22 +20,22 @@ decides whether a bare domain answers over https.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping, Sequence
+from typing import Final
 
-from sitemap_reader.discovery.actions import Action, Done, Fetch
-from sitemap_reader.discovery.rules import found_sitemap, origin_prefix, server_of
-from sitemap_reader.discovery.targets import well_known_urls
+from sitemap_reader.discovery.actions import Action, Fetch
+from sitemap_reader.discovery.audit import origin_prefix
+from sitemap_reader.discovery.children import Children
+from sitemap_reader.discovery.job import Job
+from sitemap_reader.discovery.parsing import Expired
+from sitemap_reader.discovery.rules import is_robots, server_of
+from sitemap_reader.discovery.scheduling import Scheduling
+from sitemap_reader.discovery.settle import Settling
+from sitemap_reader.discovery.state import RunState
 from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
+from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.robots import RobotsTxt, parse_robots
 from sitemap_reader.parse.scope import host_of
-
-if TYPE_CHECKING:
-    from datetime import datetime
-
-    from sitemap_reader.discovery.config import Config
-    from sitemap_reader.discovery.job import Job
-    from sitemap_reader.limits import Limits
 
 #: Failure codes of a robots.txt fetch that make it *unreachable* (RFC 9309 2.3.1.4: a
 #: server or network error once connected): everything is disallowed until it answers.
@@ -48,78 +49,49 @@ SUMMARY_CODES: Final = ("robots-html", "robots-led-nowhere")
 DISALLOW_ALL: Final = parse_robots(b"User-agent: *\nDisallow: /\n", "http://robots.invalid/")
 
 
-@dataclass(slots=True, eq=False)
-class Listed:
-    """The sitemaps a site's robots.txt listed, watched until one leads somewhere: when
-    all of them failed, the well-known paths are probed as children of ``robots``."""
-
-    robots: Job
-    pending: set[int] = field(default_factory=set)  # id() of the listed nodes not settled
-
-
-def robots_delay(rules: RobotsTxt, user_agent: str) -> float | None:
-    """Seconds between requests a robots.txt asks of ``user_agent``: the larger of its
+def robots_delay(rules: RobotsTxt, agent: str) -> float | None:
+    """Seconds between requests a robots.txt asks of ``agent``: the larger of its
     ``Crawl-delay`` and its ``Request-rate`` interval (``1/5s``: 5 s), or None."""
     found: list[float] = []
-    delay = rules.crawl_delay(user_agent)
+    delay = rules.crawl_delay(agent)
     if delay is not None:
         found.append(delay)
-    rate = rules.rules.request_rate(user_agent)
+    rate = rules.rules.request_rate(agent)
     if rate is not None and rate.requests:
         found.append(float(rate.seconds) / float(rate.requests))
     return max(found) if found else None
 
 
-def allows_everything(rules: RobotsTxt, user_agent: str) -> bool:
-    """True when no Allow/Disallow rule applies to ``user_agent`` (the common case): the
-    audit then marks every record allowed without asking per URL. Reads protego's rule
-    groups; should they change shape, the answer is False and every URL is asked."""
-    try:
-        group = rules.rules._get_matching_rule_set(user_agent)
-    except Exception:  # protego's internals moved: ask per URL
-        return False
-    return group is None or not getattr(group, "_rules", True)
+class RobotsJob:
+    """The part of the jobs of kind ``robots`` (see the module docstring)."""
 
+    def __init__(
+        self, state: RunState, scheduling: Scheduling, children: Children, settling: Settling
+    ) -> None:
+        self.state = state
+        self.scheduling = scheduling
+        self.children = children
+        self.settling = settling
 
-class RobotsRules:
-    """The robots.txt job's events (mixed into :class:`~sitemap_reader.discovery.Discovery`)."""
-
-    if TYPE_CHECKING:
-        config: Config
-        limits: Limits
-        token: str
-        jobs: dict[int, Job]
-        delays: dict[str, float]
-        stopped: str | None
-
-        def _add_child(
-            self,
-            job: Job,
-            url: str,
-            kind: str,
-            depth: int,
-            lastmod: datetime | None,
-            actions: list[Action],
-            reason: str | None = None,
-        ) -> None: ...
-
-    def _robots_begin(self, job: Job) -> list[Action]:
-        node = job.node
-        ticket = job.ticket(self.token)
-        if self.config.robots:
+    def begin(self, job: Job) -> list[Action]:
+        """Fetch robots.txt; with robots.txt disabled, only see whether https answers."""
+        state, node = self.state, job.node
+        ticket = job.ticket(state.token)
+        spacing = state.options.politeness.delay
+        if state.options.walk.robots:
             return [
                 Fetch(
                     ticket,
                     node.url,
-                    max_redirects=self.limits.max_robots_redirects,
+                    max_redirects=state.limits.max_robots_redirects,
                     retry_connect=job.fallback is None,
                     target=job.site.index,
-                    delay=self.config.delay,
+                    spacing=spacing,
                 )
             ]
         node.skipped = "robots.txt disabled"
         if job.fallback is None:
-            return self._robots_end(job)
+            return self.end(job)
         job.probe = True
         home = node.url.removesuffix("robots.txt")
         return [
@@ -130,11 +102,36 @@ class RobotsRules:
                 retry_connect=False,
                 body=False,
                 target=job.site.index,
-                delay=self.config.delay,
+                spacing=spacing,
             )
         ]
 
-    def _robots_response(self, job: Job, url: str, status: int) -> list[Action]:
+    def follows(self, job: Job, key: str) -> bool:
+        """A robots.txt follows every redirect (a failure after one is the hop's)."""
+        job.hops.add(key)
+        return True
+
+    def refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
+        """A hop refused (robots.txt follows every one, so only a driver's own refusal)."""
+        node = job.node
+        refused = normalize_url(url) or url
+        if refused in {normalize_url(u) or u for u in [node.url, *redirects[:-1]]}:
+            chain = " -> ".join([node.url, *redirects])
+            return self.failure(job, "redirects", f"redirect loop: {chain}", False, None)
+        what = "robots.txt" if is_robots(url) else "an already visited sitemap"
+        node.skipped = f"redirects to {what}: {url}"
+        job.reading = False
+        return self.settling.settle(job)
+
+    def response(
+        self,
+        job: Job,
+        url: str,
+        status: int,
+        fields: Mapping[str, str],
+        max_body: int | None,
+    ) -> list[Action]:
+        """RFC 9309 2.3.1: 2xx is read, 4xx means no rules, 5xx disallows everything."""
         node = job.node
         job.reading = False
         if job.probe:
@@ -152,21 +149,32 @@ class RobotsRules:
         job.reading = True
         return []
 
-    def _robots_chunk(self, job: Job, chunk: bytes) -> list[Action]:
+    def body(self, job: Job, chunk: bytes, expired: Expired | None = None) -> list[Action]:
+        """Gather the body, up to ``Limits.max_robots_bytes``."""
+        node = job.node
+        node.bytes += len(chunk)
+        self.state.stats.bytes += len(chunk)
         body = job.robots_body
-        assert body is not None
+        if body is None:
+            job.reading = False
+            return []
         body += chunk
-        cap = self.limits.max_robots_bytes
+        cap = self.state.limits.max_robots_bytes
         if len(body) >= cap:
-            job.node.add_problem(
+            node.add_problem(
                 "limit-robots-bytes", f"robots.txt longer than {cap:,} bytes: rest ignored"
             )
             job.reading = False
         return []
 
-    def _robots_failure(
-        self, job: Job, code: str, message: str, cannot_connect: bool
+    def parsed(self, job: Job) -> list[Action]:
+        """A robots.txt is parsed at its end, here: nothing is ever waiting elsewhere."""
+        return []
+
+    def failure(
+        self, job: Job, code: str, message: str, cannot_connect: bool, status: int | None
     ) -> list[Action]:
+        """The fetch failed: http after https, "unreachable", or the site's verdict."""
         node = job.node
         job.reading = False
         job.robots_body = None
@@ -175,21 +183,48 @@ class RobotsRules:
                 node.add_problem("https-unavailable", f"{message}; using http")
                 node.url = job.fallback
             job.fallback = None
-            return self._robots_end(job)
+            return self.end(job)
         if code == "blocked" and job.hops:  # a redirect the guard refused: the host answered
             node.add_problem(code, f"robots.txt: redirect refused: {message}", fatal=True)
-            return self._robots_end(job)
+            return self.end(job)
         if cannot_connect and job.fallback is not None:
             node.add_problem("https-unavailable", f"{message}; trying http")
             node.url, job.fallback = job.fallback, None
-            return self._robots_begin(job)
+            return self.begin(job)
         if code in UNREACHABLE_CODES:
             self._unreachable(job, message)
         else:
             node.add_problem(code, f"robots.txt: {message}", fatal=True)
         if cannot_connect:
             job.site.unreachable = message
-        return self._robots_end(job)
+        return self.end(job)
+
+    def end(self, job: Job) -> list[Action]:
+        """The body ended: the rules for the audit, the sitemaps it lists (or the probes)."""
+        state, node, site = self.state, job.node, job.site
+        job.reading = False
+        listed: list[str] = []
+        actions: list[Action] = []
+        if state.options.walk.robots:
+            body = self._text(job)
+            base = node.final_url or node.url
+            if body is not None:
+                job.watch.robots(body)
+                rules = parse_robots(body, base, max_bytes=state.limits.max_robots_bytes)
+                listed = list(rules.sitemaps)
+                node.format = "robots"
+                if rules.is_html:
+                    node.add_problem(
+                        "robots-html",
+                        "robots.txt is an HTML page: its links are not taken as sitemaps",
+                    )
+                self._rules(job, rules)
+            host = host_of(base)
+            if site.url_scope is not None and host:
+                site.url_scope.add_host(host)  # a robots.txt vouches for what it lists
+        self.children.from_robots(job, listed, actions)
+        actions.append(self.scheduling.close(job))
+        return actions
 
     def _unreachable(self, job: Job, why: str) -> None:
         """RFC 9309 §2.3.1.4: an unreachable robots.txt disallows everything (the audit)."""
@@ -198,109 +233,42 @@ class RobotsRules:
             f"robots.txt unavailable ({why}): everything disallowed until it answers",
             fatal=True,
         )
-        self._robots_rules(job, DISALLOW_ALL)
+        self._rules(job, DISALLOW_ALL)
 
-    def _robots_end(self, job: Job) -> list[Action]:
-        node, site = job.node, job.site
-        job.reading = False
-        listed: list[str] = []
-        actions: list[Action] = []
-        if self.config.robots:
-            body = self._robots_text(job)
-            base = node.final_url or node.url
-            if body is not None:
-                job.watch.robots(body)
-                cap = self.limits.max_robots_bytes
-                rules = parse_robots(body, base, max_bytes=cap)
-                listed = list(rules.sitemaps)
-                node.format = "robots"
-                if rules.html:
-                    node.add_problem(
-                        "robots-html",
-                        "robots.txt is an HTML page: its links are not taken as sitemaps",
-                    )
-                self._robots_rules(job, rules)
-            host = host_of(base)
-            if site.scope is not None and host:
-                site.scope.add_host(host)  # a robots.txt vouches for what it lists
-        first = len(node.children)
-        for url in listed:
-            self._add_child(job, url, "sitemap", 0, None, actions)
-        if not listed and site.unreachable is None:
-            self._probe(job, actions)
-        elif self.config.guess:
-            pushed = {id(c) for c in node.children[first:] if c.skipped is None}
-            site.listed = Listed(job, pushed) if pushed else None
-        job.finished = True
-        self.jobs.pop(job.id, None)
-        actions.append(Done(node, job.ticket(self.token)))
-        return actions
-
-    def _probe(self, job: Job, actions: list[Action]) -> None:
-        """The well-known paths of the robots.txt's own origin, as children of its node."""
-        if self.config.guess:
-            node = job.node
-            for url in well_known_urls(node.final_url or node.url, self.config.guess_paths):
-                self._add_child(job, url, "guess", 0, None, actions)
-
-    def _listed_settled(self, job: Job) -> list[Action]:
-        """A sitemap robots.txt listed has settled: when it was the last of them and none
-        led anywhere, robots.txt led nowhere: probe the well-known paths instead."""
-        site, node = job.site, job.node
-        listed = site.listed
-        if listed is None or id(node) not in listed.pending:
-            return []
-        listed.pending.discard(id(node))
-        if found_sitemap(node) or node.unchanged is not None:
-            site.listed = None  # one of them leads somewhere: nothing to do
-            return []
-        if listed.pending or self.stopped is not None:
-            return []
-        site.listed = None
-        robots = listed.robots.node
-        count = sum(1 for c in robots.children if c.kind == "sitemap")
-        robots.add_problem(
-            "robots-led-nowhere",
-            f"none of the {count} sitemap(s) robots.txt lists could be read: "
-            "probed the well-known paths instead",
-        )
-        actions: list[Action] = []
-        self._probe(listed.robots, actions)
-        return actions
-
-    def _robots_rules(self, job: Job, rules: RobotsTxt) -> None:
+    def _rules(self, job: Job, rules: RobotsTxt) -> None:
         """Keep the rules for the robots audit; the host's crawl delay, capped, reported."""
-        node, site = job.node, job.site
-        site.robots = rules
-        site.robots_open = allows_everything(rules, self.config.user_agent)
-        origins = {origin_prefix(node.url), origin_prefix(node.final_url or node.url)}
-        site.robots_origins = tuple(o for o in origins if o is not None)
-        if not self.config.crawl_delay:
+        state, node = self.state, job.node
+        origins = (origin_prefix(node.url), origin_prefix(node.final_url or node.url))
+        job.site.audit.read(rules, origins)
+        politeness = state.options.politeness
+        if not politeness.crawl_delay:
             return
-        asked = robots_delay(rules, self.config.user_agent)
+        asked = robots_delay(rules, politeness.robots_agent or politeness.user_agent)
         if asked is None or asked <= 0:
             return
-        cap = self.limits.max_crawl_delay
+        cap = state.limits.max_crawl_delay
         if asked > cap:
             node.add_problem(
                 "limit-crawl-delay",
                 f"robots.txt asks {asked:g} s between requests; {cap:g} s honoured",
             )
         node.crawl_delay = honoured = min(asked, cap)
+        delays = state.delays
         for url in (node.url, node.final_url or node.url):
             server = server_of(url)
-            self.delays[server] = max(self.delays.get(server, 0.0), honoured)
+            delays[server] = max(delays.get(server, 0.0), honoured)
 
-    def _robots_text(self, job: Job) -> bytes | None:
+    def _text(self, job: Job) -> bytes | None:
         """The robots.txt body (None when absent), at most the cap, gunzipped if gzip."""
         data, job.robots_body = job.robots_body, None
         if data is None:
             return None
-        cap = self.limits.max_robots_bytes
+        limits = self.state.limits
+        cap = limits.max_robots_bytes
         if not data.startswith(GZIP_MAGIC):
             return bytes(data[:cap])
         out = bytearray()
-        gunzip = Gunzip(max_output=cap, max_members=self.limits.max_gzip_members)
+        gunzip = Gunzip(max_output=cap, max_members=limits.max_gzip_members)
         try:
             for piece in gunzip.feed(bytes(data)):
                 out += piece

@@ -1,4 +1,4 @@
-"""Small policy helpers of the discovery core: URL shapes, skip codes, the run's verdict."""
+"""Small policy helpers of the discovery core: URL shapes and the run's verdict."""
 
 from __future__ import annotations
 
@@ -10,23 +10,10 @@ from sitemap_reader.records import UrlRecord
 
 Batch = list[UrlRecord]
 
-#: Skip reasons that are a bound of :class:`~sitemap_reader.limits.Limits`, and the problem
-#: code they become on the parent index.
-_LIMIT_SKIPS = (("deeper than max_depth", "limit-depth"), ("over max_sitemaps", "limit-sitemaps"))
-
 
 def server_of(url: str) -> str:
     """The scheduler's host key: ``host[:port]`` of an absolute URL."""
     return url.split("/", 3)[2] if "://" in url else ""
-
-
-def origin_prefix(url: str) -> str | None:
-    """``scheme://authority`` plus the next delimiter: URLs starting with it share the origin."""
-    start = url.find("//")
-    if start < 0:
-        return None
-    end = url.find("/", start + 2)
-    return url[: end + 1] if end > 0 else None
 
 
 def is_robots(url: str) -> bool:
@@ -35,21 +22,14 @@ def is_robots(url: str) -> bool:
     return path.count("/") == 3 and path.endswith("/robots.txt")
 
 
-def limit_code(reason: str) -> str | None:
-    """The problem code of a skip reason that is a bound (None for other skips)."""
-    for prefix, code in _LIMIT_SKIPS:
-        if reason.startswith(prefix):
-            return code
-    return None
-
-
-def run_error(sites: Sequence[Site], guess: bool) -> str | None:
-    """None when anything was discovered, else one line saying why for each target."""
+def run_error(sites: Sequence[Site], probing: bool) -> str | None:
+    """None when anything was discovered, else one line saying why for each target
+    (``probing``: the well-known paths are probed when robots.txt lists none)."""
     reasons = []
     for site in sites:
         if any(found_sitemap(n) for n in site.root.walk()):
             return None
-        reasons.append(f"{site.target.text}: {_why_nothing(site, guess)}")
+        reasons.append(f"{site.target.text}: {_why_nothing(site, probing)}")
     return "; ".join(reasons) or None
 
 
@@ -62,7 +42,7 @@ def found_sitemap(node: SitemapNode) -> bool:
     )
 
 
-def _why_nothing(site: Site, guess: bool) -> str:
+def _why_nothing(site: Site, probing: bool) -> str:
     root = site.root
     if site.unreachable is not None:
         return site.unreachable
@@ -78,7 +58,7 @@ def _why_nothing(site: Site, guess: bool) -> str:
             f"{prefix}robots.txt lists {len(listed)} sitemap(s), none could be read "
             f"({first.url}: {first.reason}){also}"
         )
-    if not guess:
+    if not probing:
         return f"{prefix}no sitemap listed in robots.txt (probing well-known paths is off)"
     return (
         f"{prefix}no sitemap found: robots.txt lists none and none of the "

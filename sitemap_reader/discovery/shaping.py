@@ -1,8 +1,9 @@
-"""The record side of one sitemap job: its lastmod vote, its builder, the records held back.
+"""The record side of one sitemap job: its lastmod vote, its builders, the records held back.
 
 The parser builds each record with the job's builder
-(:func:`sitemap_reader.scoring.sitemap_builder`), which computes ``score`` and
-``revisit`` as it builds, so a record leaves the parser final and is never changed
+(:func:`sitemap_reader.scoring.sitemap_builder`), which computes ``score``, ``revisit``
+and the site's robots verdict as it builds (an HTML page's builder also says
+``source="html"``), so a record leaves the parser final and is never changed
 afterwards. The discount for a sitemap that stamps one lastmod on nearly every URL is
 part of the score formula, switched by the sitemap's :class:`~sitemap_reader.scoring.Verdict`;
 the vote (:class:`~sitemap_reader.scoring.LastmodVote`) counts each chunk's new records,
@@ -20,7 +21,7 @@ import dataclasses
 from datetime import datetime
 
 from sitemap_reader.discovery.model import SitemapNode
-from sitemap_reader.records import RecordBuilder, UrlRecord
+from sitemap_reader.records import Audit, RecordBuilder, UrlRecord
 from sitemap_reader.scoring import (
     LastmodVote,
     ScoreFunc,
@@ -35,17 +36,45 @@ Batch = list[UrlRecord]
 class Shaper:
     """The records of one sitemap between the parser and the output (see the module doc)."""
 
-    __slots__ = ("_custom", "_now", "build", "held", "noted", "released", "verdict", "vote")
+    __slots__ = (
+        "_audit",
+        "_custom",
+        "_now",
+        "_page_build",
+        "build",
+        "held",
+        "noted",
+        "released",
+        "verdict",
+        "vote",
+    )
 
-    def __init__(self, custom: ScoreFunc | None, now: datetime) -> None:
+    def __init__(self, custom: ScoreFunc | None, now: datetime, audit: Audit | None = None) -> None:
         self._custom = custom
         self._now = now
+        self._audit = audit
         self.vote = LastmodVote()
         self.verdict = Verdict()
-        self.build: RecordBuilder = sitemap_builder(now, self.verdict, custom=custom is not None)
+        #: The builder of the job's sitemap records (``audit``: the site's robots verdict).
+        self.build: RecordBuilder = sitemap_builder(
+            now, self.verdict, custom=custom is not None, audit=audit
+        )
+        self._page_build: RecordBuilder | None = None
         self.held: Batch = []
         self.released = False
         self.noted = False
+
+    @property
+    def page_build(self) -> RecordBuilder:
+        """The builder of the records of an HTML page (``source="html"``), made once."""
+        build = self._page_build
+        if build is None:
+            custom = self._custom is not None
+            build = sitemap_builder(
+                self._now, self.verdict, custom=custom, source="html", audit=self._audit
+            )
+            self._page_build = build
+        return build
 
     @property
     def uniform(self) -> bool:

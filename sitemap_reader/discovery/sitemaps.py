@@ -1,24 +1,39 @@
-"""The core's sitemap and local-file jobs: begin, response, body, end, failure, settle.
+"""The part of the sitemap jobs (:class:`SitemapJob`), and of local files (:class:`FileJob`).
 
-Mixed into :class:`~sitemap_reader.discovery.Discovery` (see its theory of operation).
+A sitemap job fetches its URL (or walks what an unchanged sitemap listed last time),
+hands its body to a parser chunk by chunk (the driver's per-sitemap deadline read
+between slices of bounded work, the wire bytes capped), sends each chunk's items through
+the record gate, and settles at the end of the body or at a failure (a body cut by a
+lost connection is fetched once more; a bare domain's https falls back to http).
+
+The same class serves the HTML way in: built a second time with another parser choice
+(:mod:`~sitemap_reader.discovery.html`), it reads HTML sitemap pages. A local file or
+stdin is read through :class:`FileJob`, which only begins and fails its own way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING
 
-from sitemap_reader.discovery.actions import Action, Done, Fetch
-from sitemap_reader.discovery.children import ChildRules
+from sitemap_reader.discovery.actions import Action, Fetch
+from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
-from sitemap_reader.discovery.model import SitemapNode
-from sitemap_reader.discovery.parsing import BodyParser, ParserFactory
+from sitemap_reader.discovery.parsing import (
+    BodyParser,
+    BodySpec,
+    Expired,
+    ParserFactory,
+    local_parser,
+)
+from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import is_robots
-from sitemap_reader.discovery.ways import PROBE_KINDS
+from sitemap_reader.discovery.scheduling import Scheduling
+from sitemap_reader.discovery.settle import Settling
+from sitemap_reader.discovery.state import RunState
+from sitemap_reader.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.normalize import normalize_url
-from sitemap_reader.parse.parser import Item, SitemapParser
+from sitemap_reader.parse.parser import Item
 
 #: Raw bytes of a job's first parser feed while a deadline is checked: between two slices
 #: the driver's clock is read, so a slow parse ends at the deadline, not after the chunk.
@@ -40,136 +55,159 @@ GZIP_SLICE = SLICE_OUTPUT // 1032
 #: of gzip are parsed past the budget (1 KiB of a repetitive gzip urlset holds ~400).
 BUDGET_SLICE = 1024
 
-Expired = Callable[[], bool]
+#: Picks the parser of a body: (the job, its final URL, the content type, the bounds, a
+#: maker of the sitemap parser) -> the parser (:mod:`~sitemap_reader.discovery.html`).
+ParserChoice = Callable[[Job, str, str | None, Limits, Callable[[], BodyParser]], BodyParser]
 
 
-class SitemapRules(ChildRules):
-    """The events of a sitemap (or local file) job."""
+def sitemap_parser(
+    job: Job, url: str, content_type: str | None, limits: Limits, other: Callable[[], BodyParser]
+) -> BodyParser:
+    """The plain choice: the sitemap parser, whatever the body."""
+    return other()
 
-    if TYPE_CHECKING:
-        now: datetime
-        parsers: ParserFactory
 
-        def delay_for(self, url: str) -> float: ...
+class SitemapJob:
+    """The part of the sitemap jobs (see the module docstring)."""
 
-        deadline_passed: bool
+    def __init__(
+        self,
+        state: RunState,
+        scheduling: Scheduling,
+        children: Children,
+        gate: RecordGate,
+        settling: Settling,
+        parsers: ParserFactory,
+        choose: ParserChoice = sitemap_parser,
+    ) -> None:
+        self.state = state
+        self.scheduling = scheduling
+        self.children = children
+        self.gate = gate
+        self.settling = settling
+        #: Makes the parser of each body (a driver may parse elsewhere: ``parsing``).
+        self.parsers = parsers
+        self.choose = choose
 
-        def overdue(self) -> list[Action]: ...
-
-    def _begin(self, job: Job) -> list[Action]:
+    def begin(self, job: Job) -> list[Action]:
+        """Fetch the sitemap, unless the run stopped or it is known unchanged."""
         node = job.node
-        if node.kind == "robots":
-            return self._robots_begin(job)
-        if node.kind in ("file", "stdin"):
-            job.parser = SitemapParser(
-                None,
-                None,
-                strict=self.config.strict,
-                limits=self.limits,
-                now=self.now,
-                build=job.shaper.build,
-            )
-            job.reading = True
-            return [Fetch(job.ticket(self.token), node.url, kind=node.kind, target=job.site.index)]
-        if self.stopped is not None:
-            node.skipped = self.stopped
-            return self._settle(job)
+        if self.state.stopped is not None:
+            node.skipped = self.state.stopped
+            return self.settling.settle(job)
         children = job.watch.plan(node)
         if children is not None:  # unchanged since the last run: walk what it listed
             actions: list[Action] = []
-            self._walk(job, children, actions)
-            return actions + self._settle(job)
-        return [self._fetch(job, node.url, retry_connect=job.fallback is None)]
+            self.children.walk(job, children, actions)
+            return actions + self.settling.settle(job)
+        return [self.fetch(job, node.url, retry_connect=job.fallback is None)]
 
-    def _fetch(self, job: Job, url: str, *, retry_connect: bool) -> Fetch:
+    def spec(
+        self,
+        job: Job,
+        url: str | None,
+        content_type: str | None,
+        limits: Limits,
+        size: int | None = None,
+    ) -> BodySpec:
+        """The parse inputs of the job's body."""
+        state = self.state
+        strict = state.options.walk.strict
+        return BodySpec(url, content_type, strict, limits, state.now, job.shaper.build, size)
+
+    def fetch(self, job: Job, url: str, *, retry_connect: bool) -> Fetch:
+        """The request of the job's URL (conditional when the state knows it)."""
+        state = self.state
         return Fetch(
-            job.ticket(self.token),
+            job.ticket(state.token),
             url,
-            headers=job.watch.headers(),
-            max_redirects=self.limits.max_redirects,
+            request_headers=job.watch.headers(),
+            max_redirects=state.limits.max_redirects,
             retry_connect=retry_connect,
             target=job.site.index,
-            delay=self.delay_for(url),
+            spacing=state.delay_for(url),
         )
 
-    def _refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
+    def follows(self, job: Job, key: str) -> bool:
+        """A hop is followed unless it is robots.txt or a sitemap visited before."""
+        if key in job.hops:
+            return True
+        visited = self.state.visited
+        if is_robots(key) or key in visited:
+            return False
+        visited.add(key)
+        job.hops.add(key)
+        return True
+
+    def refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
+        """The driver stopped at a hop :meth:`follows` refused: a loop fails, else a skip."""
         node = job.node
         refused = normalize_url(url) or url
         own = [node.url, *redirects[:-1]]
         if refused in {normalize_url(u) or u for u in own}:  # back into its own chain
             chain = " -> ".join([node.url, *redirects])
-            return self._failure(job, "redirects", f"redirect loop: {chain}", False, None)
+            return self.failure(job, "redirects", f"redirect loop: {chain}", False, None)
         what = "robots.txt" if is_robots(url) else "an already visited sitemap"
         node.skipped = f"redirects to {what}: {url}"
         job.reading = False
-        return self._settle(job)
+        return self.settling.settle(job)
 
-    def _response(
+    def response(
         self,
         job: Job,
         url: str,
         status: int,
-        headers: Mapping[str, str],
+        fields: Mapping[str, str],
         max_body: int | None,
     ) -> list[Action]:
+        """A 2xx response gets its parser; a 304 walks the stored children; else a failure."""
         node = job.node
-        if node.kind == "robots":
-            return self._robots_response(job, url, status)
         node.status, node.final_url = status, url
         job.reading = False
         actions: list[Action] = []
         if status == 304:
             children = job.watch.not_modified(node, status)
             if children is not None:
-                self._walk(job, children, actions)
+                self.children.walk(job, children, actions)
                 return actions
         if not 200 <= status < 300:
             node.add_problem("http-status", f"HTTP {status}", fatal=True)
             return actions
-        limits = self.limits
+        limits = self.state.limits
         if max_body is not None and 0 < max_body < limits.max_decompressed_bytes:
             limits = limits.replace(max_decompressed_bytes=max_body)
-        content_type = _header(headers, "content-type")
-        job.parser = self._html_parser(
+        content_type = _header(fields, "content-type")
+        job.parser = self.choose(
             job,
             url,
             content_type,
             limits,
-            lambda: self.parsers(
-                url,
-                content_type,
-                strict=self.config.strict,
-                limits=limits,
-                now=self.now,
-                build=job.shaper.build,
-                size=_length(headers),
-            ),
+            lambda: self.parsers(self.spec(job, url, content_type, limits, _length(fields))),
         )
-        job.node.last_modified = _header(headers, "last-modified")
-        job.watch.begin(_header(headers, "etag"), job.node.last_modified)
+        node.last_modified = _header(fields, "last-modified")
+        job.watch.begin(_header(fields, "etag"), node.last_modified)
         job.reading = True
         return actions
 
-    def _body(self, job: Job, chunk: bytes, expired: Expired | None) -> list[Action]:
-        node = job.node
+    def body(self, job: Job, chunk: bytes, expired: Expired | None = None) -> list[Action]:
+        """A raw chunk: parsed (in slices under a deadline), its items through the gate."""
+        state, node = self.state, job.node
         node.bytes += len(chunk)
-        self.stats.bytes += len(chunk)
-        if job.robots_body is not None:
-            return self._robots_chunk(job, chunk)
+        state.stats.bytes += len(chunk)
         parser = job.parser
         if parser is None:
             job.reading = False
             return []
         job.watch.feed(chunk)
-        if self.limits.max_urls is not None:
+        if state.limits.max_urls is not None:
             actions = self._feed_budgeted(job, parser, chunk, expired)
         else:
             items = _feed(job, parser, chunk, expired)
-            actions = self._emit(job, items) if items else []
+            actions = self.gate.emit(job, items) if items else []
         if expired is not None and not parser.done and expired():
-            actions += self.overdue()  # the run's deadline may be what passed: a stop
-            if self.stopped is None:
-                timeout = self.config.seconds
+            actions += state.overdue()  # the run's deadline may be what passed: a stop
+            if state.stopped is None:
+                timeout = state.options.timeouts.timeout
                 node.add_problem("timeout", f"no complete answer within {timeout:g} s", fatal=True)
             job.reading = False
         elif node.bytes > parser.limits.wire_cap() and not parser.done:
@@ -182,13 +220,13 @@ class SitemapRules(ChildRules):
             job.reading = False
         return actions
 
-    def _parsed(self, job: Job) -> list[Action]:
+    def parsed(self, job: Job) -> list[Action]:
         """Items a parser working elsewhere has ready (between chunks, or after the last)."""
         parser = job.parser
         if parser is None:
             return []
         items = parser.feed(b"")
-        actions = self._emit(job, items) if items else []
+        actions = self.gate.emit(job, items) if items else []
         if parser.done:
             job.reading = False
         return actions
@@ -203,56 +241,66 @@ class SitemapRules(ChildRules):
         for start in range(0, len(chunk), BUDGET_SLICE):
             items = _feed(job, parser, chunk[start : start + BUDGET_SLICE], expired)
             if items:
-                actions += self._emit(job, items)
-            if self.stopped is not None or parser.done or (expired is not None and expired()):
+                actions += self.gate.emit(job, items)
+            if self.state.stopped is not None or parser.done or (expired is not None and expired()):
                 break
         return actions
 
-    def _end(self, job: Job) -> list[Action]:
-        if job.node.kind == "robots":
-            return self._robots_end(job)
+    def end(self, job: Job) -> list[Action]:
+        """The body ended (or was not read): the parser flushed, the job settled."""
         job.reading = False
         actions = self._close_parser(job)
-        return actions + self._settle(job)
+        return actions + self.settling.settle(job)
 
-    def _failure(
+    def failure(
         self, job: Job, code: str, message: str, cannot_connect: bool, status: int | None
     ) -> list[Action]:
-        node = job.node
-        if node.kind == "robots":
-            return self._robots_failure(job, code, message, cannot_connect)
+        """A cut body is fetched again, https falls back to http; else the job fails."""
+        again = self.retried(job, code, message, cannot_connect)
+        if again is not None:
+            return again
+        return self.failed(job, code, message, cannot_connect)
+
+    def retried(
+        self, job: Job, code: str, message: str, cannot_connect: bool
+    ) -> list[Action] | None:
+        """The fetch of a failure worth another try (None: none is)."""
+        node, state = job.node, self.state
         job.reading = False
-        if code == "body" and job.attempts < self.limits.body_retries and self.stopped is None:
+        if code == "body" and job.attempts < state.limits.body_retries and state.stopped is None:
             # A body cut by a lost connection: fetch it once more from its final URL. The
             # records of the cut attempt are out; the run's dedupe drops them this time.
             job.attempts += 1
             node.add_problem("body-retried", f"{message}; fetched again")
             job.parser = None
             node.urls = 0
-            return [self._fetch(job, node.final_url or node.url, retry_connect=True)]
+            return [self.fetch(job, node.final_url or node.url, retry_connect=True)]
         if cannot_connect and job.fallback is not None:
             node.add_problem("https-unavailable", f"{message}; trying http")
             node.url, job.fallback = job.fallback, None
-            self.visited.add(normalize_url(node.url) or node.url)
-            return [self._fetch(job, node.url, retry_connect=True)]
-        if node.kind in ("file", "stdin"):
-            code, message = "read", f"cannot read {node.url}: {message}"
+            state.visited.add(normalize_url(node.url) or node.url)
+            return [self.fetch(job, node.url, retry_connect=True)]
+        return None
+
+    def failed(self, job: Job, code: str, message: str, cannot_connect: bool) -> list[Action]:
+        """The job fails for good (a root that cannot connect: the site is unreachable)."""
+        node = job.node
         node.add_problem(code, message, fatal=True)
         if cannot_connect and node is job.site.root:
             job.site.unreachable = message
-        return self._end(job)
+        return self.end(job)
 
     def _close_parser(self, job: Job) -> list[Action]:
         """End of body (or of what arrived): flush the parser, copy its verdict to the node."""
-        parser, node = job.parser, job.node
+        parser, node, state = job.parser, job.node, self.state
         if parser is None:
             return []
         job.parser = None
-        cut = self.deadline_passed and not parser.done  # we stopped reading, it did not break
+        cut = state.deadline_passed and not parser.done  # we stopped reading, it did not break
         items = parser.close()
         # A budget stop drops what the parser still held; a deadline keeps what was read.
-        keep = self.stopped is None or self.deadline_passed
-        actions = self._emit(job, items) if items and keep else []
+        keep = state.stopped is None or state.deadline_passed
+        actions = self.gate.emit(job, items) if items and keep else []
         node.format = parser.format
         node.complete = parser.complete
         problems = [p for p in parser.problems if not p.fatal] if cut else parser.problems
@@ -262,37 +310,52 @@ class SitemapRules(ChildRules):
             node.problems[:0] = problems
         return actions
 
-    def _settle(self, job: Job) -> list[Action]:
-        """The job ended: held records go out, the stats count it, the state is written."""
-        node = job.node
-        actions: list[Action] = []
-        rest = job.shaper.release(node)
-        if rest and not self._held(job, rest, actions):
-            self._send(rest, actions)
-        self._count(node)
-        status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300
-        complete = node.ok and status_ok and self.stopped is None
-        checkpoint = job.watch.settle(node, complete)
-        if checkpoint is not None:
-            actions.append(checkpoint)
-        job.finished = True
-        self.jobs.pop(job.id, None)
-        actions.append(Done(node, job.ticket(self.token)))
-        actions += self._listed_settled(job)  # robots.txt may have led nowhere
-        return actions
 
-    def _count(self, node: SitemapNode) -> None:
-        stats = self.stats
-        stats.sitemaps_queued -= 1
-        if node.kind in PROBE_KINDS and node.skipped is None and node.format in (None, "unknown"):
-            node.skipped = f"not found ({node.reason})"  # a probe that missed: no failure
-            return
-        if node.skipped is not None:
-            stats.sitemaps_skipped += 1
-        elif node.ok:
-            stats.sitemaps_ok += 1
-        else:
-            stats.sitemaps_failed += 1
+class FileJob:
+    """The part of a local file or stdin: read at once (no request), a failure is a read
+    error; the rest is a sitemap job's."""
+
+    def __init__(self, sitemaps: SitemapJob) -> None:
+        self.sitemaps = sitemaps
+
+    def begin(self, job: Job) -> list[Action]:
+        """Read the file (even in a stopped run: nothing is fetched)."""
+        node, sitemaps = job.node, self.sitemaps
+        job.parser = local_parser(sitemaps.spec(job, None, None, sitemaps.state.limits))
+        job.reading = True
+        ticket = job.ticket(sitemaps.state.token)
+        return [Fetch(ticket, node.url, kind=node.kind, target=job.site.index)]
+
+    def failure(
+        self, job: Job, code: str, message: str, cannot_connect: bool, status: int | None
+    ) -> list[Action]:
+        """The file could not be read."""
+        sitemaps = self.sitemaps
+        again = sitemaps.retried(job, code, message, cannot_connect)
+        if again is not None:
+            return again
+        message = f"cannot read {job.node.url}: {message}"
+        return sitemaps.failed(job, "read", message, cannot_connect)
+
+    def follows(self, job: Job, key: str) -> bool:
+        return self.sitemaps.follows(job, key)
+
+    def refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
+        return self.sitemaps.refused(job, url, redirects)
+
+    def response(
+        self, job: Job, url: str, status: int, fields: Mapping[str, str], max_body: int | None
+    ) -> list[Action]:
+        return self.sitemaps.response(job, url, status, fields, max_body)
+
+    def body(self, job: Job, chunk: bytes, expired: Expired | None = None) -> list[Action]:
+        return self.sitemaps.body(job, chunk, expired)
+
+    def parsed(self, job: Job) -> list[Action]:
+        return self.sitemaps.parsed(job)
+
+    def end(self, job: Job) -> list[Action]:
+        return self.sitemaps.end(job)
 
 
 def _feed(job: Job, parser: BodyParser, chunk: bytes, expired: Expired | None) -> list[Item]:
@@ -341,19 +404,19 @@ def feed_in_slices(
     return items, step
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
+def _header(fields: Mapping[str, str], name: str) -> str | None:
     """A header by lower-case name from a mapping that may use any case."""
-    value = headers.get(name)
+    value = fields.get(name)
     if value is None:
-        for key, found in headers.items():
+        for key, found in fields.items():
             if key.lower() == name:
                 return found
     return value
 
 
-def _length(headers: Mapping[str, str]) -> int | None:
+def _length(fields: Mapping[str, str]) -> int | None:
     """The Content-Length a response announced (None: absent or not a number)."""
-    value = _header(headers, "content-length")
+    value = _header(fields, "content-length")
     if value is None or not value.strip().isdigit():
         return None
     return int(value)

@@ -103,9 +103,9 @@ def _from_url(text: str, url: URL, *, bare: bool) -> Target:
     return Target(text, "sitemap", str(url), schemes)
 
 
-def well_known_urls(robots: str, paths: tuple[str, ...] | None = None) -> list[str]:
+def well_known_urls(robots_url: str, paths: tuple[str, ...] | None = None) -> list[str]:
     """``paths`` (default :data:`WELL_KNOWN_PATHS`) on the origin of a robots.txt URL, in
     order. A path may carry a query (``/sitemap.php?page=1``)."""
-    origin = URL(robots).origin()
+    origin = URL(robots_url).origin()
     chosen = WELL_KNOWN_PATHS if paths is None else paths
     return [str(origin.join(URL(path))) for path in chosen]

@@ -41,7 +41,7 @@ if HAVE_REDIS:
     from sitemap_reader.distributed.queue import QueueGone, RedisUnavailable, Status, TargetQueue
     from sitemap_reader.distributed.worker import (
         Output,
-        StateOptions,
+        TargetRunner,
         Worker,
         WorkerReport,
         run_discovery,
@@ -57,9 +57,9 @@ __all__ = [
     "Output",
     "QueueGone",
     "RedisUnavailable",
-    "StateOptions",
     "Status",
     "TargetQueue",
+    "TargetRunner",
     "Worker",
     "WorkerLimits",
     "WorkerReport",

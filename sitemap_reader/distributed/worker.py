@@ -40,12 +40,13 @@ import logging
 import os
 import re
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from aiohttp.abc import AbstractResolver
+
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.crawl.guard import private_allowed
 from sitemap_reader.discovery.targets import classify
 from sitemap_reader.distributed.config import Keys, WorkerLimits, check_redis_url, output_name
 from sitemap_reader.distributed.heartbeat import Heartbeat
@@ -59,6 +60,8 @@ from sitemap_reader.distributed.queue import (
 )
 from sitemap_reader.distributed.state import StateFile
 from sitemap_reader.errors import UsageError
+from sitemap_reader.guard import private_allowed
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.safe_text import printable
 from sitemap_reader.store import url_key
@@ -78,19 +81,21 @@ FATAL = (QueueGone, RedisUnavailable)
 
 async def run_discovery(
     target: str,
-    options: Mapping[str, Any],
+    options: Options,
     stats: dict[str, Any],
     *,
     ranked: bool = False,
     top: int | None = None,
+    resolver: AbstractResolver | None = None,
 ) -> AsyncGenerator[UrlRecord, None]:
     """The ordinary discovery of one target, through the reader's public API.
 
     This is the worker's only coupling to the discovery engine: it yields the target's
     records and fills ``stats`` with the run's counters when the run ends. Raises
     :class:`~sitemap_reader.errors.DiscoveryError` when nothing could be discovered.
+    ``resolver`` is the reader's (a worker with one: ``functools.partial``).
     """
-    async with SitemapReader(**options) as reader:
+    async with SitemapReader(options, resolver=resolver) as reader:
         try:
             async with contextlib.aclosing(reader.urls(target, ranked=ranked, top=top)) as recs:
                 async for record in recs:
@@ -100,13 +105,13 @@ async def run_discovery(
                 stats.update(reader.last_run.stats.to_dict())
 
 
-class Discovery(Protocol):
+class TargetRunner(Protocol):
     """The shape of :func:`run_discovery` (another engine can be passed to a worker)."""
 
     def __call__(
         self,
         target: str,
-        options: Mapping[str, Any],
+        options: Options,
         stats: dict[str, Any],
         *,
         ranked: bool = False,
@@ -190,7 +195,7 @@ class AttemptOutput:
             os.unlink(self.tmp)
 
 
-def refusal(text: str, allow_private: bool) -> str | None:
+def refusal(text: str, private_ok: bool) -> str | None:
     """Why a queued target is not run (None: it is run). The queue is input from anyone
     who can write to it: a local path or a private address is not theirs to ask for.
 
@@ -207,18 +212,9 @@ def refusal(text: str, allow_private: bool) -> str | None:
         target = None
     if target is None or target.kind not in ("site", "robots", "sitemap"):
         return "refused: not an http(s) URL or a domain"
-    if not allow_private and private_allowed(target, None):
+    if not private_ok and private_allowed(target, None):
         return "refused: a private or loopback target needs a worker started with --allow-private"
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class StateOptions:
-    """Incremental runs per target, with the state kept in Redis (``--state``)."""
-
-    changed_only: bool = False
-    removed: bool = False
-    trust_index_lastmod: bool = True
 
 
 # --------------------------------------------------------------------------- the worker
@@ -254,15 +250,13 @@ class Worker:
         self,
         url: str,
         output: Output,
+        options: Options | None = None,
         *,
         namespace: str | None = None,
         limits: WorkerLimits | None = None,
-        reader_options: Mapping[str, Any] | None = None,
         parallel: int = 1,
-        state: StateOptions | None = None,
         records_stream: bool = False,
-        allow_private: bool = False,
-        discovery: Discovery = run_discovery,
+        discovery: TargetRunner = run_discovery,
     ) -> None:
         if parallel < 1:
             raise UsageError("parallel must be at least 1")
@@ -272,11 +266,14 @@ class Worker:
         self.output = output
         self.keys = Keys(namespace) if namespace else Keys()
         self.limits = limits or WorkerLimits()
-        # The queue's targets reach private addresses only when this worker allows it.
-        self.reader_options = {**(reader_options or {}), "allow_private": allow_private}
-        self.allow_private = allow_private
+        options = options or Options()
+        # The queue is input from anyone who can write to it: its targets reach private
+        # addresses only when this worker allows every address (allow_private=True).
+        self.private_ok = options.network.allow_private is True
+        self.options = options.replace(allow_private=True if self.private_ok else "never")
+        #: Incremental runs, the state of each target kept in Redis (``state`` set).
+        self.incremental = options.incremental.state is not None
         self.parallel = parallel
-        self.state = state
         self.records_stream = records_stream
         self.discovery = discovery
         self.consumer = consumer_name()
@@ -364,7 +361,7 @@ class Worker:
         for earlier in range(1, lease.attempt):  # files of dead attempts at this entry
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(attempt_path(path, Lease(lease.id, lease.target, earlier)))
-        refused = refusal(lease.target, self.allow_private)
+        refused = refusal(lease.target, self.private_ok)
         if refused is not None:
             await self._failed(lease, refused, count=limits.max_deliveries)
             return
@@ -405,21 +402,15 @@ class Worker:
     async def _run(self, lease: Lease, path: str) -> None:
         """One run of a target, its file committed and in place (or LeaseLost)."""
         started = time.monotonic()
-        blob = await self.queue.state(lease.target) if self.state is not None else None
-        state_file = StateFile(blob) if self.state is not None else None
+        blob = await self.queue.state(lease.target) if self.incremental else None
+        state_file = StateFile(blob) if self.incremental else None
         sink = AttemptOutput(path, lease)
         keep_file = False
         try:
             with state_file or contextlib.nullcontext():
-                options = dict(self.reader_options)
-                if state_file is not None and self.state is not None:
-                    options.update(
-                        state=state_file.path,
-                        changed_only=self.state.changed_only,
-                        removed=self.state.removed,
-                        trust_index_lastmod=self.state.trust_index_lastmod,
-                        state_commit="run",
-                    )
+                options = self.options
+                if state_file is not None:
+                    options = options.replace(state=state_file.path, state_commit="run")
                 stats: dict[str, Any] = {}
                 written = await self._write(lease, sink, options, stats)
                 new_state = state_file.blob() if state_file is not None else None
@@ -451,7 +442,7 @@ class Worker:
         await self.queue.renamed(lease.token)
 
     async def _write(
-        self, lease: Lease, sink: AttemptOutput, options: dict[str, Any], stats: dict[str, Any]
+        self, lease: Lease, sink: AttemptOutput, options: Options, stats: dict[str, Any]
     ) -> int:
         out = self.output
         written = 0

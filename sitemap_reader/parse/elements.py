@@ -3,121 +3,131 @@
 Theory of operation
 -------------------
 Expat runs *without* namespace processing: tags arrive as qualified names (``image:loc``)
-and prefixes are resolved here from every ``xmlns:*`` attribute seen. That is faster, and
-it survives the common undeclared-prefix sitemap that namespace-aware expat rejects.
-Elements are classified once per distinct tag name (a dict lookup afterwards) into the
-integer kinds of :mod:`sitemap_reader.parse.kinds`. Core fields (``loc``, ``lastmod``,
-``changefreq``, ``priority``, feed ``link``/dates) count only as *direct* children of an
-entry and outside the extension namespaces, so an ``image:loc`` never leaks out as a page
-URL. Extension objects are gathered by :class:`~sitemap_reader.parse.gather.ExtensionGatherer`
-and stored on the entry only at their end tag (a break inside one is ``extension-cut``).
+and their prefixes are resolved by :class:`~sitemap_reader.parse.names.TagNames` from
+every ``xmlns:*`` attribute seen. That is faster, and it survives the common
+undeclared-prefix sitemap that namespace-aware expat rejects. Elements are classified
+once per distinct tag name (a dict lookup afterwards) into the integer kinds of
+:mod:`sitemap_reader.parse.kinds`. Core fields (``loc``, ``lastmod``, ``changefreq``,
+``priority``, feed ``link``/dates) count only as *direct* children of an entry and outside
+the extension namespaces, so an ``image:loc`` never leaks out as a page URL.
 
-Text is always gathered (expat's ``buffer_text`` plus a list) and joined at the end tag,
-because entities, CDATA and chunk boundaries split character data into pieces. A field
-being captured swallows nested markup (``<loc><url>…</url></loc>`` gives the inner text).
+:class:`ElementMachine` owns the structure (the root's format; which entry, field or
+extension object is open, and the end tag that closes it) and the entry in progress.
+Extension objects are handed event by event to the
+:class:`~sitemap_reader.parse.gather.ExtensionGatherer`, which stores each on the entry
+only at its end tag (a break inside one is ``extension-cut``). The lite path
+(:mod:`~sitemap_reader.parse.lite`) is this machine too, in a reduced mode: a run of plain
+entries is read from end events alone, into the same entry in progress.
+
+Text is always gathered (expat's ``buffer_text`` plus a list:
+:class:`~sitemap_reader.parse.chardata.TextBuffer`) and joined at the end tag, because
+entities, CDATA and chunk boundaries split character data into pieces. A field being
+captured swallows nested markup (``<loc><url>…</url></loc>`` gives the inner text).
 Entries leave as :mod:`sitemap_reader.parse.entry` shapes, appended to the sink's
 ``pending`` list.
+
+The handlers hold the containers they use on every element as attributes of their own
+(the kinds dict, the text list), looked up once: pyexpat calls them for every element,
+and each attribute hop costs.
 """
 
 from __future__ import annotations
 
+import re
 from typing import NoReturn
 
 from sitemap_reader.parse.bounds import BoundedExpat
+from sitemap_reader.parse.chardata import TextBuffer
 from sitemap_reader.parse.entry import (
     ENTRY_SIZE,
-    EXTRA,
     GUID,
     LASTMOD,
     LINK,
     LOC,
     PUBLISHED,
     TITLE,
+    PageEntry,
     Sink,
     StopParsing,
+    extra_of,
 )
 from sitemap_reader.parse.gather import ExtensionGatherer
 from sitemap_reader.parse.kinds import (
     E_ITEM,
     E_SITEMAP,
-    ENTRIES,
+    E_URL,
     ENTRIES_FOR_ROOT,
-    EXT_CONTAINERS,
     F_FEED_DATE,
     F_LASTMOD,
     F_LINK,
     F_LOC,
     F_TITLE,
     FEEDS,
-    FIELDS,
     OTHER,
-    X_IGNORED,
     X_MOBILE,
     X_PAGEMAP,
     X_XHTML,
-    extension_of,
 )
+from sitemap_reader.parse.lite import grammar_for
+from sitemap_reader.parse.names import TagNames
 
 
-class ElementReader(ExtensionGatherer):
-    """Expat's element handlers and the entry in progress; reports to a :class:`Sink`."""
+class ElementMachine:
+    """Expat's element handlers and the entry in progress; reports to a :class:`Sink`.
+
+    Its collaborators: ``bounded`` (whose parser it installs its handlers on, and whose
+    bounds it reports to), ``names`` (prefixes and kinds), ``text`` (the buffer the
+    character data goes to) and ``gatherer`` (extension objects). ``depth_cap`` bounds
+    the elements open at once."""
 
     def __init__(
         self,
         sink: Sink,
+        bounded: BoundedExpat,
+        names: TagNames,
+        text: TextBuffer,
+        gatherer: ExtensionGatherer,
         *,
-        max_text: int,
-        max_extensions: int,
-        pagemaps: bool,
-        max_token: int,
-        max_depth: int,
-        max_names: int,
-        max_name_chars: int,
-        max_namespaces: int,
+        depth_cap: int,
     ) -> None:
         self._sink = sink
-        self._pagemaps = pagemaps
-        self._feed = False  # the root is an RSS or Atom feed
-        self._last_attrs = None
-        self._max_text = max_text
-        self._overflow = "x" * (max_text + 1)
-        self._max_ext = max_extensions
-        self._buf: list[str] = []
-        self._kinds: dict[str, int] = {}
-        self._locals = {}
-        self._prefixes: dict[str, str] = {"xml": "http://www.w3.org/XML/1998/namespace"}
-        self._format: str | None = None
-        self._entry_kinds: tuple[int, ...] = ()
-        self._entry = OTHER
-        self._entry_name = ""
-        self._field = OTHER
-        self._field_name = ""
-        self._ext = OTHER
-        self._ext_name = ""
-        self._scope_depth = 0
-        self._ext_fields = {}
-        self._v = [None] * ENTRY_SIZE
-        # Looked up once: the handlers below use them for every element.
-        self._clear = self._buf.clear
-        self._pending = sink.pending
-        self._scopes: list[tuple[int, str, str | None]] = []
-        self._max_depth = max_depth
+        self._bounded = bounded
+        self._names = names
+        self._textbuf = text
+        self._gatherer = gatherer
+        self._depth_cap = depth_cap
         self._depth = 0  # elements open (full handlers; a lite run is depth-neutral)
-        self._bounded = BoundedExpat(
-            sink,
-            max_token=max_token,
-            max_names=max_names,
-            max_name_chars=max_name_chars,
-            max_namespaces=max_namespaces,
-        )
-        self._parser = p = self._bounded.parser
+        self._format: str | None = None
+        self._feed = False  # the root is an RSS or Atom feed
+        self._entry_kinds: tuple[int, ...] = ()
+        self._entry = OTHER  # the kind of the open entry
+        self._entry_name = ""
+        self._field = OTHER  # the kind of the field being captured (-1: swallowed)
+        self._field_name = ""
+        self._ext = OTHER  # the kind of the open extension object
+        self._ext_name = ""
+        self._v: PageEntry = [None] * ENTRY_SIZE  # the entry in progress
+        # Looked up once: the handlers below use them for every element. Methods are
+        # called through their object (self._buf.clear(), self._names.declare(...)),
+        # never stored bound on self: on CPython 3.11 a call through a bound method held
+        # in an attribute is the slowest way to make it (about twice a list's clear()).
+        self._kinds = names.kinds
+        self._buf = text.pieces
+        self._max_text = text.limit
+        self._pending = sink.pending
+        self._parser = p = bounded.parser
         p.StartElementHandler = self._start
         p.EndElementHandler = self._end
-        p.CharacterDataHandler = self._buf.append
 
     @property
     def format(self) -> str | None:
+        """The root's format (``urlset``...), None before the root."""
         return self._format
+
+    @property
+    def depth(self) -> int:
+        """Elements open, as the full handlers count them."""
+        return self._depth
 
     def flush_open_entry(self) -> None:
         """After a break, keep the entry in progress if a location of it was complete
@@ -129,112 +139,31 @@ class ElementReader(ExtensionGatherer):
             self._finish_entry()
         self._entry = OTHER
 
-    def _bound_text(self) -> None:
-        # Called once per fed chunk, a memory guard: text past the cap is replaced by a
-        # marker that is itself over the cap, so whoever joins it next rejects it exactly
-        # as it would reject the whole text (however the body was chunked).
-        if sum(map(len, self._buf)) > self._max_text:
-            self._buf[:] = [self._overflow]
-
-    def _text(self) -> str:
-        """The gathered text, stripped; empty (and a problem) when it is over the cap.
-
-        The cap applies to the raw text, as :meth:`_bound_text` does, so the verdict is
-        the same however the body was chunked."""
-        text = "".join(self._buf)
-        if len(text) > self._max_text:
-            self._sink.problem("text-too-long", f"text longer than {self._max_text} chars dropped")
-            return ""
-        return text.strip()
-
-    # -- classification -------------------------------------------------------------------
-
-    def _classify(self, name: str) -> int:
-        prefix, _, local = name.rpartition(":")
-        local = local.lower()
-        self._locals[name] = local
-        namespace = self._prefixes.get(prefix, "")
-        ext = extension_of(prefix, namespace)
-        if ext == OTHER:
-            kind = ENTRIES.get(local) or FIELDS.get(local, OTHER)
-        elif ext == X_XHTML:
-            kind = X_XHTML if local == "link" else OTHER
-        elif ext == X_MOBILE:
-            kind = X_MOBILE if local == "mobile" else X_IGNORED
-        elif ext == X_PAGEMAP:
-            kind = X_PAGEMAP if local == "pagemap" and self._pagemaps else X_IGNORED
-        elif ext == X_IGNORED:
-            kind = X_IGNORED
-        else:
-            kind = ext if local == EXT_CONTAINERS[ext] else OTHER
-        self._kinds[name] = kind
-        return kind
-
     def _too_deep(self) -> NoReturn:
-        self._bounded.limit("limit-nesting", f"elements nested more than {self._max_depth} deep")
+        self._bounded.limit("limit-nesting", f"elements nested more than {self._depth_cap} deep")
 
-    def _declare(self, attrs: dict[str, str]) -> None:
-        # Declarations on the root hold for the whole document. One on a nested element
-        # (PageMap's xmlns="…" on every <PageMap>) holds until that element ends: the
-        # scoped handlers count depth (only while such a declaration is open) to undo it.
-        for key, value in attrs.items():
-            if key.startswith("xmlns"):
-                prefix = key[6:]
-                old = self._prefixes.get(prefix)
-                if old == value:
-                    continue
-                self._bounded.new_namespace(prefix, value)
-                if self._format is not None:  # not the root
-                    if not self._scopes:
-                        self._scope_depth = 1
-                        self._parser.StartElementHandler = self._start_scoped
-                        self._parser.EndElementHandler = self._end_scoped
-                    self._scopes.append((self._scope_depth, prefix, old))
-                self._prefixes[prefix] = value
-                self._kinds.clear()
-
-    def _start_scoped(self, name: str, attrs: dict[str, str]) -> None:
-        self._scope_depth += 1
-        self._start(name, attrs)
-
-    def _end_scoped(self, name: str) -> None:
-        depth = self._scope_depth
-        self._scope_depth = depth - 1
-        self._end(name)
-        scopes = self._scopes
-        while scopes and scopes[-1][0] == depth:
-            _, prefix, old = scopes.pop()
-            if old is None:
-                del self._prefixes[prefix]
-            else:
-                self._prefixes[prefix] = old
-            self._kinds.clear()
-        if not scopes:
-            self._parser.StartElementHandler = self._start
-            self._parser.EndElementHandler = self._end
-
-    # The two handlers below run for every element of every sitemap: they are written
-    # flat on purpose (no helper calls on the common path of a plain urlset). Elements
-    # are matched to their end tags by name, not by depth: a field ends at the first end
-    # tag bearing its name, an entry likewise, which is all real sitemaps need.
+    # The handlers below run for every element of every sitemap: they are written flat
+    # on purpose (no helper calls on the common path of a plain urlset). Elements are
+    # matched to their end tags by name, not by depth: a field ends at the first end tag
+    # bearing its name, an entry likewise, which is all real sitemaps need.
 
     def _start(self, name: str, attrs: dict[str, str]) -> None:
         depth = self._depth + 1
-        if depth > self._max_depth:
+        if depth > self._depth_cap:
             self._too_deep()
         self._depth = depth
         if self._field:
             return  # inside a field, markup is swallowed and only its text is kept
-        if attrs:
-            self._declare(attrs)
+        if attrs and self._names.declare(attrs, depth):
+            self._parser.EndElementHandler = self._end_scoped  # a nested declaration
         kind = self._kinds.get(name)
         if kind is None:
-            kind = self._classify(name)
-        self._clear()
+            kind = self._names.classify(name)
+        self._buf.clear()
         if self._entry:
             if self._ext:
                 if attrs:
-                    self._ext_attrs(name, attrs)
+                    self._gatherer.child_attrs(self._ext, name, attrs, self._v)
             elif kind >= F_LOC:
                 if kind <= F_TITLE:
                     if kind == F_LINK and "href" in attrs:
@@ -243,13 +172,12 @@ class ElementReader(ExtensionGatherer):
                     self._field = kind
                     self._field_name = name
                 elif kind == X_XHTML:
-                    self._alternate(attrs)
+                    self._gatherer.alternate(self._v, attrs)
                 elif kind <= X_PAGEMAP:
                     self._ext = kind
                     self._ext_name = name
-                    self._ext_fields = {}
                 elif kind == X_MOBILE:
-                    self._extra()["mobile"] = True
+                    extra_of(self._v)["mobile"] = True
         elif kind in self._entry_kinds:
             self._entry = kind
             self._entry_name = name
@@ -268,7 +196,7 @@ class ElementReader(ExtensionGatherer):
             self._field = OTHER
             if field > 0:
                 text = "".join(self._buf)
-                text = self._text() if len(text) > self._max_text else text.strip()
+                text = self._textbuf.text() if len(text) > self._max_text else text.strip()
                 entry = self._v
                 index = field - F_LOC
                 if entry[index] is None:
@@ -276,30 +204,45 @@ class ElementReader(ExtensionGatherer):
                 elif index == LOC:
                     self._another_loc(text)
             elif field == F_FEED_DATE:
-                text = self._text()
+                text = self._textbuf.text()
                 if text:
                     self._sink.feed_date(text)
         elif self._ext:
-            self._ext_end(name)
+            if name != self._ext_name:
+                self._gatherer.child_end(self._ext, name)
+            else:
+                kind = self._ext
+                self._ext = OTHER
+                self._gatherer.close(kind, self._v)
         elif self._entry and name == self._entry_name:
             if self._v[LOC] is None:
-                text = self._text()
+                text = self._textbuf.text()
                 if text:  # the location as bare text: <sitemap>https://…</sitemap>
                     self._v[LOC] = text
             self._finish_entry()
             self._entry = OTHER
-        self._clear()
+        self._buf.clear()
+
+    def _end_scoped(self, name: str) -> None:
+        # The end handler while a nested namespace declaration is open (see names).
+        depth = self._depth
+        self._end(name)
+        if self._names.close(depth):
+            self._parser.EndElementHandler = self._end
 
     def _root(self, name: str) -> None:
         prefix, _, local = name.rpartition(":")
-        local = local.lower()
-        namespace = self._prefixes.get(prefix, "")
-        fmt = self._sink.root(local, namespace)
+        fmt = self._sink.root(local.lower(), self._names.namespace(prefix))
         if fmt is None:
             raise StopParsing
         self._format = fmt
         self._feed = fmt in FEEDS
         self._entry_kinds = ENTRIES_FOR_ROOT[fmt]
+
+    def _atom_link(self, attrs: dict[str, str]) -> None:
+        rel = attrs.get("rel", "alternate").strip().lower()
+        if rel == "alternate" and self._v[LINK] is None:
+            self._v[LINK] = attrs["href"]
 
     def _another_loc(self, text: str) -> None:
         """Several <loc> in one entry: each is an entry of its own, and what follows the
@@ -314,10 +257,7 @@ class ElementReader(ExtensionGatherer):
             entry[LOC] = entry[LINK] or entry[GUID]
             entry[LASTMOD] = entry[LASTMOD] or entry[PUBLISHED]
             if entry[TITLE]:
-                extra = entry[EXTRA]
-                if extra is None:
-                    extra = entry[EXTRA] = {}
-                extra["title"] = entry[TITLE]
+                extra_of(entry)["title"] = entry[TITLE]
         loc = entry[LOC]
         if not loc:
             self._sink.problem("missing-loc", "an entry without a location was skipped")
@@ -326,3 +266,52 @@ class ElementReader(ExtensionGatherer):
             pending.append((loc, entry[LASTMOD]) if self._entry == E_SITEMAP else entry)
             if len(pending) >= self._sink.batch:
                 self._sink.drain()
+
+    # -- the lite path (see parse.lite) ---------------------------------------------------
+
+    def lite_grammar(self) -> re.Pattern[bytes] | None:
+        """The lite grammar for where the document stands (between two entries of a
+        sitemaps.org urlset or index, no nested declaration open), or None."""
+        if self._entry or self._field or self._ext or self._names.scoped:
+            return None
+        return grammar_for(self._format, self._names.namespace(""))
+
+    def read_lite(self, data: bytes) -> None:
+        """Read a run of plain entries with end-tag events only (half the callbacks).
+
+        ``data`` matched :meth:`lite_grammar`, so every start tag it holds is a bare
+        entry or field tag and every text is whitespace or a field's value: the end
+        handler alone reconstructs exactly what the full handlers would. The entry in
+        progress is presumed open throughout, so a break inside the run is flushed as
+        it would be.
+        """
+        parser = self._parser
+        self._entry = E_SITEMAP if self._format == "sitemapindex" else E_URL
+        self._entry_name = "sitemap" if self._entry == E_SITEMAP else "url"
+        parser.StartElementHandler = None
+        parser.EndElementHandler = self._end_lite
+        try:
+            self._bounded.parse(data)
+        finally:
+            parser.StartElementHandler = self._start
+            parser.EndElementHandler = self._end
+        self._entry = OTHER
+
+    def _end_lite(self, name: str) -> None:
+        # The field branch repeats _end's on purpose: a shared helper would cost a call
+        # per field on the hottest path. The grammar leaves no bare text to an entry.
+        if name == self._entry_name:
+            self._finish_entry()
+        else:
+            text = "".join(self._buf)
+            text = self._textbuf.text() if len(text) > self._max_text else text.strip()
+            kind = self._kinds.get(name)
+            if kind is None:
+                kind = self._names.classify(name)
+            entry = self._v
+            index = kind - F_LOC
+            if entry[index] is None:
+                entry[index] = text
+            elif index == LOC:
+                self._another_loc(text)
+        self._buf.clear()

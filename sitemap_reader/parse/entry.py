@@ -69,6 +69,14 @@ def loc_entry(loc: str) -> PageEntry:
     return entry
 
 
+def extra_of(entry: PageEntry) -> dict[str, Any]:
+    """The entry's dict of rare data (``entry[EXTRA]``), created on first use."""
+    extra = entry[EXTRA]
+    if extra is None:
+        extra = entry[EXTRA] = {}
+    return extra  # type: ignore[no-any-return]
+
+
 class StopParsing(Exception):
     """Raised inside a reader to end the document (unknown root, limit reached)."""
 

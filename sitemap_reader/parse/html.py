@@ -46,7 +46,7 @@ from sitemap_reader.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item
-from sitemap_reader.records import Problem, RecordBuilder, SitemapRef, set_record_source
+from sitemap_reader.records import Problem, RecordBuilder, SitemapRef
 
 #: How people name a site map, in the common languages, as :func:`_words` folds them
 #: (lower case, ``-``, ``_``, ``.`` and ``/`` as spaces). A link whose text contains one,
@@ -383,8 +383,7 @@ class HtmlLinks:
             self._items.append(SitemapRef(url, None, self.url))
             return
         self.links.add(url)
-        record = self._build(url, None, None, None, self.url, (), (), (), None)
-        self._items.append(set_record_source(record, "html"))
+        self._items.append(self._build(url, None, None, None, self.url, (), (), (), None, None))
 
     # -- bookkeeping -----------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 tables behind it (roots, entry names, field names, extension namespaces).
 
 Expat runs without namespace processing, so a tag arrives as its qualified name
-(``image:loc``); :class:`~sitemap_reader.parse.elements.ElementReader` classifies each
+(``image:loc``); :class:`~sitemap_reader.parse.names.TagNames` classifies each
 distinct name once into one of these small integers and reads a dict afterwards.
 """
 

@@ -14,7 +14,8 @@ URL normalization (``normalize_url``), in order:
    C0 controls and Unicode spaces (NBSP, U+2000..U+200B, U+3000, BOM...) are stripped.
 2. Empty results, inputs over ``max_length`` and schemes other than http/https are rejected.
 3. Relative references (``/a``, ``a/b``, ``//host/x``) are resolved against ``base`` in lenient
-   mode; with ``strict=True`` or without a base they are rejected.
+   mode; with ``absolute_only=True`` (the parser's strict mode) or without a base they
+   are rejected.
 4. yarl normalizes: scheme and host lower-cased, IDNA host in punycode, default port dropped,
    dot segments removed, unreserved ``%XX`` decoded, unsafe characters percent-encoded.
 5. The host must be a DNS-like name (letters, digits, ``-``, ``_``), an IPv4 or an IPv6 address.
@@ -124,11 +125,11 @@ _URL_ERRORS = (ValueError, TypeError, UnicodeError, IndexError, OverflowError)
 
 
 def normalize_url(
-    raw: str, base: str | None = None, *, strict: bool = False, max_length: int = 8192
+    raw: str, base: str | None = None, *, absolute_only: bool = False, max_length: int = 8192
 ) -> str | None:
     """The normalized absolute http(s) URL for ``raw``, or None when it is not usable.
 
-    ``base`` resolves relative references when ``strict`` is False (see the module
+    ``base`` resolves relative references unless ``absolute_only`` (see the module
     docstring for every step). Never raises on content.
 
     >>> normalize_url("  https://bücher.example/straße?x=1#frag\\u00a0")
@@ -137,10 +138,10 @@ def normalize_url(
     # The fast path: _is_normal_form, inlined (a function call costs ~10% here).
     if _fast_match(raw) is not None and "/." not in raw and len(raw) <= max_length:
         return raw
-    return _normalize_slow(raw, base, strict, max_length)
+    return _normalize_slow(raw, base, absolute_only, max_length)
 
 
-def _normalize_slow(raw: str, base: str | None, strict: bool, max_length: int) -> str | None:
+def _normalize_slow(raw: str, base: str | None, absolute_only: bool, max_length: int) -> str | None:
     """The general path of :func:`normalize_url`: clean, then the near path or yarl."""
     # Three `in` checks are much cheaper than str.translate, slow on non-ASCII text.
     if "\t" in raw or "\n" in raw or "\r" in raw:
@@ -154,21 +155,21 @@ def _normalize_slow(raw: str, base: str | None, strict: bool, max_length: int) -
             result = _near(parts)
             if result is not None:
                 return result if len(result) <= max_length else None
-    return _yarl_path(text, base, strict, max_length)
+    return _yarl_path(text, base, absolute_only, max_length)
 
 
 def _normalize_url_slow(
-    raw: str, base: str | None = None, *, strict: bool = False, max_length: int = 8192
+    raw: str, base: str | None = None, *, absolute_only: bool = False, max_length: int = 8192
 ) -> str | None:
     """:func:`normalize_url` with yarl's full parse for every URL: the reference the fast
     and near paths are tested against (same contract, same results, 3-15x slower)."""
     text = raw.translate(_REMOVE_TAB_NEWLINE).strip(_STRIP_CHARS)
     if not text or len(text) > max_length:
         return None
-    return _yarl_path(text, base, strict, max_length)
+    return _yarl_path(text, base, absolute_only, max_length)
 
 
-def _yarl_path(text: str, base: str | None, strict: bool, max_length: int) -> str | None:
+def _yarl_path(text: str, base: str | None, absolute_only: bool, max_length: int) -> str | None:
     """Resolve the cleaned ``text`` if relative, let yarl normalize it, check the result."""
     scheme = _SCHEME_RE.match(text)
     try:
@@ -178,7 +179,7 @@ def _yarl_path(text: str, base: str | None, strict: bool, max_length: int) -> st
             if not _host_fits(text, scheme.end()):
                 return None
             url = URL(text)
-        elif strict or base is None or not _host_fits(text, 0):
+        elif absolute_only or base is None or not _host_fits(text, 0):
             return None
         else:
             base_url = _parse_base(base)

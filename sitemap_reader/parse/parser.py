@@ -65,13 +65,13 @@ from sitemap_reader.records import (
     Alternate,
     Image,
     Problem,
+    RareFields,
     RecordBuilder,
     SitemapRef,
     UrlRecord,
     Video,
     make_alternate,
     make_image,
-    set_record_extras,
 )
 from sitemap_reader.scoring import plain_builder
 
@@ -103,7 +103,7 @@ class _Emitter(Sink):
     def __init__(
         self,
         url: str | None,
-        strict: bool,
+        to_the_letter: bool,
         limits: Limits,
         now: datetime,
         build: RecordBuilder | None = None,
@@ -112,7 +112,7 @@ class _Emitter(Sink):
         # Scheme-less locations take the sitemap's own scheme (https without one).
         self.scheme = "http" if url is not None and url[:5].lower() == "http:" else "https"
         self.lastmod: datetime | None = None  # a feed's own date
-        self.strict = strict
+        self.strict = to_the_letter
         self.max_url_length = limits.max_url_length
         self.now = now
         self.build = build or plain_builder(now)
@@ -121,7 +121,7 @@ class _Emitter(Sink):
         self.format = "unknown"
         self.urls = 0  # entries emitted: URLs and child sitemaps
         cap = limits.max_urls_per_sitemap
-        if strict:
+        if to_the_letter:
             cap = PROTOCOL_MAX_URLS if cap is None else min(cap, PROTOCOL_MAX_URLS)
         self.max_entries = -1 if cap is None else cap
         self.pending: list[PageEntry | SitemapEntry] = []
@@ -242,7 +242,7 @@ class _Emitter(Sink):
                     and news is None
                     and extra is None
                 ):
-                    out(build(url, modified, freq, prio, base, (), (), (), None))
+                    out(build(url, modified, freq, prio, base, (), (), (), None, None))
                 else:
                     out(self._record(url, modified, freq, prio, entry))
         finally:
@@ -259,7 +259,15 @@ class _Emitter(Sink):
     ) -> UrlRecord:
         """A record with extensions (the slower path of :meth:`drain`)."""
         alternates, images, videos, news, extra = entry[ALTERNATES:]
-        record = self.build(
+        rare = None
+        if extra is not None:
+            pagemaps = extra.get("pagemaps")
+            rare = RareFields(
+                human_text(extra.get("title")),
+                bool(extra.get("mobile")),
+                build_pagemaps(pagemaps) if pagemaps else (),
+            )
+        return self.build(
             url,
             modified,
             freq,
@@ -269,16 +277,8 @@ class _Emitter(Sink):
             self._images(images) if images else (),
             self._videos(videos) if videos else (),
             build_news(news, self) if news else None,
+            rare,
         )
-        if extra is not None:
-            pagemaps = extra.get("pagemaps")
-            set_record_extras(
-                record,
-                human_text(extra.get("title")),
-                bool(extra.get("mobile")),
-                build_pagemaps(pagemaps) if pagemaps else (),
-            )
-        return record
 
     def text_started(self) -> None:
         self.format = "text"
@@ -309,13 +309,15 @@ class _Emitter(Sink):
                     return url
             else:
                 url = normalize_url(
-                    loc, self.base, strict=self.strict, max_length=self.max_url_length
+                    loc, self.base, absolute_only=self.strict, max_length=self.max_url_length
                 )
                 if url is not None:
                     self.problem("relative-url", f"relative {what} {loc[:200]!r} resolved")
                     return url
         else:
-            url = normalize_url(loc, None, strict=self.strict, max_length=self.max_url_length)
+            url = normalize_url(
+                loc, None, absolute_only=self.strict, max_length=self.max_url_length
+            )
             if url is not None:
                 return url
         self.problem("bad-url", f"{what} {loc[:200]!r} dropped")
@@ -602,7 +604,7 @@ class SitemapParser:
                 codec=codec,
                 pagemaps=self.pagemaps,
                 max_token=limits.max_xml_token,
-                max_depth=limits.max_xml_depth,
+                depth_cap=limits.max_xml_depth,
                 max_names=limits.max_xml_names,
                 max_name_chars=limits.max_xml_name_chars,
                 max_namespaces=limits.max_xml_namespaces,

@@ -10,7 +10,7 @@ that does not normalize is dropped. As a leniency, a line holding nothing but an
 http(s) URL (a forgotten ``Sitemap:``) counts too, in its place: every sitemap is returned
 in document order, whichever way it was written. Not in an HTML page served as robots.txt
 (a soft 404, a login wall): its bare URL lines are page links, not sitemaps
-(:attr:`RobotsTxt.html` says so).
+(:attr:`RobotsTxt.is_html` says so).
 
 Groups follow RFC 9309 section 2.2: a group is a run of ``user-agent`` lines and the rules
 (``allow`` / ``disallow``) after them; any other line (``crawl-delay``, ``request-rate``,
@@ -68,15 +68,15 @@ class RobotsTxt:
     sitemaps: tuple[str, ...]
     rules: Any = field(compare=False, repr=False)
     #: The body is an HTML page, not a robots.txt (its bare URL lines were not taken).
-    html: bool = False
+    is_html: bool = False
 
-    def can_fetch(self, url: str, user_agent: str) -> bool:
-        """Whether ``user_agent`` may fetch ``url`` under these rules."""
-        return bool(self.rules.can_fetch(url, user_agent))
+    def can_fetch(self, url: str, agent: str) -> bool:
+        """Whether the crawler named ``agent`` may fetch ``url`` under these rules."""
+        return bool(self.rules.can_fetch(url, agent))
 
-    def crawl_delay(self, user_agent: str) -> float | None:
-        """The ``Crawl-delay`` for ``user_agent`` in seconds, or None."""
-        delay = self.rules.crawl_delay(user_agent)
+    def crawl_delay(self, agent: str) -> float | None:
+        """The ``Crawl-delay`` for the crawler named ``agent`` in seconds, or None."""
+        delay = self.rules.crawl_delay(agent)
         return None if delay is None else float(delay)
 
 
@@ -97,9 +97,9 @@ def parse_robots(
     """Parse a robots.txt body fetched from ``robots_url``. Never raises on content."""
     text = decode_robots(body, max_bytes)
     rules = Protego.parse(regroup(text))
-    html = _is_html(text)
-    values = _in_order(text, list(rules.sitemaps), bare=not html)
-    return RobotsTxt(sitemaps=_resolve(values, robots_url), rules=rules, html=html)
+    is_html = _is_html(text)
+    values = _in_order(text, list(rules.sitemaps), bare=not is_html)
+    return RobotsTxt(sitemaps=_resolve(values, robots_url), rules=rules, is_html=is_html)
 
 
 def regroup(text: str) -> str:

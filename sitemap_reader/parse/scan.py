@@ -38,8 +38,12 @@ import functools
 import re
 from typing import Final
 
+from sitemap_reader.parse.bounds import BoundedExpat
+from sitemap_reader.parse.chardata import TextBuffer
+from sitemap_reader.parse.entry import Sink
+from sitemap_reader.parse.gather import ExtensionGatherer
 from sitemap_reader.parse.kinds import X_IMAGE, extension_of
-from sitemap_reader.parse.lite import LiteReader
+from sitemap_reader.parse.names import TagNames
 
 #: Turn scanning off (tests compare it with the element handlers' reading).
 ENABLED = True
@@ -109,11 +113,36 @@ def _unescape(text: str) -> str:
     )
 
 
-class ScanReader(LiteReader):
-    """The lite reader with the scanner in front (see the module docstring)."""
+class PlainScanner:
+    """Reads the run of plain entries at the start of a chunk (see the module docstring).
 
-    _scan_on: bool
-    _in_cdata = False  # a CDATA section is open (expat consumes its text as it goes)
+    Its collaborators: ``bounded`` (the expat it keeps in step, and its bounds), ``names``
+    (is ``image`` Google's image prefix here?), ``text`` (the text cap, and the buffer the
+    blank lands in) and ``gatherer`` (the per-URL cap on images, counted as it counts
+    them). ``depth_cap`` is the nesting bound a run must fit under. Entries go to ``sink``.
+    """
+
+    __slots__ = ("_bounded", "_depth_cap", "_gatherer", "_in_cdata", "_names", "_sink", "_text")
+
+    def __init__(
+        self,
+        sink: Sink,
+        bounded: BoundedExpat,
+        names: TagNames,
+        text: TextBuffer,
+        gatherer: ExtensionGatherer,
+        *,
+        depth_cap: int,
+    ) -> None:
+        self._sink = sink
+        self._bounded = bounded
+        self._names = names
+        self._text = text
+        self._gatherer = gatherer
+        self._depth_cap = depth_cap
+        self._in_cdata = False  # a CDATA section is open (expat consumes its text as it goes)
+        bounded.parser.StartCdataSectionHandler = self._cdata_start
+        bounded.parser.EndCdataSectionHandler = self._cdata_end
 
     def _cdata_start(self) -> None:
         self._in_cdata = True
@@ -121,12 +150,13 @@ class ScanReader(LiteReader):
     def _cdata_end(self) -> None:
         self._in_cdata = False
 
-    def _scan(self, data: bytes) -> int:
-        """Read the run of plain entries at the start of ``data``; return its length in
-        bytes (0: nothing was read, the caller parses all of ``data``)."""
-        images = extension_of("image", self._prefixes.get("image", "")) == X_IMAGE
+    def scan(self, data: bytes, depth: int) -> int:
+        """Read the run of plain entries at the start of ``data``, which starts between
+        two entries of a sitemaps.org urlset with ``depth`` elements open; return the
+        run's length in bytes (0: nothing was read, the caller parses all of ``data``)."""
+        images = extension_of("image", self._names.namespace("image")) == X_IMAGE
         end = (RUN_IMAGES if images else RUN).match(data).end()  # type: ignore[union-attr]
-        if end < _SHORTEST or self._depth < 1 or self._depth + 3 > self._max_depth:
+        if end < _SHORTEST or depth < 1 or depth + 3 > self._depth_cap:
             return 0
         if self._in_cdata or not self._bounded.at_rest():
             return 0  # the run's bytes would be inside a CDATA section, comment or tag
@@ -147,19 +177,19 @@ class ScanReader(LiteReader):
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         else:
             breaks = run.count(b"\n")
-        limit = self._max_text - _TEXT_SLACK
+        limit = self._text.limit - _TEXT_SLACK
         if end > limit and _stretch(limit).search(run):
             return 0  # a field may be over the text cap: expat decides
         found = _ENTRY.findall(text)
         # Expat reads a blank of the same line breaks and last-line length instead.
         self._bounded.skip(end, b"\n" * breaks + b" " * (len(run) - line - 1))
-        self._clear()
+        self._text.pieces.clear()
         self._emit_run(found, "&" in text)
         return end
 
     def _emit_run(self, found: list[tuple[str, str, str, str, str]], entities: bool) -> None:
         sink = self._sink
-        pending = self._pending
+        pending = sink.pending
         batch = sink.batch
         for loc, lastmod, changefreq, priority, images in found:
             if entities:  # rare but for the location (a query's "&amp;")
@@ -186,6 +216,7 @@ class ScanReader(LiteReader):
         """One entry's images as the element handlers gather them: the non-empty fields
         of each, up to the per-URL cap (each one past it counted)."""
         found: list[dict[str, str]] = []
+        cap = self._gatherer.cap
         for parts in _IMAGE.findall(block):
             if entities:
                 parts = tuple(map(_unescape, parts))
@@ -194,8 +225,8 @@ class ScanReader(LiteReader):
                 value = value.strip()
                 if value:
                     fields[name] = value
-            if len(found) < self._max_ext:
+            if len(found) < cap:
                 found.append(fields)
             else:
-                self._over_cap("image:image")
+                self._gatherer.over_cap("image:image")
         return found

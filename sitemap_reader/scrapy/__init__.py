@@ -57,7 +57,6 @@ if scrapy.version_info < (2, 13):  # pragma: no cover
 from sitemap_reader.scrapy.driver import (
     META_KEY,
     SITEMAP_META_KEY,
-    Options,
     ScrapyDriver,
     priority_of,
 )
@@ -68,10 +67,8 @@ from sitemap_reader.scrapy.middleware import (
     RobotsTxtShare,
     SitemapStartMiddleware,
 )
+from sitemap_reader.scrapy.settings import ScrapyOptions, options_from_settings
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
-
-#: The driver's first name.
-Discovery = ScrapyDriver
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -79,11 +76,11 @@ __all__ = [
     "MIDDLEWARE_ORDER",
     "SITEMAP_META_KEY",
     "Addon",
-    "Discovery",
-    "Options",
     "RobotsTxtShare",
     "ScrapyDriver",
+    "ScrapyOptions",
     "SitemapReaderMixin",
     "SitemapStartMiddleware",
+    "options_from_settings",
     "priority_of",
 ]

@@ -3,9 +3,9 @@
 Every rule of walking a site lives in :class:`~sitemap_reader.discovery.Discovery`, the
 same core the aiohttp reader drives; this module turns its actions into Scrapy requests
 and Scrapy's responses and failures into its events. What stays here is what only a
-Scrapy crawl has: :class:`Options` from ``SITEMAP_READER_*`` settings, the callback
-rules, the ``sitemap_filter`` hook, hreflang alternates as extra page requests, request
-priorities, log lines and crawl stats.
+Scrapy crawl has: the callback rules, the ``sitemap_filter`` hook, hreflang alternates
+as extra page requests, request priorities, log lines and crawl stats. The options come
+from the settings (:mod:`sitemap_reader.scrapy.settings`).
 
 Each robots.txt / sitemap request carries the core's ticket (a plain dict) in
 ``meta["sitemap_reader_sitemap"]``, so a ``JOBDIR`` crawl that resumes with requests of
@@ -36,7 +36,6 @@ from twisted.internet.error import TimeoutError as TwistedTimeoutError
 from sitemap_reader.discovery import (
     Action,
     Checkpoint,
-    Config,
     Discovery,
     Done,
     Emit,
@@ -46,17 +45,13 @@ from sitemap_reader.discovery import (
     SitemapNode,
     classify,
 )
-from sitemap_reader.discovery.config import compile_patterns as compile_patterns
-from sitemap_reader.discovery.config import html_mode
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import Limits
-from sitemap_reader.parse.scope import SCOPE_MODES
+from sitemap_reader.options import Options
 from sitemap_reader.records import Problem, UrlRecord
-from sitemap_reader.scoring import ScoreFunc
+from sitemap_reader.scrapy.settings import ScrapyOptions
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
 logger = logging.getLogger("sitemap_reader.scrapy")
@@ -82,7 +77,6 @@ _CONNECT_ERRORS: Final = (
     DownloadConnectionRefusedError,
     CannotResolveHostError,
 )
-_LIMITS = Limits()
 #: The core's stats mirrored into Scrapy's, as ``sitemap_reader/<name>``.
 _STATS: Final = {
     "sitemaps_ok": "sitemaps_ok",
@@ -105,90 +99,6 @@ def priority_of(score: float) -> int:
     721
     """
     return int(max(0.0, min(1.0, score)) * PRIORITY_SCALE)
-
-
-def split_targets(value: str | Iterable[str]) -> tuple[str, ...]:
-    """A target list; a string (a spider argument) splits on commas and blank space."""
-    if isinstance(value, str):
-        return tuple(t for t in re.split(r"[\s,]+", value) if t)
-    return tuple(value)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Options:
-    """What to discover and how: the mixin's attributes or the ``SITEMAP_READER_*`` settings."""
-
-    targets: tuple[str, ...] = ()
-    follow: tuple[re.Pattern[str], ...] = ()
-    alternates: bool = False
-    scope: str = "site"
-    guess: bool = True
-    strict: bool = False
-    limits: Limits = _LIMITS
-    score: ScoreFunc | None = None
-    #: The name robots.txt rules are read for in the records' robots audit: the crawl's
-    #: ``USER_AGENT``. (Delays are Scrapy's own: ``DOWNLOAD_DELAY`` / AutoThrottle; the
-    #: core's per-fetch ``delay`` is not mapped onto download slots.)
-    user_agent: str = "sitemap-reader"
-    #: More ways in (``SITEMAP_READER_HTML`` true / "always", ``_PARENT``,
-    #: ``_FOLLOW_URLSET_SITEMAPS``): see :class:`~sitemap_reader.discovery.Config`.
-    html: str | None = None
-    parent: bool = False
-    follow_urlset: bool = False
-
-    def __post_init__(self) -> None:
-        if self.scope not in SCOPE_MODES:
-            raise UsageError(f"scope must be one of {', '.join(SCOPE_MODES)}, not {self.scope!r}")
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> Options:
-        """Options from ``SITEMAP_READER_*`` settings; absent ones keep the library defaults."""
-        limits = _LIMITS.replace(
-            max_depth=settings.getint("SITEMAP_READER_MAX_DEPTH", _LIMITS.max_depth),
-            max_sitemaps=settings.getint("SITEMAP_READER_MAX_SITEMAPS", _LIMITS.max_sitemaps),
-            max_decompressed_bytes=settings.getint(
-                "SITEMAP_READER_MAX_DECOMPRESSED_BYTES", _LIMITS.max_decompressed_bytes
-            ),
-            max_urls=settings.getint("SITEMAP_READER_MAX_URLS", 0) or None,
-        )
-        return cls(
-            targets=split_targets(settings.get("SITEMAP_READER_TARGETS") or ()),
-            follow=compile_patterns(
-                settings.getlist("SITEMAP_READER_FOLLOW"), "SITEMAP_READER_FOLLOW"
-            ),
-            alternates=settings.getbool("SITEMAP_READER_ALTERNATES"),
-            scope=settings.get("SITEMAP_READER_SCOPE") or "site",
-            guess=settings.getbool("SITEMAP_READER_GUESS", True),
-            strict=settings.getbool("SITEMAP_READER_STRICT"),
-            limits=limits,
-            user_agent=settings.get("USER_AGENT") or "sitemap-reader",
-            html=_html_setting(settings),
-            parent=settings.getbool("SITEMAP_READER_PARENT"),
-            follow_urlset=settings.getbool("SITEMAP_READER_FOLLOW_URLSET_SITEMAPS"),
-        )
-
-    def config(self) -> Config:
-        """The core's configuration for these options."""
-        return Config(
-            limits=self.limits,
-            strict=self.strict,
-            scope=self.scope,
-            guess=self.guess,
-            score=self.score,
-            follow=self.follow,
-            user_agent=self.user_agent,
-            html=self.html,
-            parent=self.parent,
-            follow_urlset=self.follow_urlset,
-        )
-
-
-def _html_setting(settings: BaseSettings) -> str | None:
-    """``SITEMAP_READER_HTML``: "fallback" or "always", or a boolean (true: fallback)."""
-    raw = settings.get("SITEMAP_READER_HTML")
-    if isinstance(raw, str) and raw.strip().lower() in ("fallback", "always"):
-        return raw.strip().lower()
-    return html_mode(settings.getbool("SITEMAP_READER_HTML"))
 
 
 def _describe(exc: BaseException) -> str:
@@ -234,6 +144,7 @@ class ScrapyDriver:
     def __init__(
         self,
         options: Options,
+        scrapy: ScrapyOptions,
         crawler: Crawler,
         rules: Sequence[Rule],
         *,
@@ -241,14 +152,14 @@ class ScrapyDriver:
         callback: Callable[..., Any] | None = None,
         errback: Callable[..., Any] | None = None,
     ) -> None:
-        targets = [classify(text) for text in options.targets]
+        targets = [classify(text) for text in scrapy.targets]
         for target in targets:
             if target.kind in ("file", "stdin"):
                 raise UsageError(f"a Scrapy crawl needs http(s) targets, not {target.text!r}")
-        config = options.config()
         self.options = options
-        self.core = Discovery(targets, config)
-        self.timeout = config.seconds
+        self.scrapy = scrapy
+        self.core = Discovery(targets, options)
+        self.seconds = options.timeouts.timeout
         self.crawler = crawler
         self.rules = rules
         self.record_filter = record_filter
@@ -274,7 +185,7 @@ class ScrapyDriver:
             return iter(())
         core = self.core
         hops = list(response.meta.get("redirect_urls") or ())
-        headers = {
+        fields = {
             key.decode("latin-1").lower(): (response.headers.get(key) or b"").decode("latin-1")
             for key in response.headers
         }
@@ -283,11 +194,11 @@ class ScrapyDriver:
             ticket,
             url=response.url,
             status=response.status,
-            headers=headers,
+            response_headers=fields,
             redirects=[*hops[1:], response.url] if hops else (),
             max_body=maxsize or None,
         )
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.seconds
         body = response.body
         for start in range(0, len(body), _CHUNK):
             if not core.reading(ticket):
@@ -343,7 +254,7 @@ class ScrapyDriver:
             fetch.url,
             callback=self.callback,
             errback=self.errback,
-            headers=dict(fetch.headers) if fetch.headers else None,
+            headers=dict(fetch.request_headers) if fetch.request_headers else None,
             priority=SITEMAP_PRIORITY + max(0, _SITEMAP_SPAN - sequence),
             meta=meta,
             dont_filter=True,
@@ -362,7 +273,7 @@ class ScrapyDriver:
             self._count("urls_filtered", len(records) - len(kept))
         for record in kept:
             yield from self._page(record)
-        if self.options.alternates:
+        if self.scrapy.alternates:
             core = self.core
             for record in kept:
                 for alternate in record.alternates:

@@ -1,24 +1,25 @@
 """The private-address guard (SSRF) of the Scrapy integration: a downloader middleware.
 
-The same policy as the aiohttp reader (:mod:`sitemap_reader.crawl.guard`), applied to the
+The address policy of the aiohttp reader (:mod:`sitemap_reader.guard`), applied to the
 requests sitemap discovery makes Scrapy send: robots.txt and sitemap requests (their meta
 holds ``SITEMAP_META_KEY``, and keeps it across redirects) and the page requests built from
 sitemap entries (``META_KEY``). The spider's own requests are left alone.
 
 Theory of operation
 -------------------
-``SITEMAP_READER_ALLOW_PRIVATE`` is ``allow_private``: ``True`` lets everything through,
-``False`` guards every request of ours (a service crawling targets users submit), and unset
-(the default) trusts what was typed: a target that is a loopback or private IP literal, or
+``SITEMAP_READER_ALLOW_PRIVATE`` is the reader's ``allow_private``. Unset or ``False`` (the
+default) trusts what was typed: a target that is a loopback or private IP literal, or
 ``localhost``, means a private network on purpose, so its site is not guarded; for any other
 target, its own host name may resolve anywhere, and every other host it names (an index
-child, a robots.txt ``Sitemap:`` line, a redirect, a page) must be public.
+child, a robots.txt ``Sitemap:`` line, a redirect, a page) must be public. ``True`` lets
+everything through; ``"never"`` guards every request of ours, the typed targets' too (a
+service crawling targets its users submit).
 
 :class:`PrivateAddressMiddleware` checks each such request before it is downloaded:
 
 * a host written as a number that is not a canonical dotted quad (``http://2130706433/``,
-  ``http://0177.0.0.1/``) is refused whatever the policy (see the aiohttp guard: its meaning
-  depends on who reads it);
+  ``http://0177.0.0.1/``) is refused whatever the policy (see :mod:`sitemap_reader.guard`:
+  its meaning depends on who reads it);
 * an IP literal must be public;
 * a host name is resolved through the reactor's resolver, the one the download uses, and
   every address it gives must be public. With Scrapy's default caching resolver the download
@@ -38,7 +39,6 @@ with :class:`~sitemap_reader.scrapy.SitemapStartMiddleware` enabled by hand, add
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final, Self
 from urllib.parse import urlsplit
@@ -48,13 +48,17 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from sitemap_reader.crawl.guard import (
+from sitemap_reader.declare import PrivateSetting
+from sitemap_reader.discovery.targets import Target, classify
+from sitemap_reader.guard import (
+    PrivateMode,
     is_ip_literal,
     is_public_address,
     numeric_host_problem,
     private_allowed,
+    private_mode,
 )
-from sitemap_reader.discovery.targets import Target, classify
+from sitemap_reader.scrapy.settings import options_from_settings, setting_name, spider_overrides
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -62,8 +66,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("sitemap_reader.scrapy")
 
-#: The setting: True, False, or unset (None) for "trust what was typed".
-SETTING: Final = "SITEMAP_READER_ALLOW_PRIVATE"
+#: The setting: unset or False (trust what was typed), True, or "never".
+SETTING: Final = setting_name("allow_private")
 #: Place in DOWNLOADER_MIDDLEWARES: before RobotsTxtMiddleware (100), so a refused host's
 #: robots.txt is not fetched either, and after OffsiteMiddleware (50).
 GUARD_ORDER: Final = 80
@@ -72,13 +76,6 @@ GUARD_ORDER: Final = 80
 _SITEMAP_META: Final = "sitemap_reader_sitemap"
 _PAGE_META: Final = "sitemap_reader"
 _HINT: Final = f"(see {SETTING})"
-
-
-def allow_private_setting(settings: BaseSettings) -> bool | None:
-    """``SITEMAP_READER_ALLOW_PRIVATE`` as ``allow_private``: None when unset."""
-    if settings.get(SETTING) is None:
-        return None
-    return settings.getbool(SETTING)
 
 
 def enable(settings: BaseSettings) -> None:
@@ -100,25 +97,22 @@ def warn_if_disabled(crawler: Crawler) -> None:
         )
 
 
-def split_targets(value: str | Iterable[str]) -> tuple[str, ...]:
-    """A target list; a string (a spider argument) splits on commas and blank space."""
-    if isinstance(value, str):
-        return tuple(t for t in re.split(r"[\s,]+", value) if t)
-    return tuple(value)
-
-
 class Policy:
     """Which requests of ours may reach which addresses, for one crawl.
 
-    ``targets`` are the typed targets, in the order discovery numbers them.
+    ``private`` is the reader's ``allow_private`` (see the module docstring); ``targets``
+    are the typed targets, in the order discovery numbers them.
 
     >>> policy = Policy(None, ["http://127.0.0.1:8080/", "example.com"])
     >>> policy.private_allowed(0), policy.private_allowed(1), policy.trusted("example.com")
     (True, False, True)
+    >>> never = Policy("never", ["http://127.0.0.1:8080/", "example.com"])
+    >>> never.private_allowed(0), never.trusted("example.com")
+    (False, False)
     """
 
-    def __init__(self, allow_private: bool | None, targets: Iterable[str]) -> None:
-        self.allow_private = allow_private
+    def __init__(self, private: PrivateSetting, targets: Iterable[str]) -> None:
+        self.mode: PrivateMode = private_mode(private)
         self.targets: list[Target | None] = [_classify(t) for t in targets]
         self._trusted = {
             t.host.rstrip(".").lower()
@@ -132,8 +126,8 @@ class Policy:
         None (a page request, which does not say its target): unguarded when any
         target is, as the aiohttp reader leaves a private target's whole site alone.
         """
-        if self.allow_private is not None:
-            return self.allow_private
+        if self.mode != "typed":
+            return self.mode == "all"
         if target is not None and 0 <= target < len(self.targets):
             chosen = [self.targets[target]]
         else:
@@ -142,7 +136,7 @@ class Policy:
 
     def trusted(self, host: str) -> bool:
         """True when ``host`` is a name typed as a target (it may resolve anywhere)."""
-        return self.allow_private is None and host.rstrip(".").lower() in self._trusted
+        return self.mode == "typed" and host.rstrip(".").lower() in self._trusted
 
     def refusal(self, url: str, target: int | None) -> tuple[str | None, str | None]:
         """(why ``url`` is refused, or None; the host name still to resolve, or None)."""
@@ -181,10 +175,10 @@ class PrivateAddressMiddleware:
     def policy(self) -> Policy:
         """The policy, built on first use (the spider's targets are known by then)."""
         if self._policy is None:
-            settings = self.crawler.settings
-            typed = split_targets(getattr(self.crawler.spider, "sitemap_targets", None) or ())
-            targets = typed or split_targets(settings.get("SITEMAP_READER_TARGETS") or ())
-            self._policy = Policy(allow_private_setting(settings), targets)
+            crawler = self.crawler
+            spider = spider_overrides(crawler.spider)
+            options, scrapy = options_from_settings(crawler.settings, spider)
+            self._policy = Policy(options.network.allow_private, scrapy.targets)
         return self._policy
 
     async def process_request(self, request: Request, spider: Any = None) -> None:

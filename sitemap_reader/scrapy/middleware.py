@@ -15,9 +15,10 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import MAX_SHARED_ROBOTS, Limits
+from sitemap_reader.limits import MAX_SHARED_ROBOTS
 from sitemap_reader.scrapy import guard
-from sitemap_reader.scrapy.driver import SITEMAP_META_KEY, Options, ScrapyDriver
+from sitemap_reader.scrapy.driver import SITEMAP_META_KEY, ScrapyDriver
+from sitemap_reader.scrapy.settings import default_settings, options_from_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -32,18 +33,9 @@ MIDDLEWARE_ORDER: Final = 950
 SHARE_ORDER: Final = 120
 #: The flag of a robots.txt response handed to its second party (never kept again).
 SHARED_FLAG: Final = "sitemap-reader: shared robots.txt"
-_LIMITS = Limits()
-#: The add-on's defaults, at "addon" priority (project and spider settings win).
-DEFAULT_SETTINGS: Final[dict[str, Any]] = {
-    "SITEMAP_READER_CALLBACK": "parse",
-    "SITEMAP_READER_SCOPE": "site",
-    "SITEMAP_READER_GUESS": True,
-    "SITEMAP_READER_ALTERNATES": False,
-    "SITEMAP_READER_MAX_DEPTH": _LIMITS.max_depth,
-    "SITEMAP_READER_MAX_SITEMAPS": _LIMITS.max_sitemaps,
-    "SITEMAP_READER_MAX_DECOMPRESSED_BYTES": _LIMITS.max_decompressed_bytes,
-    guard.SETTING: None,  # None: trust the typed targets; every other host must be public
-}
+#: The add-on's defaults, at "addon" priority (project and spider settings win): every
+#: option's default, derived from the declarations.
+DEFAULT_SETTINGS: Final[dict[str, Any]] = default_settings()
 
 
 class SitemapStartMiddleware:
@@ -65,11 +57,11 @@ class SitemapStartMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.options = Options.from_settings(crawler.settings)
-        if not self.options.targets:
+        self.options, self.scrapy = options_from_settings(crawler.settings)
+        if not self.scrapy.targets:
             raise NotConfigured("SITEMAP_READER_TARGETS is empty")
         guard.warn_if_disabled(crawler)
-        self.callback_name = crawler.settings.get("SITEMAP_READER_CALLBACK") or "parse"
+        self.callback_name = self.scrapy.callback
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -90,6 +82,7 @@ class SitemapStartMiddleware:
             raise UsageError(f"SITEMAP_READER_CALLBACK: the spider has no {self.callback_name}()")
         discovery = ScrapyDriver(
             self.options,
+            self.scrapy,
             self.crawler,
             [(re.compile(""), callback)],
             record_filter=getattr(spider, "sitemap_filter", None),

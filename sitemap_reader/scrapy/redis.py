@@ -67,7 +67,8 @@ from twisted.internet import task
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.safe_text import printable
-from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY, Options
+from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY
+from sitemap_reader.scrapy.settings import options_from_settings
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
 
 try:
@@ -568,7 +569,7 @@ def _limits_of(spider: Spider, crawler: Crawler) -> Limits:
     if callable(driver):
         limits: Limits = driver().options.limits
         return limits
-    return Options.from_settings(crawler.settings).limits
+    return options_from_settings(crawler.settings)[0].limits
 
 
 class RedisSitemapMixin(SitemapReaderMixin):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -10,18 +9,14 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 from scrapy.http import Response
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.declare import patterns
+from sitemap_reader.errors import UsageError
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.scrapy import guard
-from sitemap_reader.scrapy.driver import (
-    Options,
-    Rule,
-    ScrapyDriver,
-    compile_patterns,
-    split_targets,
-)
+from sitemap_reader.scrapy.driver import Rule, ScrapyDriver
 from sitemap_reader.scrapy.middleware import enable_sharing
+from sitemap_reader.scrapy.settings import options_from_settings, spider_overrides
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -31,8 +26,10 @@ if TYPE_CHECKING:
 class SitemapReaderMixin(Spider):
     """Sitemap discovery for a spider: ``class MySpider(SitemapReaderMixin, scrapy.Spider)``.
 
-    Class attributes (or spider arguments) configure it; unset ones fall back to the
-    ``SITEMAP_READER_*`` settings, then to the library defaults::
+    Class attributes (or spider arguments) configure it: ``sitemap_<option>`` for any
+    option that is a Scrapy setting (``sitemap_follow``, ``sitemap_scope``,
+    ``sitemap_since``, ``sitemap_limits``...; :mod:`sitemap_reader.scrapy.settings`); unset
+    ones fall back to the ``SITEMAP_READER_*`` settings, then to the library defaults::
 
         class Shop(SitemapReaderMixin, scrapy.Spider):
             name = "shop"
@@ -49,19 +46,10 @@ class SitemapReaderMixin(Spider):
 
     #: Domains, site URLs, robots.txt URLs or sitemap URLs (a string splits on commas).
     sitemap_targets: Sequence[str] | str = ()
-    #: Regexes a child sitemap of an index must match to be followed (empty: all); as in
-    #: Scrapy's SitemapSpider, the sitemaps robots.txt lists are always read.
-    sitemap_follow: Sequence[str | re.Pattern[str]] = ()
     #: (regex, callback name) pairs; the first regex found in a page URL picks its callback.
     sitemap_rules: Sequence[tuple[str | re.Pattern[str], str | Callable[..., Any]]] = (
         ("", "parse"),
     )
-    #: Also crawl the hreflang alternates of each page (in scope, once each).
-    sitemap_alternates: bool | None = None
-    #: "site" (default), "host" or "any": which hosts' pages a sitemap may list.
-    sitemap_scope: str | None = None
-    #: The bounds; None takes the SITEMAP_READER_* settings or the library defaults.
-    sitemap_limits: Limits | None = None
     #: Replaces the default score (and so the page priority): ``(record, now) -> float``.
     sitemap_score: ScoreFunc | None = None
 
@@ -100,19 +88,10 @@ class SitemapReaderMixin(Spider):
         return discovery
 
     def _make_discovery(self) -> ScrapyDriver:
-        base = Options.from_settings(self.crawler.settings)
-        alternates = self.sitemap_alternates
-        options = dataclasses.replace(
-            base,
-            targets=split_targets(self.sitemap_targets) or base.targets,
-            follow=compile_patterns(self.sitemap_follow, "sitemap_follow") or base.follow,
-            alternates=base.alternates if alternates is None else alternates,
-            scope=self.sitemap_scope or base.scope,
-            limits=self.sitemap_limits or base.limits,
-            score=self.sitemap_score,
-        )
+        options, scrapy = options_from_settings(self.crawler.settings, spider_overrides(self))
         return ScrapyDriver(
             options,
+            scrapy,
             self.crawler,
             self._rules(),
             record_filter=self.sitemap_filter,
@@ -124,5 +103,8 @@ class SitemapReaderMixin(Spider):
         rules: list[Rule] = []
         for pattern, callback in self.sitemap_rules:
             method = getattr(self, callback) if isinstance(callback, str) else callback
-            rules.append((compile_patterns([pattern], "sitemap_rules")[0], method))
+            try:
+                rules.append((patterns(pattern)[0], method))
+            except ValueError as exc:
+                raise UsageError(f"sitemap_rules: {exc}") from None
         return rules

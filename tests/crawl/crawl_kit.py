@@ -21,16 +21,16 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from sitemap_reader.crawl import Run, SitemapReader
-from sitemap_reader.limits import Limits
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 
-#: Small limits so failure paths finish in milliseconds.
-FAST = Limits(
+#: Small limits and timeouts so failure paths finish in milliseconds.
+FAST = Options.of(
     backoff_base=0.01,
     retries=2,
     connect_timeout=2.0,
     read_timeout=5.0,
-    sitemap_timeout=10.0,
+    timeout=10.0,
     max_retry_after=2.0,
 )
 
@@ -127,7 +127,7 @@ async def start(site: Site, host: str = "127.0.0.1") -> TestServer:
 
 async def collect(target: str | list[str], **options: Any) -> tuple[list[UrlRecord], Run]:
     """Run ``reader.urls(target)`` to the end; the records and the run."""
-    options.setdefault("limits", FAST)
+    options.setdefault("options", FAST)
     async with SitemapReader(**options) as reader:
         records = [r async for r in reader.urls(target)]
         assert reader.last_run is not None
@@ -136,7 +136,7 @@ async def collect(target: str | list[str], **options: Any) -> tuple[list[UrlReco
 
 async def tree(target: str | list[str], **options: Any) -> Run:
     """Run ``reader.tree(target)``."""
-    options.setdefault("limits", FAST)
+    options.setdefault("options", FAST)
     async with SitemapReader(**options) as reader:
         return await reader.tree(target)
 

@@ -46,9 +46,10 @@ async def test_endless_nul_padding_stops_at_the_wire_cap(site: Site) -> None:
             await response.write(padding)
 
     site.add("/s.xml.gz", endless)
-    limits = FAST.replace(max_decompressed_bytes=1 << 20, sitemap_timeout=30.0)
+    options = FAST.replace(max_decompressed_bytes=1 << 20, timeout=30.0)
+    limits = options.limits
     started = time.monotonic()
-    records, run = await collect(site.url("/s.xml.gz"), limits=limits)
+    records, run = await collect(site.url("/s.xml.gz"), options=options)
     assert time.monotonic() - started < 20  # bounded by bytes, far from the 30 s timeout
     assert [r.url for r in records] == [site.url("/a"), site.url("/b")]
     node = run.tree[0]

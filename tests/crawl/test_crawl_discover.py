@@ -84,7 +84,7 @@ async def test_robots_5xx_retried_then_absent(site: Site) -> None:
     site.add("/robots.txt", Reply(b"down", status=503))
     site.add("/sitemap.xml", urlset(pages(site, "p", 1)))
     records, run = await collect(site.base + "/")
-    assert site.hits["/robots.txt"] == 1 + FAST.retries
+    assert site.hits["/robots.txt"] == 1 + FAST.limits.retries
     assert [r.url for r in records] == pages(site, "p", 1)
     robots = run.tree[0]
     assert robots.failed and "503" in (robots.reason or "")
@@ -124,7 +124,7 @@ async def test_robots_size_cap(site: Site) -> None:
     site.add("/robots.txt", body, content_type="text/plain")
     site.add("/early.xml", urlset(pages(site, "e", 1)))
     site.add("/late.xml", urlset(pages(site, "l", 1)))
-    run = await tree(site.base + "/", limits=FAST.replace(max_robots_bytes=1024))
+    run = await tree(site.base + "/", options=FAST.replace(max_robots_bytes=1024))
     assert [c.url for c in run.tree[0].children] == [site.url("/early.xml")]
     assert site.hits["/late.xml"] == 0
 
@@ -184,7 +184,7 @@ async def test_depth_limit(site: Site) -> None:
     for level in range(4):
         site.add(f"/i{level}.xml", index([site.url(f"/i{level + 1}.xml")]))
     site.add("/i4.xml", urlset(pages(site, "deep", 1)))
-    run = await tree(site.url("/i0.xml"), limits=FAST.replace(max_depth=2))
+    run = await tree(site.url("/i0.xml"), options=FAST.replace(max_depth=2))
     skipped = node_by_url(run, site.url("/i3.xml"))
     assert skipped.skipped == "deeper than max_depth=2" and skipped.depth == 3
     assert site.hits["/i3.xml"] == 0 and site.hits["/i2.xml"] == 1
@@ -196,7 +196,7 @@ async def test_sitemap_budget(site: Site) -> None:
     site.add("/index.xml", index(children))
     for i in range(10):
         site.add(f"/c{i}.xml", urlset(pages(site, f"c{i}", 1)))
-    records, run = await collect(site.url("/index.xml"), limits=FAST.replace(max_sitemaps=4))
+    records, run = await collect(site.url("/index.xml"), options=FAST.replace(max_sitemaps=4))
     assert len(records) == 3 and run.stats.sitemaps_ok == 4
     assert run.stats.sitemaps_skipped == 7
     assert sum(site.hits[f"/c{i}.xml"] for i in range(10)) == 3
@@ -208,7 +208,7 @@ async def test_url_budget_stops_run(site: Site) -> None:
     for i in range(5):
         site.add(f"/c{i}.xml", urlset(pages(site, f"c{i}", 10)))
     records, run = await collect(
-        site.url("/index.xml"), concurrency=1, limits=FAST.replace(max_urls=15)
+        site.url("/index.xml"), concurrency=1, options=FAST.replace(max_urls=15)
     )
     assert len(records) == 15 and run.stats.urls_emitted == 15
     assert run.stats.stopped == "max_urls=15 reached"
@@ -241,7 +241,7 @@ async def test_failing_children_beside_good_ones(site: Site) -> None:
     limited = node_by_url(run, site.url("/limited.xml"))
     assert [p.code for p in limited.problems] == ["retry-after"]
     assert site.hits["/missing.xml"] == 1 and site.hits["/limited.xml"] == 1
-    assert site.hits["/error.xml"] == site.hits["/busy.xml"] == 1 + FAST.retries
+    assert site.hits["/error.xml"] == site.hits["/busy.xml"] == 1 + FAST.limits.retries
     assert (run.stats.sitemaps_ok, run.stats.sitemaps_failed) == (4, 4)
 
 
@@ -274,7 +274,7 @@ async def test_first_record_before_last_sitemap(site: Site) -> None:
     site.add("/index.xml", index([site.url("/early.xml"), site.url("/late.xml")]))
     site.add("/early.xml", urlset(pages(site, "early", 2)))
     site.add("/late.xml", gated)
-    async with SitemapReader(limits=FAST) as reader:
+    async with SitemapReader(options=FAST) as reader:
         stream = reader.urls(site.url("/index.xml"))
         first = await anext(stream)
         assert first.url == site.url("/early/0") and not release.is_set()
@@ -291,7 +291,7 @@ async def test_slow_consumer_holds_producers(site: Site) -> None:
     site.add("/index.xml", index(children))
     for i in range(40):
         site.add(f"/c{i}.xml", urlset(pages(site, f"c{i}", 5)))
-    async with SitemapReader(limits=FAST, concurrency=2, per_host=2) as reader:
+    async with SitemapReader(options=FAST, concurrency=2, per_host=2) as reader:
         stream = reader.urls(site.url("/index.xml"))
         await anext(stream)
         for _ in range(50):  # let the producers run as far as they can
@@ -421,7 +421,7 @@ async def test_ranked_order(site: Site) -> None:
         "</urlset>"
     )
     site.add("/s.xml", body)
-    async with SitemapReader(limits=FAST) as reader:
+    async with SitemapReader(options=FAST) as reader:
         ranked = [r.url async for r in reader.urls(site.url("/s.xml"), ranked=True)]
     assert ranked == [site.url(p) for p in ("/high", "/a", "/b", "/low")]
 
@@ -436,7 +436,7 @@ async def test_custom_score_function(site: Site) -> None:
 async def test_usage_errors() -> None:
     """Bad options and use outside `async with` are UsageErrors, raised up front."""
     with pytest.raises(UsageError):
-        SitemapReader(scope="planet")
+        SitemapReader(scope="planet")  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         SitemapReader(concurrency=0)
     reader = SitemapReader()
@@ -453,7 +453,7 @@ async def test_slow_consumer_does_not_time_out_sitemaps(site: Site) -> None:
     site.add("/s.xml", urlset(urls))
     # The budget covers parsing too (the deadline is checked while parsing), so it must
     # exceed the parse time of 20,000 URLs on a loaded machine; the consumer is slower.
-    async with SitemapReader(limits=FAST, timeout=2.0) as reader:
+    async with SitemapReader(options=FAST, timeout=2.0) as reader:
         stream = reader.urls(site.url("/s.xml"))
         first = await anext(stream)
         await asyncio.sleep(2.5)  # a consumer slower than the whole time budget

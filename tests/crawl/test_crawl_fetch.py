@@ -10,7 +10,9 @@ from datetime import UTC, datetime
 import pytest
 from aiohttp import web
 
-from sitemap_reader.crawl.fetch import backoff_delay, default_user_agent, retry_after_seconds
+from sitemap_reader.crawl.fetch import backoff_delay, retry_after_seconds
+from sitemap_reader.discovery.model import Run
+from sitemap_reader.options import default_user_agent
 from tests.crawl.crawl_kit import FAST, Reply, Site, collect, gz, index, tree, urlset
 
 MakeSite = Callable[[str], Awaitable[Site]]
@@ -91,9 +93,9 @@ async def test_redirect_limit_for_sitemaps(site: Site) -> None:
     for i in range(4):
         site.add(f"/r{i}", Reply(status=302, headers={"Location": f"/r{i + 1}"}))
     site.add("/r4", urlset(five(site)))
-    run = await tree(site.url("/r0"), limits=FAST.replace(max_redirects=3))
+    run = await tree(site.url("/r0"), options=FAST.replace(max_redirects=3))
     assert [p.code for p in run.tree[0].problems] == ["redirects"] and run.tree[0].failed
-    records, _ = await collect(site.url("/r0"), limits=FAST.replace(max_redirects=4))
+    records, _ = await collect(site.url("/r0"), options=FAST.replace(max_redirects=4))
     assert len(records) == 5
 
 
@@ -181,10 +183,39 @@ async def test_trickling_server_bounded_by_timeout(site: Site) -> None:
     assert run.tree[0].problems[0].code == "timeout" and run.tree[0].failed  # the cause first
 
 
-async def test_allow_private_false_refuses_loopback(site: Site) -> None:
-    """allow_private=False: a loopback target is refused without a request."""
+def _shape(run: Run) -> list[tuple[object, ...]]:
+    """What a run found, node by node, without its timings."""
+    return [
+        (n.url, n.final_url, n.status, n.urls, n.complete, [p.code for p in n.problems])
+        for n in run.nodes()
+    ]
+
+
+async def test_allow_private_false_is_the_default(site: Site) -> None:
+    """allow_private=False reads as the default and behaves exactly as unset: a loopback
+    target is read, with the same records, the same run and the same requests."""
     site.add("/s.xml", urlset(five(site)))
-    run = await tree(site.url("/s.xml"), allow_private=False)
+    unset, unset_run = await collect(site.url("/s.xml"))
+    hits = dict(site.hits)
+    false, false_run = await collect(site.url("/s.xml"), allow_private=False)
+    assert [r.url for r in unset] == five(site)
+    assert false == unset
+    assert _shape(false_run) == _shape(unset_run)
+    assert false_run.error is unset_run.error is None
+    assert dict(site.hits) == {path: 2 * count for path, count in hits.items()}
+
+
+async def test_allow_private_true_reads_loopback(site: Site) -> None:
+    """allow_private=True: a loopback target is read as by default."""
+    site.add("/s.xml", urlset(five(site)))
+    records, run = await collect(site.url("/s.xml"), allow_private=True)
+    assert [r.url for r in records] == five(site) and run.error is None
+
+
+async def test_allow_private_never_refuses_loopback(site: Site) -> None:
+    """allow_private="never": a loopback target is refused without a request."""
+    site.add("/s.xml", urlset(five(site)))
+    run = await tree(site.url("/s.xml"), allow_private="never")
     assert run.tree[0].problems[0].code == "blocked" and site.hits["/s.xml"] == 0
     assert run.error is not None
 

@@ -27,7 +27,7 @@ def test_iter_urls_from_plain_code() -> None:
     """A plain script: iter_urls yields every record, in the caller's thread."""
     with ThreadedServer(Site()) as site:
         expected = fill(site)
-        got = [r.url for r in iter_urls(site.url("/index.xml"), limits=FAST)]
+        got = [r.url for r in iter_urls(site.url("/index.xml"), options=FAST)]
     assert sorted(got) == sorted(expected)
 
 
@@ -35,8 +35,8 @@ def test_iter_urls_top() -> None:
     """top=N through the sync wrapper: the N best, best first."""
     with ThreadedServer(Site()) as site:
         fill(site)
-        everything = list(iter_urls(site.url("/index.xml"), limits=FAST, ranked=True))
-        best = list(iter_urls(site.url("/index.xml"), limits=FAST, top=3))
+        everything = list(iter_urls(site.url("/index.xml"), options=FAST, ranked=True))
+        best = list(iter_urls(site.url("/index.xml"), options=FAST, top=3))
     assert [r.url for r in best] == [r.url for r in everything[:3]]
 
 
@@ -45,7 +45,7 @@ async def test_iter_urls_inside_a_running_loop() -> None:
     assert asyncio.get_running_loop().is_running()
     with ThreadedServer(Site()) as site:
         expected = fill(site)
-        got = [r.url for r in iter_urls(site.url("/index.xml"), limits=FAST, ranked=True)]
+        got = [r.url for r in iter_urls(site.url("/index.xml"), options=FAST, ranked=True)]
     assert sorted(got) == sorted(expected)
 
 
@@ -54,7 +54,7 @@ def test_iter_urls_early_exit_stops_the_worker() -> None:
     with ThreadedServer(Site()) as site:
         fill(site, children=30, per_child=50)
         before = {t.ident for t in threading.enumerate()}
-        stream = iter_urls(site.url("/index.xml"), limits=FAST, concurrency=2)
+        stream = iter_urls(site.url("/index.xml"), options=FAST, concurrency=2)
         first = next(stream)
         stream.close()
         leftover = [
@@ -67,4 +67,4 @@ def test_iter_urls_early_exit_stops_the_worker() -> None:
 def test_iter_urls_raises_in_caller_thread() -> None:
     """DiscoveryError from the worker is raised where the caller iterates."""
     with ThreadedServer(Site()) as site, pytest.raises(DiscoveryError, match="HTTP 404"):
-        list(iter_urls(site.url("/missing.xml"), limits=FAST))
+        list(iter_urls(site.url("/missing.xml"), options=FAST))

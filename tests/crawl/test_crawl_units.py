@@ -12,6 +12,7 @@ from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.discovery.dedupe import UrlSet
 from sitemap_reader.discovery.targets import classify, well_known_urls
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options import Parallelism
 from sitemap_reader.records import Problem
 
 
@@ -78,7 +79,7 @@ def test_urlset_memory_per_url() -> None:
 
 async def test_scheduler_bounds_and_turns() -> None:
     """The scheduler keeps global and per-host bounds and lets hosts take turns."""
-    scheduler = HostScheduler(concurrency=3, per_host=2)
+    scheduler = HostScheduler(Parallelism(concurrency=3, per_host=2))
     running: dict[str, int] = {}
     peak = {"all": 0, "host": 0}
     order: list[str] = []
@@ -109,7 +110,7 @@ async def test_scheduler_bounds_and_turns() -> None:
 
 async def test_scheduler_reraises_job_errors() -> None:
     """A bug in a job surfaces as itself, not wrapped in an ExceptionGroup."""
-    scheduler = HostScheduler(1, 1)
+    scheduler = HostScheduler(Parallelism(concurrency=1, per_host=1))
 
     async def broken() -> None:
         raise KeyError("bug")

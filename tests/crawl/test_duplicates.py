@@ -67,7 +67,7 @@ def _site(site: Site) -> None:
 async def test_held_output_merges_copies(site: Site, options: dict[str, object]) -> None:
     """Ranked and top=N give the dated copy of /dup, though the bare one was read first."""
     _site(site)
-    async with SitemapReader(limits=FAST, concurrency=1) as reader:
+    async with SitemapReader(options=FAST, concurrency=1) as reader:
         records = [r async for r in reader.urls(site.base + "/", **options)]  # type: ignore[arg-type]
     by_url = {r.url: r for r in records}
     assert len(by_url) == len(records)
@@ -84,7 +84,7 @@ async def test_streaming_keeps_the_first_copy_in_a_fixed_order(site: Site) -> No
     """At concurrency 1 sitemaps are read in discovery order: the bare copy, every time."""
     _site(site)
     for _ in range(2):
-        async with SitemapReader(limits=FAST, concurrency=1) as reader:
+        async with SitemapReader(options=FAST, concurrency=1) as reader:
             records = [r async for r in reader.urls(site.base + "/")]
         dup = next(r for r in records if r.url == site.url("/dup"))
         assert (dup.lastmod, dup.sitemap) == (None, site.url("/list.txt"))
@@ -98,7 +98,7 @@ async def test_state_keeps_the_newest_lastmod(site: Site, tmp_path: Path) -> Non
         body = urlset.format(ns=SITEMAP_NS, url=site.url("/dup"), day=day)
         site.add(f"/{name}.xml", body)
     state = tmp_path / "state.db"
-    async with SitemapReader(limits=FAST, concurrency=1, state=state) as reader:
+    async with SitemapReader(options=FAST, concurrency=1, state=state) as reader:
         assert len([r async for r in reader.urls(site.base + "/")]) == 1
     store = StateStore(state)
     try:

@@ -145,8 +145,8 @@ async def test_html_sitemap_split_over_section_pages(site: Site) -> None:
 async def test_html_records_held_past_the_bound_go_out_at_once(site: Site) -> None:
     """max_html_held=2: the hold overflows, is reported, and no record is lost."""
     sections_site(site)
-    limits = FAST.replace(max_html_held=2)
-    records, run = await collect(site.url("/"), html=True, limits=limits)
+    options = FAST.replace(max_html_held=2)
+    records, run = await collect(site.url("/"), html=True, options=options)
     assert {site.url(p) for p in ["/a", "/p1", "/p2", "/b1"]} <= {r.url for r in records}
     assert any(p.code == "limit-html-held" for n in run.nodes() for p in n.problems)
 
@@ -158,8 +158,8 @@ async def test_html_pages_per_site_are_bounded(site: Site) -> None:
     site.add("/", page(links(site, paths)), content_type=HTML)
     for i, path in enumerate(paths):
         site.add(path, page(links(site, [f"/page-{i}"])), content_type=HTML)
-    limits = FAST.replace(max_html_pages=4)
-    records, run = await collect(site.url("/"), html=True, limits=limits)
+    options = FAST.replace(max_html_pages=4)
+    records, run = await collect(site.url("/"), html=True, options=options)
     assert len(records) == 3
     assert sum(site.hits[p] for p in paths) == 3
     home = node_by_url(run, site.url("/"))
@@ -269,6 +269,19 @@ async def test_since_skips_older_index_children_unfetched(site: Site) -> None:
     print(
         f"\nTABLE since: before 200, after {len(records)}, requests {len(site.requests) - before}"
     )
+
+
+async def test_since_leaves_out_older_records_as_the_cli_does(site: Site) -> None:
+    """since= (a date string too) leaves out the records older than it, keeps the undated
+    and the newer ones, and counts what it left out: the meaning of --since."""
+    entries = "".join(
+        f"<url><loc>{site.url(path)}</loc>{f'<lastmod>{day}</lastmod>' if day else ''}</url>"
+        for path, day in [("/old", "2023-05-01"), ("/new", "2024-07-01"), ("/undated", None)]
+    )
+    site.add("/s.xml", f'<urlset xmlns="{SITEMAP_NS}">{entries}</urlset>'.encode())
+    records, run = await collect(site.url("/s.xml"), since="2024-06-01")
+    assert sorted(r.url for r in records) == [site.url("/new"), site.url("/undated")]
+    assert run.stats.urls_older == 1 and run.stats.to_dict()["urls_older"] == 1
 
 
 def test_cli_since_summary_and_ignore_index_lastmod() -> None:

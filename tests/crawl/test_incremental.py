@@ -106,7 +106,7 @@ class Versioned:
 
 async def crawl(target: str, state: Path, **options: Any) -> tuple[list[UrlRecord], Run]:
     """One run with ``state``; the records and the run."""
-    options.setdefault("limits", FAST)
+    options.setdefault("options", FAST)
     async with SitemapReader(state=state, **options) as reader:
         records = [r async for r in reader.urls(target)]
         assert reader.last_run is not None
@@ -315,7 +315,7 @@ async def test_early_break_saves_only_what_was_taken(site: Site, tmp_path: Path)
     docs = Versioned(site)
     target = build(docs, {f"/{c}.xml": pages(c, 40) for c in "abc"})
     state = tmp_path / "state.db"
-    reader = SitemapReader(state=state, changed_only=True, limits=FAST, concurrency=1)
+    reader = SitemapReader(state=state, changed_only=True, options=FAST, concurrency=1)
     async with reader, contextlib.aclosing(reader.urls(target)) as stream:
         async for record in stream:
             assert record.url
@@ -329,7 +329,7 @@ async def test_run_commit_mode_is_all_or_nothing(site: Site, tmp_path: Path) -> 
     docs = Versioned(site)
     target = build(docs, {f"/{c}.xml": pages(c, 40) for c in "ab"})
     state = tmp_path / "state.db"
-    reader = SitemapReader(state=state, state_commit="run", limits=FAST)
+    reader = SitemapReader(state=state, state_commit="run", options=FAST)
     async with reader, contextlib.aclosing(reader.batches(target)) as batches:
         async for batch in batches:
             assert batch
@@ -348,7 +348,7 @@ async def test_ranked_incremental_run(site: Site, tmp_path: Path) -> None:
     state = tmp_path / "state.db"
     await crawl(target, state)
     target = build(docs, {"/a.xml": [*pages("a", 2), ("/n", "2024-09-01")]})
-    async with SitemapReader(state=state, changed_only=True, removed=True, limits=FAST) as r:
+    async with SitemapReader(state=state, changed_only=True, removed=True, options=FAST) as r:
         records = [x async for x in r.urls(target, ranked=True)]
     assert [r.url.removeprefix(site.base) for r in records] == ["/n", "/a2"]
     assert records[-1].removed
@@ -359,7 +359,7 @@ async def test_tree_with_state(site: Site, tmp_path: Path) -> None:
     docs = Versioned(site)
     target = build(docs, {"/a.xml": pages("a", 3)})
     state = tmp_path / "state.db"
-    async with SitemapReader(state=state, limits=FAST) as reader:
+    async with SitemapReader(state=state, options=FAST) as reader:
         await reader.tree(target)
         run = await reader.tree(target)
     assert run.stats.sitemaps_unchanged == 2
@@ -371,10 +371,10 @@ async def test_options_need_a_state(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         SitemapReader(changed_only=True)
     with pytest.raises(UsageError):
-        SitemapReader(state=tmp_path / "s.db", state_commit="never")
+        SitemapReader(state=tmp_path / "s.db", state_commit="never")  # type: ignore[arg-type]
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite at all" * 100)
-    async with SitemapReader(state=junk, limits=FAST) as reader:
+    async with SitemapReader(state=junk, options=FAST) as reader:
         with pytest.raises(StateError):
             await reader.tree("https://127.0.0.1:9/sitemap.xml")
 
@@ -383,12 +383,10 @@ KILLED_CHILD = textwrap.dedent(
     """
     import asyncio, sys
     from sitemap_reader.crawl import SitemapReader
-    from sitemap_reader.limits import Limits
 
     async def main():
-        limits = Limits(retries=0, read_timeout=60, sitemap_timeout=60)
-        async with SitemapReader(state=sys.argv[2], changed_only=True, limits=limits,
-                                 concurrency=1) as reader:
+        async with SitemapReader(state=sys.argv[2], changed_only=True, retries=0,
+                                 read_timeout=60, timeout=60, concurrency=1) as reader:
             async for record in reader.urls(sys.argv[1]):
                 print(record.url, flush=True)
 

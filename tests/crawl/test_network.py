@@ -122,7 +122,7 @@ async def test_request_rate_and_the_cap(timed_site: tuple[Site, Arrivals]) -> No
     """Request-rate: 1/9s is capped by Limits.max_crawl_delay (0.3 here), with a problem."""
     site, arrivals = timed_site
     _four_sitemaps(site, "Request-rate: 1/9s\n")
-    _, run = await collect(site.url("/"), limits=FAST.replace(max_crawl_delay=0.3))
+    _, run = await collect(site.url("/"), options=FAST.replace(max_crawl_delay=0.3))
     robots = run.tree[0]
     assert robots.crawl_delay == 0.3
     assert [p.code for p in robots.problems] == ["limit-crawl-delay"]
@@ -191,10 +191,10 @@ async def test_the_users_session_is_used_and_left_open(site: Site) -> None:
 
 
 async def test_the_guard_holds_with_the_users_session(site: Site) -> None:
-    """session= with allow_private=False: a loopback literal is still refused, unsent."""
+    """session= with allow_private="never": a loopback literal is still refused, unsent."""
     _four_sitemaps(site)
     async with aiohttp.ClientSession() as session:
-        run = await tree(site.url("/"), session=session, allow_private=False)
+        run = await tree(site.url("/"), session=session, allow_private="never")
     assert site.requests == []
     assert run.tree[0].problems[0].code == "blocked"
 
@@ -276,7 +276,7 @@ async def test_read_depth_lists_children_as_not_read(site: Site) -> None:
 async def test_max_urls_stops_reading_soon_after_the_budget(site: Site) -> None:
     """max_urls=2 over a 20,000-URL gzip sitemap: well under one read's worth is parsed."""
     site.add("/big.xml.gz", gz(urlset(site.url(f"/p/{i}") for i in range(20_000))))
-    records, run = await collect(site.url("/big.xml.gz"), limits=FAST.replace(max_urls=2))
+    records, run = await collect(site.url("/big.xml.gz"), options=FAST.replace(max_urls=2))
     assert len(records) == 2
     parsed = node_by_url(run, site.url("/big.xml.gz")).urls
     assert parsed < 1_000, parsed  # a 64 KiB read of this gzip holds ~8,000 URLs

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.pool import ParsePool, WorkerFailed
+from sitemap_reader.discovery.parsing import BodySpec
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.records import UrlRecord
@@ -66,7 +67,7 @@ def serve_site(site: Site, children: int = 4, count: int = 6000) -> None:
 
 async def crawl(site: Site, processes: int, **options: Any) -> tuple[list[UrlRecord], Any, Any]:
     """Every record, the run, and the pool's counters (remote jobs, lost workers)."""
-    options.setdefault("limits", FAST)
+    options.setdefault("options", FAST)
     async with SitemapReader(processes=processes, **options) as reader:
         pool = reader.pool
         if pool is not None:  # small test bodies count as large here
@@ -118,7 +119,7 @@ async def test_small_run_starts_no_process(site: Site) -> None:
     site.add("/robots.txt", f"User-agent: *\nSitemap: {site.url('/s.xml')}\n")
     one = f'<urlset xmlns="{SITEMAP_NS}"><url><loc>{site.url("/a")}</loc></url></urlset>'
     site.add("/s.xml", one)
-    async with SitemapReader(processes=2, limits=FAST) as reader:
+    async with SitemapReader(processes=2, options=FAST) as reader:
         records = [r async for r in reader.urls(site.base + "/")]
         assert reader.pool is not None and not reader.pool.started
     assert [r.url for r in records] == [site.url("/a")]
@@ -144,7 +145,7 @@ async def test_killed_worker_costs_only_its_sitemap(site: Site) -> None:
     site.add("/c1.xml", big_urlset(site, 1, 3000))
     site.add("/slow.xml", slow)
 
-    async with SitemapReader(processes=1, limits=FAST) as reader:
+    async with SitemapReader(processes=1, options=FAST) as reader:
         pool = reader.pool
         assert pool is not None
         pool.min_bytes, pool.after_bytes = 1024, 1 << 40
@@ -180,19 +181,17 @@ async def test_worker_error_is_the_jobs_failure() -> None:
     pool = ParsePool(1, min_bytes=1)
     now = datetime(2024, 1, 1, tzinfo=UTC)
     build = plain_builder(now)
-    limits = Limits()
-    spec: dict[str, Any] = {"strict": False, "limits": limits, "now": now, "build": build}
-    spec |= {"size": 10, "seen": 0, "timeout": 5.0}
-    assert pool.parser("http://a.test/s.xml", None, **spec) is None  # starts the pool
+    spec = BodySpec("http://a.test/s.xml", None, False, Limits(), now, build, size=10)
+    assert pool.parser(spec, seen=0, seconds=5.0) is None  # starts the pool
     try:
-        broken = pool.parser("http://a.test/s.xml", None, **spec)
+        broken = pool.parser(spec, seen=0, seconds=5.0)
         assert broken is not None
         broken.worker.send(("open", broken.number, ("too", "few")))  # a bad spec: ValueError
         while not broken.settled:
             await broken.arrival()
         with pytest.raises(WorkerFailed, match="ValueError"):
             broken.feed(b"")
-        good = pool.parser("http://a.test/s.xml", None, **spec)
+        good = pool.parser(spec, seen=0, seconds=5.0)
         assert good is not None
         body = f'<urlset xmlns="{SITEMAP_NS}"><url><loc>http://a.test/x</loc></url></urlset>'
         items = good.feed(body.encode())

@@ -105,8 +105,7 @@ async def test_ranked_spill_matches_unranked(site: Site) -> None:
         return default_score(r.priority, r.changefreq, r.lastmod, fixed)  # same in both runs
 
     plain, _ = await collect(target, score=score)
-    limits = FAST.replace(max_ranked_in_memory=7)
-    async with SitemapReader(limits=limits, score=score) as reader:
+    async with SitemapReader(FAST, max_ranked_in_memory=7, score=score) as reader:
         ranked = [r async for r in reader.urls(target, ranked=True)]
     assert len(ranked) == 300
     assert ranked == sorted(plain, key=order_key)
@@ -117,7 +116,7 @@ async def test_ranked_spill_matches_unranked(site: Site) -> None:
 async def test_top_n(site: Site) -> None:
     """top=N yields the N best, as the full ranking would."""
     target = serve_random(site, 200)
-    async with SitemapReader(limits=FAST) as reader:
+    async with SitemapReader(options=FAST) as reader:
         full = [r.url async for r in reader.urls(target, ranked=True)]
         best = [r.url async for r in reader.urls(target, top=15)]
     assert best == full[:15]
@@ -175,7 +174,7 @@ async def test_every_crawled_record_has_a_revisit(site: Site) -> None:
 async def test_custom_scorer_orders_ranked_output(site: Site) -> None:
     """score= is applied to every record, and ranked output follows it."""
     target = serve_random(site, 40)
-    async with SitemapReader(limits=FAST, score=lambda r, now: -len(r.url) / 100) as reader:
+    async with SitemapReader(options=FAST, score=lambda r, now: -len(r.url) / 100) as reader:
         ranked = [r async for r in reader.urls(target, ranked=True)]
     assert [r.score for r in ranked] == sorted((-len(r.url) / 100 for r in ranked), reverse=True)
     assert ranked[0].url == site.url("/p0")
@@ -184,3 +183,26 @@ async def test_custom_scorer_orders_ranked_output(site: Site) -> None:
 async def test_limits_bound_is_named() -> None:
     """The in-memory bound of ranked output lives in Limits."""
     assert Limits().max_ranked_in_memory == 100_000
+
+
+async def test_ranked_output_keeps_the_filters_of_the_stream(site: Site) -> None:
+    """Ranked output merges the copies a URL has in several sitemaps; a copy that since or
+    obey_robots leaves out never comes back through that merge: ranked and streamed runs
+    give the same URLs."""
+
+    def entry(path: str, day: str) -> str:
+        return f"<url><loc>{site.url(path)}</loc><lastmod>{day}</lastmod></url>"
+
+    first = entry("/old", "2023-01-01") + entry("/new", "2025-01-01") + entry("/no/x", "2025-02-01")
+    second = entry("/old", "2023-06-01") + entry("/no/x", "2025-03-01")
+    robots = f"User-agent: *\nDisallow: /no/\nSitemap: {site.url('/index.xml')}\n"
+    site.add("/robots.txt", robots, content_type="text/plain")
+    for path, body in (("/a.xml", first), ("/b.xml", second)):
+        site.add(path, f'<urlset xmlns="{SITEMAP_NS}">{body}</urlset>'.encode())
+    index = "".join(f"<sitemap><loc>{site.url(p)}</loc></sitemap>" for p in ("/a.xml", "/b.xml"))
+    site.add("/index.xml", f'<sitemapindex xmlns="{SITEMAP_NS}">{index}</sitemapindex>'.encode())
+    options = FAST.replace(since="2024-01-01", obey_robots=True, concurrency=1)
+    async with SitemapReader(options) as reader:
+        streamed = [r.url async for r in reader.urls(site.url("/"))]
+        ranked = [r.url async for r in reader.urls(site.url("/"), ranked=True)]
+    assert streamed == ranked == [site.url("/new")]

@@ -82,7 +82,7 @@ async def test_dropping_server_gets_one_request_per_attempt(counting: MakeServer
     """retries=2 against a server that drops every connection: exactly 3 requests."""
     server = await counting(lambda n: None)
     run = await tree(server.url("/s.xml"))
-    assert FAST.retries == 2
+    assert FAST.limits.retries == 2
     assert len(server.requests) == 3 and server.connections == 3
     assert run.tree[0].failed and [p.code for p in run.tree[0].problems] == ["reset"]
 
@@ -130,7 +130,7 @@ async def test_retry_after_counts_against_the_timeout(counting: MakeServer) -> N
     busy = b"HTTP/1.1 503 Busy\r\nRetry-After: 10\r\nContent-Length: 0\r\n\r\n"
     server = await counting(lambda n: busy)
     started = asyncio.get_running_loop().time()
-    run = await tree(server.url("/s.xml"), timeout=3, limits=FAST.replace(max_retry_after=60))
+    run = await tree(server.url("/s.xml"), timeout=3, options=FAST.replace(max_retry_after=60))
     assert asyncio.get_running_loop().time() - started < 3
     assert len(server.requests) == 1
     problem = run.tree[0].problems[0]

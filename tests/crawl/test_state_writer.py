@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sitemap_reader.errors import StateError
-from sitemap_reader.store import WRITE_CHUNK, SitemapRead, StateStore, pack_urls, url_key
+from sitemap_reader.store import SitemapRead, StateStore, pack_urls, url_key
+from sitemap_reader.store.state import WRITE_CHUNK
 
 ORIGIN = "https://example.com"
 

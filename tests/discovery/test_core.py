@@ -6,14 +6,11 @@ the way a queue worker or a test harness would, and check what it decides.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from sitemap_reader.discovery import (
     Action,
-    Config,
     Discovery,
     Done,
     Emit,
@@ -24,7 +21,7 @@ from sitemap_reader.discovery import (
     classify,
 )
 from sitemap_reader.discovery.observer import Observer
-from sitemap_reader.limits import Limits
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -137,7 +134,7 @@ def test_an_exception_of_one_sitemap_is_its_problem_only() -> None:
         "/bad.xml": urlset("/bad/1"),
         "/good.xml": urlset("/good/1", "/good/2"),
     }
-    harness = Harness(Discovery([classify(BASE + "/")], Config(score=score)), bodies)
+    harness = Harness(Discovery([classify(BASE + "/")], Options.of(score=score)), bodies)
     harness.run()
     assert [r.url for r in harness.records] == [BASE + "/good/1", BASE + "/good/2"]
     bad = next(n for n in harness.done if n.url.endswith("/bad.xml"))
@@ -174,81 +171,6 @@ def test_an_observer_failure_fails_that_sitemap_only() -> None:
     assert node.problems[0].code == "internal" and "OSError: disk full" in node.reason  # type: ignore[operator]
 
 
-def test_deadline_is_checked_while_parsing() -> None:
-    """A clock that has run out stops the parse between slices: a timeout, records kept."""
-    paths = [f"/p/{i}" for i in range(3000)]
-    bodies: Bodies = {"/s.xml": urlset(*paths)}
-    calls = []
-
-    def expired() -> bool:
-        calls.append(1)
-        return len(calls) > 1  # the budget runs out during the first big chunk
-
-    core = Discovery([classify(BASE + "/s.xml")], Config(timeout=5))
-    harness = Harness(core, bodies, chunk=len(bodies["/s.xml"]), expired=expired)  # type: ignore[arg-type]
-    harness.run()
-    node = core.run.tree[0]
-    assert node.problems[0].code == "timeout"
-    assert node.problems[0].message == "no complete answer within 5 s"
-    assert 0 < len(harness.records) < len(paths)  # what was parsed before the deadline stays
-
-
-def test_wire_bytes_are_capped() -> None:
-    """A gzip member followed by endless NUL padding stops at the wire cap, records kept."""
-    member = gzip.compress(urlset("/1", "/2"), mtime=0)
-    body = member + b"\0" * (300 * 1024)
-    limits = Limits(max_decompressed_bytes=64 * 1024)  # wire cap: 128 KiB
-    core = Discovery([classify(BASE + "/s.xml.gz")], Config(limits=limits))
-    harness = Harness(core, {"/s.xml.gz": body}, chunk=16 * 1024)
-    harness.run()
-    node = core.run.tree[0]
-    assert node.problems[0].code == "limit-wire-bytes"
-    assert node.bytes <= limits.wire_cap() + 16 * 1024
-    assert [r.url for r in harness.records] == [BASE + "/1", BASE + "/2"]
-
-
-def test_empty_deflate_blocks_are_capped() -> None:
-    """A deflate stream of empty blocks (no output at all) stops at the wire cap."""
-    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
-    empty_block = b"\x00\x00\x00\xff\xff"  # a stored block of length 0, not the last
-    body = header + empty_block * 40_000  # 200 KB that inflate to nothing
-    assert zlib.decompressobj(wbits=31).decompress(body) == b""
-    limits = Limits(max_decompressed_bytes=32 * 1024)
-    core = Discovery([classify(BASE + "/s.xml.gz")], Config(limits=limits))
-    Harness(core, {"/s.xml.gz": body}, chunk=8 * 1024).run()
-    assert core.run.tree[0].problems[0].code == "limit-wire-bytes"
-
-
-def test_a_ticket_from_another_process_is_revived() -> None:
-    """A ticket of an earlier run (a resumed JOBDIR) is rebuilt into a job and handled."""
-    old = Discovery([classify(BASE + "/")])
-    (schedule,) = old.start()
-    assert isinstance(schedule, Schedule)
-    ticket = dict(schedule.ticket)
-    ticket.update(kind="sitemap", url=BASE + "/s.xml", depth=1, hosts=["other.example"])
-    new = Discovery([classify(BASE + "/")])
-    new.start()
-    new.response(ticket, url=BASE + "/s.xml", status=200)
-    body = f"<urlset {NS}><url><loc>https://other.example/x</loc></url></urlset>".encode()
-    actions = new.body(ticket, body) + new.end(ticket)
-    emitted = [r.url for a in actions if isinstance(a, Emit) for r in a.records]
-    assert emitted == ["https://other.example/x"]  # the scope came with the ticket
-    assert new.run.tree[0].children[0].url == BASE + "/s.xml"
-
-
-def test_bare_domain_falls_back_to_http_in_the_core() -> None:
-    """https cannot connect: the core asks for the http URL, with the problem on the node."""
-    core = Discovery([classify("site.example")])
-    (schedule,) = core.start()
-    assert isinstance(schedule, Schedule)
-    (fetch,) = core.begin(schedule.ticket)
-    assert isinstance(fetch, Fetch) and fetch.url == "https://site.example/robots.txt"
-    assert not fetch.retry_connect
-    (again,) = core.failure(fetch.ticket, "connect", "refused", cannot_connect=True)
-    assert isinstance(again, Fetch) and again.url == "http://site.example/robots.txt"
-    assert core.run.tree[0].problems[0].code == "https-unavailable"
-
-
 def test_unchanged_records_keep_their_time() -> None:
     """The core's clock is the one given: scores do not depend on when a test runs."""
     now = datetime(2024, 1, 1, tzinfo=UTC)
@@ -256,3 +178,15 @@ def test_unchanged_records_keep_their_time() -> None:
     harness = Harness(core, {"/s.xml": urlset("/a")})
     harness.run()
     assert harness.records[0].score == 0.44375
+
+
+def test_every_node_kind_has_its_part() -> None:
+    """The kind -> part table covers every node kind; each kind change stays between
+    kinds whose parts read a body alike (the sitemap part and its HTML twin)."""
+    from sitemap_reader.discovery.model import KIND_CHANGES, NODE_KINDS
+    from sitemap_reader.discovery.sitemaps import SitemapJob
+
+    core = Discovery([classify(BASE + "/")])
+    assert set(core.parts) == set(NODE_KINDS)
+    for old, new in KIND_CHANGES:
+        assert isinstance(core.parts[old], SitemapJob) and isinstance(core.parts[new], SitemapJob)

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from sitemap_reader import Limits, SitemapReader
+from sitemap_reader import SitemapReader
+from sitemap_reader.options import Options
 from tests.crawl.crawl_kit import FAST
 from tests.scrapy.testsite import ServerThread
 
@@ -144,8 +145,8 @@ def _tree(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-async def _aiohttp_run(base: str, limits: Limits) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    async with SitemapReader(limits=limits, concurrency=1, per_host=1) as reader:
+async def _aiohttp_run(base: str, options: Options) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    async with SitemapReader(options, concurrency=1, per_host=1) as reader:
         records = [r.to_dict() async for r in reader.urls(base + "/")]
         assert reader.last_run is not None
         return records, reader.last_run.to_dict()
@@ -178,9 +179,9 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 async def test_aiohttp_and_scrapy_agree(case: str, base: str, tmp_path: Path) -> None:
     """Same site, both drivers: the same records, tree (statuses, formats, problems), counts."""
-    limits, settings = CASES[case]
+    options, settings = CASES[case]
     settings = {"DOWNLOAD_MAXSIZE": 0, **settings}
-    records, run = await _aiohttp_run(base, limits)
+    records, run = await _aiohttp_run(base, options)
     scrapy_records, scrapy_run = _scrapy_run(base, tmp_path, settings)
     assert len(records) == len({r["url"] for r in records})  # each URL once
     assert _records(scrapy_records) == _records(records)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from sitemap_reader.discovery import Config, Discovery, Fetch, Schedule, classify
-from sitemap_reader.discovery.config import compile_patterns
+from sitemap_reader.discovery import Discovery, Fetch, Schedule, classify
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from tests.discovery.test_core import BASE, Bodies, Harness, index, urlset
 
@@ -17,7 +17,7 @@ SITE = classify(BASE + "/")
 
 def walk(bodies: Bodies, **config: object) -> Harness:
     """Run the core over ``bodies`` for the site target; the finished harness."""
-    harness = Harness(Discovery([SITE], Config(**config)), bodies)  # type: ignore[arg-type]
+    harness = Harness(Discovery([SITE], Options.of(**config)), bodies)  # type: ignore[arg-type]
     harness.run()
     return harness
 
@@ -67,6 +67,20 @@ def test_groups_in_the_audit_and_the_delay(
         assert set(verdicts(other.records).values()) == {"allowed"}
 
 
+def test_robots_agent_names_the_group_read() -> None:
+    """robots_agent: the rules (and delay) of its group apply whatever the User-Agent
+    sent; without it, the User-Agent's own group does."""
+    robots = "User-agent: mybot\nCrawl-delay: 3\nDisallow: /private/\n"
+    body = f"{robots}Sitemap: {BASE}/s.xml\n".encode()
+    bodies: Bodies = {"/robots.txt": body, "/s.xml": urlset("/open", "/private/x")}
+    named = walk(bodies, user_agent="Mozilla/5.0 (compatible)", robots_agent="mybot")
+    assert verdicts(named.records) == {"/open": "allowed", "/private/x": "disallowed"}
+    assert named.core.delay_for(BASE + "/x") == 3.0
+    unnamed = walk(bodies, user_agent="Mozilla/5.0 (compatible)")
+    assert set(verdicts(unnamed.records).values()) == {"allowed"}
+    assert unnamed.core.delay_for(BASE + "/x") == 0.0
+
+
 @pytest.mark.parametrize("status", [500, 503])
 def test_5xx_robots_disallows_everything(status: int) -> None:
     """A robots.txt answering 5xx: every record of the origin is disallowed (obey drops
@@ -99,7 +113,7 @@ def test_unreachable_robots_after_connecting_disallows_everything() -> None:
     actions = core.failure(fetch.ticket, "timeout", "no answer within 30 s")
     assert sum(isinstance(a, Schedule) for a in actions) == 6  # the well-known paths
     site = core.sites[0]
-    assert site.robots is not None and not site.robots.can_fetch(BASE + "/a", "x")
+    assert site.audit.verdict(BASE + "/a") == "disallowed"
     assert core.run.tree[0].problems[0].code == "robots-unavailable"
 
 
@@ -192,13 +206,26 @@ def test_follow_filters_only_index_children() -> None:
         "/part-02.xml": urlset("/2"),
         "/part-03.xml": urlset("/3"),
     }
-    harness = walk(bodies, follow=compile_patterns([r"part-0[12]"]))
+    harness = walk(bodies, follow=[r"part-0[12]"])
     assert sorted(r.url.removeprefix(BASE) for r in harness.records) == ["/1", "/2", "/n"]
     assert BASE + "/part-03.xml" not in harness.fetched
 
 
 @pytest.mark.parametrize("bad", ["(", "[a-", "*x"])
 def test_bad_pattern_is_a_usage_error(bad: str) -> None:
-    """A bad regex given to compile_patterns is a UsageError naming the option."""
-    with pytest.raises(UsageError, match=r"^--include: bad regular expression"):
-        compile_patterns([bad], "--include")
+    """A bad regex given as ``follow`` is a UsageError naming the door and the option."""
+    with pytest.raises(UsageError, match=r"^Options: follow: bad regular expression"):
+        Options.of(follow=[bad])
+
+
+def test_bare_domain_falls_back_to_http_in_the_core() -> None:
+    """https cannot connect: the core asks for the http URL, with the problem on the node."""
+    core = Discovery([classify("site.example")])
+    (schedule,) = core.start()
+    assert isinstance(schedule, Schedule)
+    (fetch,) = core.begin(schedule.ticket)
+    assert isinstance(fetch, Fetch) and fetch.url == "https://site.example/robots.txt"
+    assert not fetch.retry_connect
+    (again,) = core.failure(fetch.ticket, "connect", "refused", cannot_connect=True)
+    assert isinstance(again, Fetch) and again.url == "http://site.example/robots.txt"
+    assert core.run.tree[0].problems[0].code == "https-unavailable"

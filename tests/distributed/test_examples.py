@@ -109,7 +109,7 @@ def test_readme_blocks_of_past_one_machine_run(redis_server: RedisServer, tmp_pa
             stale.unlink()
         script = tmp_path / "workers.py"
         code = _localize(python[0], url, farm, out)
-        script.write_text(code.replace("parallel=4,", "parallel=4, allow_private=True,"))
+        script.write_text(code.replace("per_host=4)", "per_host=4, allow_private=True)"))
         # The targets are done now; the Python block queues the same two: nothing new.
         ran = subprocess.run(
             [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from collections.abc import AsyncGenerator
@@ -15,9 +16,9 @@ import redis.asyncio
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 import sitemap_reader as sr
+from sitemap_reader.cli.distributed import REDIS_STATE
 from sitemap_reader.distributed import (
     Output,
-    StateOptions,
     TargetQueue,
     Worker,
     WorkerLimits,
@@ -27,11 +28,15 @@ from sitemap_reader.distributed.config import GROUP, Keys
 from sitemap_reader.distributed.heartbeat import Heartbeat
 from sitemap_reader.distributed.state import MAGIC
 from sitemap_reader.distributed.worker import attempt_path
+from sitemap_reader.options import Options
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import DEADLINE, Peek, file_of, outputs, wait_until
 from tests.distributed.redis_kit import RedisServer
 
 QUICK = WorkerLimits(lease=0.3, retry_delay=0.0, poll=0.1)
+
+#: The farm's sites are on 127.0.0.1: these workers may read private addresses.
+PRIVATE = Options.of(allow_private=True)
 
 
 def _idle_past(peek: Peek, lease: float) -> bool:
@@ -107,14 +112,13 @@ async def test_state_moves_with_the_target_from_one_worker_to_another(
         queue = TargetQueue.from_url(redis_server.url, namespace)
         try:
             await queue.enqueue(targets)
-            state = StateOptions(changed_only=True)
+            state = Options.of(allow_private=True, state=REDIS_STATE, changed_only=True)
             first = Worker(
                 redis_server.url,
                 Output(str(tmp_path)),
+                state,
                 namespace=namespace,
                 limits=QUICK,
-                state=state,
-                allow_private=True,
             )
             report = await first.run(drain=True)
             assert (report.done, report.urls) == (2, 200)
@@ -124,10 +128,9 @@ async def test_state_moves_with_the_target_from_one_worker_to_another(
             second = Worker(
                 redis_server.url,
                 Output(str(tmp_path)),
+                state,
                 namespace=namespace,
                 limits=QUICK,
-                state=state,
-                allow_private=True,
             )
             report = await second.run(drain=True)
             assert (report.done, report.urls) == (2, 0)  # nothing changed since round one
@@ -149,9 +152,9 @@ async def test_a_duplicate_entry_of_a_done_target_is_dropped_unread(
             worker = Worker(
                 redis_server.url,
                 Output(str(tmp_path)),
+                PRIVATE,
                 namespace=namespace,
                 limits=QUICK,
-                allow_private=True,
             )
             assert (await worker.run(drain=True)).done == 1
             path = tmp_path / file_of(target)
@@ -161,9 +164,9 @@ async def test_a_duplicate_entry_of_a_done_target_is_dropped_unread(
             again = Worker(
                 redis_server.url,
                 Output(str(tmp_path)),
+                PRIVATE,
                 namespace=namespace,
                 limits=QUICK,
-                allow_private=True,
             )
             report = await again.run(drain=True)
             assert (report.done, report.duplicates) == (0, 1)
@@ -355,10 +358,10 @@ async def test_suspects_run_alone_and_finish(
             worker = Worker(
                 redis_server.url,
                 Output(str(tmp_path)),
+                PRIVATE,
                 namespace=namespace,
                 limits=QUICK,
                 parallel=4,
-                allow_private=True,
                 discovery=counted,
             )
             report = await worker.run(drain=True)
@@ -424,3 +427,36 @@ async def test_a_stop_request_that_surfaces_as_a_socket_timeout_is_not_retried()
         await queue._call(op)
     assert tries == 1
     await queue.close()
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_a_queued_name_resolving_to_loopback_needs_allow_private(
+    redis_server: RedisServer, namespace: str, tmp_path: Path, allowed: bool
+) -> None:
+    """A queued name that resolves to loopback: a worker without --allow-private refuses
+    it before any request (its reader guards the queue's targets too: "never"), one with
+    it reads the site."""
+    from tests.hostile.test_guard import FakeResolver
+
+    with Farm(1) as farm:
+        target = f"http://public.example:{farm.sites[0].port}/"
+        queue = TargetQueue.from_url(redis_server.url, namespace)
+        try:
+            await queue.enqueue([target])
+            worker = Worker(
+                redis_server.url,
+                Output(str(tmp_path)),
+                Options.of(allow_private=allowed),
+                namespace=namespace,
+                limits=QUICK,
+                discovery=functools.partial(run_discovery, resolver=FakeResolver("public.example")),
+            )
+            report = await worker.run(drain=True)
+        finally:
+            await queue.close()
+    if allowed:
+        assert (report.done, report.dead) == (1, 0)
+        assert sum(farm.hits.values()) == farm.fetches_per_site()
+    else:
+        assert (report.done, report.dead) == (0, 1)
+        assert sum(farm.hits.values()) == 0

@@ -1,8 +1,10 @@
-"""The private-address guard (SSRF), on a real server with a resolver that lies.
+"""The private-address guard (SSRF) of the aiohttp reader, on a real server with a
+resolver that lies.
 
 The test site runs on 127.0.0.1. A fake resolver maps made-up public-looking names to
 127.0.0.1, so a "public" target can be crawled while every other name it mentions
-resolves to a private address, as a hostile site's DNS would arrange.
+resolves to a private address, as a hostile site's DNS would arrange. The policy's pure
+functions are tested in tests/test_guard.py.
 """
 
 from __future__ import annotations
@@ -13,13 +15,6 @@ from typing import Any
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from sitemap_reader.crawl.guard import (
-    is_public_address,
-    numeric_host_problem,
-    parse_numeric_host,
-    private_allowed,
-)
-from sitemap_reader.discovery.targets import classify
 from tests.crawl.crawl_kit import Reply, Site, collect, index, node_by_url, tree, urlset
 
 
@@ -82,12 +77,20 @@ def _build(site: Site) -> tuple[str, dict[str, str]]:
     return _on(site, pub, "/index.xml"), bad
 
 
-async def test_public_target_never_reaches_private_addresses(site: Site) -> None:
+#: allow_private left unset, and given as False: the same default.
+DEFAULTS = [pytest.param({}, id="unset"), pytest.param({"allow_private": False}, id="False")]
+
+
+@pytest.mark.parametrize("default", DEFAULTS)
+async def test_public_target_never_reaches_private_addresses(
+    site: Site, default: dict[str, bool]
+) -> None:
     """Public target: an index entry, a DNS answer, a redirect or an IP literal to a private
-    address is refused before any request; the good sibling is still read."""
+    address is refused before any request; the good sibling is still read (the typed name
+    itself resolves to loopback: it is trusted)."""
     target, bad = _build(site)
     resolver = FakeResolver("public.example", "internal.example")
-    records, run = await collect(target, resolver=resolver, scope="any")
+    records, run = await collect(target, resolver=resolver, scope="any", **default)
     assert [r.url for r in records] == [_on(site, "public.example", "/page")]
     for url in bad.values():
         node = node_by_url(run, url)
@@ -113,82 +116,39 @@ async def test_allow_private_lets_everything_through(site: Site) -> None:
     assert site.hits["/secret-name.xml"] == 1
 
 
-async def test_allow_private_false_refuses_the_target_itself(site: Site) -> None:
-    """allow_private=False (a service fetching user input): a target name that resolves to
-    loopback is refused too, and nothing is discovered."""
+async def test_never_refuses_the_target_itself(site: Site) -> None:
+    """allow_private="never" (a service fetching user input): a target name that resolves
+    to loopback is refused too, and nothing is discovered."""
     target, _ = _build(site)
-    run = await tree(target, resolver=FakeResolver("public.example"), allow_private=False)
+    run = await tree(target, resolver=FakeResolver("public.example"), allow_private="never")
     assert run.tree[0].problems[0].code == "blocked" and run.error is not None
+    assert "public.example resolves to 127.0.0.1" in run.tree[0].problems[0].message
     assert site.hits["/index.xml"] == 0
 
 
-async def test_private_target_implies_allow_private(make_site: Any) -> None:
-    """A loopback target (the default, allow_private=None) may read children on other
-    private addresses: intranet use and tests work without a flag."""
+@pytest.mark.parametrize("default", DEFAULTS)
+async def test_private_target_implies_allow_private(
+    make_site: Any, default: dict[str, bool]
+) -> None:
+    """A loopback target (the default: allow_private unset or False) may read children on
+    other private addresses: intranet use and tests work without a flag."""
     first, second = await make_site("127.0.0.1"), await make_site("127.0.0.2")
     second.add("/child.xml", urlset([first.url("/from-second")]))
     first.add("/index.xml", index([second.url("/child.xml")]))
-    records, run = await collect(first.url("/index.xml"), scope="any")
+    records, run = await collect(first.url("/index.xml"), scope="any", **default)
     assert [r.url for r in records] == [first.url("/from-second")]
     assert run.stats.sitemaps_failed == 0
 
 
-@pytest.mark.parametrize(
-    ("address", "public"),
-    [
-        ("93.184.216.34", True),
-        ("2606:2800:220:1:248:1893:25c8:1946", True),
-        ("127.0.0.1", False),
-        ("::1", False),
-        ("10.0.0.1", False),
-        ("172.16.5.4", False),
-        ("192.168.1.1", False),
-        ("100.64.0.1", False),  # shared address space (CGNAT)
-        ("169.254.169.254", False),  # link-local: cloud metadata
-        ("fe80::1%eth0", False),
-        ("fc00::1", False),
-        ("224.0.0.251", False),  # multicast
-        ("ff02::1", False),
-        ("0.0.0.0", False),
-        ("::", False),
-        ("240.0.0.1", False),  # reserved
-        ("192.0.2.1", False),  # documentation
-        ("::ffff:127.0.0.1", False),  # IPv4-mapped loopback
-        ("2002:7f00:1::1", False),  # 6to4 around 127.0.0.1
-        ("[::1]", False),
-        ("localhost", False),  # a name is never an address
-    ],
-)
-def test_is_public_address(address: str, public: bool) -> None:
-    """Only globally routable unicast addresses are public, however they are written."""
-    assert is_public_address(address) is public
-
-
-@pytest.mark.parametrize(
-    ("target", "option", "allowed"),
-    [
-        ("https://example.com/sitemap.xml", None, False),
-        ("example.com", None, False),
-        ("http://127.0.0.1:8080/s.xml", None, True),
-        ("http://[::1]:8080/", None, True),
-        ("http://10.1.2.3/", None, True),
-        ("http://localhost:8080/", None, True),
-        ("http://app.localhost/", None, True),
-        ("http://93.184.216.34/", None, False),
-        ("https://example.com/", True, True),
-        ("http://127.0.0.1/", False, False),
-    ],
-)
-def test_private_allowed_by_target(target: str, option: bool | None, allowed: bool) -> None:
-    """allow_private None follows the target; True and False are absolute."""
-    assert private_allowed(classify(target), option) is allowed
-
-
-def test_local_file_target_allows_private(tmp_path: Any) -> None:
-    """A local file has no network origin: nothing to guard."""
-    path = tmp_path / "s.xml"
-    path.write_bytes(urlset(["https://example.com/"]))
-    assert private_allowed(classify(str(path)), None) is True
+async def test_never_refuses_a_private_target(make_site: Any) -> None:
+    """allow_private="never": the loopback target itself is refused, nothing is requested."""
+    first, second = await make_site("127.0.0.1"), await make_site("127.0.0.2")
+    second.add("/child.xml", urlset([first.url("/from-second")]))
+    first.add("/index.xml", index([second.url("/child.xml")]))
+    run = await tree(first.url("/index.xml"), scope="any", allow_private="never")
+    assert run.tree[0].problems[0].code == "blocked" and run.error is not None
+    assert "non-public address 127.0.0.1" in run.tree[0].problems[0].message
+    assert not first.hits and not second.hits
 
 
 #: Spellings of 127.0.0.1 that inet_aton / WHATWG read as an address and strict
@@ -278,44 +238,3 @@ async def test_numeric_target_never_connects(site: Site, host: str) -> None:
     run = await tree(_on(site, host, "/s.xml"), resolver=resolver)
     assert run.tree[0].problems[0].code == "blocked", run.tree[0].problems
     assert site.hits["/s.xml"] == 0 and resolver.asked == []
-
-
-@pytest.mark.parametrize(
-    ("host", "meaning"),
-    [
-        ("2130706433", "127.0.0.1"),
-        ("0177.0.0.1", "127.0.0.1"),
-        ("127.1", "127.0.0.1"),
-        ("017700000001", "127.0.0.1"),
-        ("127.0.0.01", "127.0.0.1"),
-        ("0x7f.1", "127.0.0.1"),
-        ("0xA9.0xfe.0xa9.0xfe", "169.254.169.254"),
-        ("0xa.1", "10.0.0.1"),
-        ("192.168.257", "192.168.1.1"),
-        ("0x", "0.0.0.0"),
-        ("1.2.3.4.", "1.2.3.4"),
-        ("4294967295", "255.255.255.255"),
-    ],
-)
-def test_parse_numeric_host(host: str, meaning: str) -> None:
-    """Numeric hosts mean what inet_aton and the WHATWG URL parser say they mean."""
-    assert str(parse_numeric_host(host)) == meaning
-    assert numeric_host_problem(host) is not None
-
-
-@pytest.mark.parametrize(
-    "host", ["1.2.3.4.5", "08.0.0.1", "0x1g.1", "256.0.0.1", "4294967296", "1.16777216", "1e2.1"]
-)
-def test_numeric_hosts_that_are_no_address(host: str) -> None:
-    """A host ending in a number that is no IPv4 address is refused as such."""
-    with pytest.raises(ValueError):
-        parse_numeric_host(host)
-    assert (numeric_host_problem(host) or "").startswith("refused numeric host")
-
-
-@pytest.mark.parametrize(
-    "host", ["127.0.0.1", "93.184.216.34", "example.com", "1.example", "[::1]", ""]
-)
-def test_canonical_hosts_are_not_numeric_problems(host: str) -> None:
-    """Names, canonical dotted quads and IPv6 literals are left to the other checks."""
-    assert numeric_host_problem(host) is None

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from sitemap_reader.progress import DONE, ProgressStore
+from sitemap_reader.store.progress import DONE, ProgressStore
 from tests.crawl.crawl_kit import SITEMAP_NS, Site, index
 
 CHILD = str(Path(__file__).with_name("loader_child.py"))

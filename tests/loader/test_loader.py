@@ -11,8 +11,8 @@ import sitemap_reader as sr
 from sitemap_reader.crawl.traverse import MAX_BATCH
 from sitemap_reader.errors import StateError, UsageError
 from sitemap_reader.loader import FROM_PROGRESS
-from sitemap_reader.progress import ProgressStore
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.store.progress import ProgressStore
 from tests.crawl.crawl_kit import FAST
 from tests.loader.conftest import MakeSite
 from tests.loader.kill_kit import Audit, run_child
@@ -30,7 +30,7 @@ async def drain(loader: sr.SitemapLoader) -> list[UrlRecord]:
 async def test_every_url_once_then_none(make_site: MakeSite, tmp_path: Path) -> None:
     """Every URL of the site is handed out once; next() is None at the end; counters agree."""
     site = await make_site(3, 40)
-    async with sr.SitemapLoader(site.base, progress=tmp_path / "p.db", limits=FAST) as loader:
+    async with sr.SitemapLoader(site.base, progress=tmp_path / "p.db", options=FAST) as loader:
         taken = await drain(loader)
         assert await loader.next() is None
         assert loader.finished and not loader.reading
@@ -41,7 +41,7 @@ async def test_every_url_once_then_none(make_site: MakeSite, tmp_path: Path) -> 
 async def test_without_progress_file_leaves_nothing(make_site: MakeSite, tmp_path: Path) -> None:
     """Without progress=, a temporary file is used and removed on close."""
     site = await make_site(1, 5)
-    async with sr.SitemapLoader(site.base, limits=FAST) as loader:
+    async with sr.SitemapLoader(site.base, options=FAST) as loader:
         temporary = loader._temporary
         assert temporary is not None and Path(temporary).exists()
         assert len(await drain(loader)) == 5
@@ -52,7 +52,7 @@ async def test_best_first_within_the_buffer(make_site: MakeSite, tmp_path: Path)
     """best_first=True: with the whole site in the buffer, scores never increase."""
     site = await make_site(2, 30)
     async with sr.SitemapLoader(
-        site.base, progress=tmp_path / "p.db", buffer=10_000, best_first=True, limits=FAST
+        site.base, progress=tmp_path / "p.db", buffer=10_000, best_first=True, options=FAST
     ) as loader:
         first = await loader.next()
         assert first is not None
@@ -68,7 +68,7 @@ async def test_buffer_bounds_what_waits(make_site: MakeSite, tmp_path: Path) -> 
     site = await make_site(6, 1000)
     buffer = 50
     async with sr.SitemapLoader(
-        site.base, progress=tmp_path / "p.db", buffer=buffer, limits=FAST
+        site.base, progress=tmp_path / "p.db", buffer=buffer, options=FAST
     ) as loader:
         most = 0
         count = 0
@@ -84,7 +84,7 @@ async def test_fail_hands_out_again_then_gives_up(make_site: MakeSite, tmp_path:
     """fail() puts a URL back; after max_tries failures it is given up and counted."""
     site = await make_site(1, 3)
     async with sr.SitemapLoader(
-        site.base, progress=tmp_path / "p.db", max_tries=2, limits=FAST
+        site.base, progress=tmp_path / "p.db", max_tries=2, options=FAST
     ) as loader:
         seen: list[str] = []
         while (record := await loader.next()) is not None:
@@ -100,7 +100,7 @@ async def test_fail_hands_out_again_then_gives_up(make_site: MakeSite, tmp_path:
 async def test_ack_of_a_url_not_handed_out(make_site: MakeSite, tmp_path: Path) -> None:
     """Acknowledging a URL never handed out (or twice) is a usage error."""
     site = await make_site(1, 2)
-    async with sr.SitemapLoader(site.base, progress=tmp_path / "p.db", limits=FAST) as loader:
+    async with sr.SitemapLoader(site.base, progress=tmp_path / "p.db", options=FAST) as loader:
         record = await loader.next()
         assert record is not None
         with pytest.raises(UsageError, match="not handed out"):
@@ -137,7 +137,7 @@ async def test_resume_skips_finished_sitemaps(make_site: MakeSite, tmp_path: Pat
     site = await make_site(6, 50)
     progress = tmp_path / "p.db"
     first: list[str] = []
-    async with sr.SitemapLoader(site.base, progress=progress, buffer=20, limits=FAST) as loader:
+    async with sr.SitemapLoader(site.base, progress=progress, buffer=20, options=FAST) as loader:
         for _ in range(170):
             record = await loader.next()
             assert record is not None
@@ -149,7 +149,7 @@ async def test_resume_skips_finished_sitemaps(make_site: MakeSite, tmp_path: Pat
     store.close()
     assert any(done for _, done in taken.values()), "a urlset was read completely"
     assert any(records and not done for records, done in taken.values()), "one is half-read"
-    async with sr.SitemapLoader(site.base, progress=progress, buffer=20, limits=FAST) as loader:
+    async with sr.SitemapLoader(site.base, progress=progress, buffer=20, options=FAST) as loader:
         rest = [r.url for r in await drain(loader)]
         assert loader.run is not None
         answered = [n for n in loader.run.nodes() if n.unchanged == FROM_PROGRESS]
@@ -165,10 +165,10 @@ async def test_a_finished_file_reads_nothing(make_site: MakeSite, tmp_path: Path
     """Once a discovery ended, a new loader on the file fetches nothing and has nothing."""
     site = await make_site(2, 10)
     progress = tmp_path / "p.db"
-    async with sr.SitemapLoader(site.base, progress=progress, limits=FAST) as loader:
+    async with sr.SitemapLoader(site.base, progress=progress, options=FAST) as loader:
         assert len(await drain(loader)) == 20
     requests = len(site.requests)
-    async with sr.SitemapLoader(site.base, progress=progress, limits=FAST) as loader:
+    async with sr.SitemapLoader(site.base, progress=progress, options=FAST) as loader:
         assert await loader.next() is None
         assert (loader.handled, loader.total_known) == (20, 20)
     assert len(site.requests) == requests

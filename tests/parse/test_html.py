@@ -8,7 +8,7 @@ from sitemap_reader.parse.parser import Item
 from sitemap_reader.records import SitemapRef, UrlRecord, url_record_builder
 
 PAGE = "https://e.com/plan-du-site"
-BUILD = url_record_builder(lambda p, f, m: 0.0)
+BUILD = url_record_builder(lambda p, f, m: 0.0, source="html")
 
 
 def read(

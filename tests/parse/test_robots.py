@@ -196,7 +196,7 @@ def test_value_semantics() -> None:
     a = parse_robots(b"Sitemap: https://example.com/s.xml\nDisallow: /", ROBOTS)
     b = parse_robots(b"Sitemap: https://example.com/s.xml\n", ROBOTS)
     assert a == b
-    assert repr(a) == "RobotsTxt(sitemaps=('https://example.com/s.xml',), html=False)"
+    assert repr(a) == "RobotsTxt(sitemaps=('https://example.com/s.xml',), is_html=False)"
     with pytest.raises(AttributeError):
         a.sitemaps = ()  # type: ignore[misc]
     assert isinstance(a, RobotsTxt)
@@ -388,7 +388,7 @@ def test_regroup_keeps_sitemaps_in_document_order() -> None:
 def test_html_page_gives_no_bare_url_sitemaps(page: str) -> None:
     """An HTML page served as robots.txt: no bare URL line is a sitemap; flagged html."""
     rules = parse_robots(page.encode(), ROBOTS)
-    assert (rules.sitemaps, rules.html) == ((), True)
+    assert (rules.sitemaps, rules.is_html) == ((), True)
 
 
 def test_html_page_keeps_explicit_sitemap_lines() -> None:
@@ -403,4 +403,4 @@ def test_plain_robots_is_not_html() -> None:
     """A robots.txt that mentions <html> in a comment is not an HTML page."""
     body = b"# served as text, not <html>\nhttps://example.com/bare.xml\n"
     rules = parse_robots(body, ROBOTS)
-    assert (rules.sitemaps, rules.html) == (("https://example.com/bare.xml",), False)
+    assert (rules.sitemaps, rules.is_html) == (("https://example.com/bare.xml",), False)

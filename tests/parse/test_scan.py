@@ -69,19 +69,19 @@ def plain_body(count: int, newline: str = "\n") -> bytes:
 def scanned_bytes(body: bytes, sizes: list[int]) -> int:
     """Bytes the scanner read while parsing ``body``."""
     total = 0
-    original = scan.ScanReader._scan
+    original = scan.PlainScanner.scan
 
-    def counting(self: scan.ScanReader, data: bytes) -> int:
+    def counting(self: scan.PlainScanner, data: bytes, depth: int) -> int:
         nonlocal total
-        done = original(self, data)
+        done = original(self, data, depth)
         total += done
         return done
 
-    scan.ScanReader._scan = counting  # type: ignore[method-assign]
+    scan.PlainScanner.scan = counting  # type: ignore[method-assign]
     try:
         run(body, sizes, on=True)
     finally:
-        scan.ScanReader._scan = original  # type: ignore[method-assign]
+        scan.PlainScanner.scan = original  # type: ignore[method-assign]
     return total
 
 

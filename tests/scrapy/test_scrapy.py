@@ -21,7 +21,12 @@ import pytest
 from scrapy.settings import Settings
 
 from sitemap_reader import demo
-from sitemap_reader.scrapy import MIDDLEWARE_ORDER, Addon, Options, SitemapStartMiddleware
+from sitemap_reader.scrapy import (
+    MIDDLEWARE_ORDER,
+    Addon,
+    SitemapStartMiddleware,
+    options_from_settings,
+)
 from tests.scrapy.testsite import (
     ALTERNATE_PATHS,
     EXPECTED_PATHS,
@@ -212,6 +217,18 @@ def test_follow_filters_only_index_children(mode: str, base: str, tmp_path: Path
     assert "not matched by follow" in crawl.log
 
 
+@pytest.mark.parametrize("mode", ["mixin", "addon"])
+def test_every_walk_option_is_a_setting(mode: str, base: str, tmp_path: Path) -> None:
+    """Options Scrapy could not set before are settings with the reader's meaning:
+    SITEMAP_READER_READ_DEPTH=0 lists the index's children unread (only sitemap.txt's
+    pages come), SITEMAP_READER_SINCE keeps the undated pages."""
+    since = 'SITEMAP_READER_SINCE="2026-01-01"'
+    options = ("--set", "SITEMAP_READER_READ_DEPTH=0", "--set", since)
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", *options)
+    assert set(crawl.paths) == {"/t/1", "/t/2", "/p/c"}
+    assert "HTTP 404" not in crawl.log  # no child of the index was requested
+
+
 def test_robots_txt_fetched_once_with_robotstxt_obey(tmp_path: Path) -> None:
     """ROBOTSTXT_OBEY on: Scrapy's RobotsTxtMiddleware and discovery share one download
     of robots.txt (mixin and add-on), and the crawl is the same."""
@@ -306,9 +323,9 @@ def test_options_read_the_settings() -> None:
             "DOWNLOAD_MAXSIZE": 1024,
         }
     )
-    options = Options.from_settings(settings)
-    assert options.targets == ("a.example", "https://b.example/sitemap.xml")
-    assert [p.pattern for p in options.follow] == ["/products"]
+    options, scrapy = options_from_settings(settings)
+    assert scrapy.targets == ("a.example", "https://b.example/sitemap.xml")
+    assert [p.pattern for p in options.walk.follow] == ["/products"]
     assert options.limits.max_sitemaps == 5
     assert options.limits.max_depth == 8
-    assert options.scope == "site"
+    assert options.walk.scope == "site"

@@ -5,7 +5,8 @@ The crawl's resolver (tests/scrapy/fake_dns.py) maps made-up names to 127.0.0.1,
 redirect and a page point at loopback in every way: an IP literal, a name resolving to
 loopback, ``localhost``, a numeric spelling. By default (the typed target may resolve
 anywhere, everything it names must be public) each of those is refused before any request
-and reported; SITEMAP_READER_ALLOW_PRIVATE lets them through.
+and reported; SITEMAP_READER_ALLOW_PRIVATE=True lets them through, False is the default, and
+"never" refuses the typed targets too.
 """
 
 from __future__ import annotations
@@ -20,8 +21,15 @@ import pytest
 from aiohttp import web
 from scrapy.utils.test import get_crawler
 
+from sitemap_reader.declare import PrivateSetting
 from sitemap_reader.scrapy import Addon, SitemapReaderMixin
-from sitemap_reader.scrapy.guard import GUARD_ORDER, Policy, PrivateAddressMiddleware
+from sitemap_reader.scrapy.guard import (
+    GUARD_ORDER,
+    SETTING,
+    Policy,
+    PrivateAddressMiddleware,
+)
+from sitemap_reader.scrapy.settings import options_from_settings
 from tests.scrapy.test_scrapy import Crawl, run_crawl
 from tests.scrapy.testsite import ServerThread
 
@@ -113,15 +121,20 @@ def crawl_public(mode: str, port: str, out: Path, *options: str) -> tuple[Crawl,
     return crawl, time.monotonic() - started
 
 
-@pytest.mark.parametrize("mode", ["addon", "mixin", "middleware"])
+@pytest.mark.parametrize(
+    ("mode", "setting"),
+    [("addon", ()), ("mixin", ()), ("middleware", ()), ("addon", ("--set", f"{SETTING}=false"))],
+    ids=["addon", "mixin", "middleware", "addon-False"],
+)
 def test_public_target_never_reaches_loopback(
-    mode: str, site: tuple[str, Counter[str]], tmp_path: Path
+    mode: str, setting: tuple[str, ...], site: tuple[str, Counter[str]], tmp_path: Path
 ) -> None:
-    """Default policy: every child, Sitemap: line, redirect and page that leads to loopback
-    is refused before a request and logged as blocked; the good page is still crawled."""
+    """Default policy (the setting unset, or False: the same): every child, Sitemap: line,
+    redirect and page that leads to loopback is refused before a request and logged as
+    blocked; the good page is still crawled (the typed name itself is trusted)."""
     port, hits = site
     extra = GUARD_BY_HAND if mode == "middleware" else ()
-    crawl, seconds = crawl_public(mode, port, tmp_path / "pages.jsonl", *extra)
+    crawl, seconds = crawl_public(mode, port, tmp_path / "pages.jsonl", *extra, *setting)
     assert crawl.paths == ["/page"], crawl.log[-3000:]
     for path in SECRETS.values():
         assert hits[path] == 0, path
@@ -151,13 +164,11 @@ def test_allow_private_lets_everything_through(
     assert blocked_stat(crawl) == len(NUMERIC)
 
 
-def test_allow_private_false_refuses_the_target_itself(
-    site: tuple[str, Counter[str]], tmp_path: Path
-) -> None:
-    """SITEMAP_READER_ALLOW_PRIVATE=False: the typed name resolving to loopback is refused
+def test_never_refuses_the_target_itself(site: tuple[str, Counter[str]], tmp_path: Path) -> None:
+    """SITEMAP_READER_ALLOW_PRIVATE="never": the typed name resolving to loopback is refused
     too; nothing is requested from the site at all."""
     port, hits = site
-    options = ("--set", "SITEMAP_READER_ALLOW_PRIVATE=false")
+    options = ("--set", f'{SETTING}="never"')
     crawl, _ = crawl_public("mixin", port, tmp_path / "pages.jsonl", *options)
     assert crawl.pages == []
     assert sum(hits.values()) == 0
@@ -165,27 +176,38 @@ def test_allow_private_false_refuses_the_target_itself(
     assert blocked_stat(crawl) >= 1
 
 
+#: The default policy's decisions (target number, URL, refused, name left to resolve).
+_DEFAULT = [
+    (1, "http://127.0.0.1/s.xml", True, None),
+    (1, "http://10.1.2.3/s.xml", True, None),
+    (1, "http://93.184.216.34/s.xml", False, None),
+    (1, "http://other.example/s.xml", False, "other.example"),
+    (1, "http://site.example/s.xml", False, None),  # the typed name: trusted
+    (0, "http://10.1.2.3/s.xml", False, None),  # a private target's own site
+    (0, "http://127.0.0.1/s.xml", False, None),
+    (None, "http://127.0.0.1/s.xml", False, None),  # a page: a private target unguards
+    (1, "http://[::1]/s.xml", True, None),
+    (1, "http://0x7f.1/s.xml", True, None),
+]
+
+
 @pytest.mark.parametrize(
     ("allow", "target", "url", "refused", "resolve"),
-    [
-        (None, 1, "http://127.0.0.1/s.xml", True, None),
-        (None, 1, "http://10.1.2.3/s.xml", True, None),
-        (None, 1, "http://93.184.216.34/s.xml", False, None),
-        (None, 1, "http://other.example/s.xml", False, "other.example"),
-        (None, 1, "http://site.example/s.xml", False, None),  # the typed name: trusted
-        (None, 0, "http://10.1.2.3/s.xml", False, None),  # a private target's own site
-        (None, 1, "http://[::1]/s.xml", True, None),
-        (None, 1, "http://0x7f.1/s.xml", True, None),
+    [(allow, *case) for allow in (None, False) for case in _DEFAULT]
+    + [
         (True, 1, "http://127.0.0.1/s.xml", False, None),
         (True, 1, "http://127.1/s.xml", True, None),
-        (False, 1, "http://site.example/s.xml", False, "site.example"),
-        (False, 0, "http://127.0.0.1/s.xml", True, None),
+        ("never", 1, "http://site.example/s.xml", False, "site.example"),
+        ("never", 0, "http://127.0.0.1/s.xml", True, None),
+        ("never", None, "http://127.0.0.1/s.xml", True, None),
+        ("never", 1, "http://93.184.216.34/s.xml", False, None),
     ],
 )
 def test_policy_decisions(
-    allow: bool | None, target: int, url: str, refused: bool, resolve: str | None
+    allow: PrivateSetting, target: int | None, url: str, refused: bool, resolve: str | None
 ) -> None:
-    """The policy per request: literals judged at once, names left to the resolver check."""
+    """The policy per request: literals judged at once, names left to the resolver check;
+    False decides exactly as None."""
     policy = Policy(allow, ["http://127.0.0.1:8080/", "site.example"])
     reason, name = policy.refusal(url, target)
     assert (reason is not None, name) == (refused, resolve), reason
@@ -225,3 +247,69 @@ def test_guard_knows_discoverys_meta_keys() -> None:
     from sitemap_reader.scrapy import META_KEY, SITEMAP_META_KEY, guard
 
     assert (guard._SITEMAP_META, guard._PAGE_META) == (SITEMAP_META_KEY, META_KEY)
+
+
+@pytest.mark.parametrize(
+    ("value", "private"),
+    [
+        (None, False),
+        (False, False),
+        ("false", False),
+        ("0", False),
+        (True, True),
+        ("True", True),
+        ("never", "never"),
+        (" NEVER ", "never"),
+    ],
+)
+def test_the_setting_maps_to_allow_private(value: object, private: PrivateSetting) -> None:
+    """SITEMAP_READER_ALLOW_PRIVATE: unset and False give the default, True allows every
+    address, "never" (any case) guards the typed targets too."""
+    from scrapy.settings import Settings
+
+    settings = Settings({SETTING: value} if value is not None else {})
+    assert options_from_settings(settings)[0].network.allow_private == private
+
+
+def test_a_setting_of_another_word_is_refused() -> None:
+    """A value that is neither a boolean nor "never" is an error, not a guess."""
+    from scrapy.settings import Settings
+
+    with pytest.raises(ValueError, match=r"^SITEMAP_READER_ALLOW_PRIVATE: expected True, False or"):
+        options_from_settings(Settings({SETTING: "sometimes"}))
+
+
+def _loopback_crawl(port: str, out: Path, *options: str) -> Crawl:
+    """Crawl the typed loopback target http://127.0.0.1:PORT/good.xml (the mixin)."""
+    target = f"http://127.0.0.1:{port}/good.xml"
+    return run_crawl(
+        "mixin", f"http://127.0.0.1:{port}", out, "--target", target, *COMMON, *options
+    )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [(), ("--set", f"{SETTING}=false"), ("--set", f'{SETTING}="False"')],
+    ids=["unset", "False", "False-text"],
+)
+def test_a_loopback_target_is_crawled_by_default(
+    options: tuple[str, ...], site: tuple[str, Counter[str]], tmp_path: Path
+) -> None:
+    """A typed loopback target (the setting unset or False, the same default): its site is
+    not guarded, so its sitemap and both its pages are crawled, nothing is blocked."""
+    port, hits = site
+    crawl = _loopback_crawl(port, tmp_path / "pages.jsonl", *options)
+    assert sorted(crawl.paths) == ["/private-page", f"http://public.example:{port}/page"]
+    assert hits["/good.xml"] == 1 and hits["/private-page"] == 1
+    assert blocked_stat(crawl) == 0
+
+
+def test_never_refuses_a_loopback_target(site: tuple[str, Counter[str]], tmp_path: Path) -> None:
+    """SITEMAP_READER_ALLOW_PRIVATE="never": the typed loopback target is refused before
+    any request."""
+    port, hits = site
+    crawl = _loopback_crawl(port, tmp_path / "pages.jsonl", "--set", f'{SETTING}="never"')
+    assert crawl.pages == []
+    assert sum(hits.values()) == 0
+    assert "non-public address 127.0.0.1" in crawl.log
+    assert blocked_stat(crawl) >= 1

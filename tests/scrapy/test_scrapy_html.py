@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 from scrapy.settings import Settings
 
-from sitemap_reader.scrapy import Options
+from sitemap_reader.scrapy import options_from_settings
 from tests.scrapy.test_scrapy import run_crawl
 from tests.scrapy.testsite import ServerThread
 
@@ -60,12 +60,12 @@ def test_scrapy_crawls_the_pages_of_an_html_sitemap(base: str, tmp_path: Path) -
 
 def test_settings_of_the_ways_in() -> None:
     """SITEMAP_READER_HTML (bool or "always"), _PARENT, _FOLLOW_URLSET_SITEMAPS reach the core."""
-    config = Options.from_settings(
+    walk = options_from_settings(
         Settings({"SITEMAP_READER_HTML": "always", "SITEMAP_READER_PARENT": True})
-    ).config()
-    assert (config.html, config.parent, config.follow_urlset) == ("always", True, False)
-    config = Options.from_settings(
+    )[0].walk
+    assert (walk.html, walk.parent, walk.follow_urlset_sitemaps) == ("always", True, False)
+    walk = options_from_settings(
         Settings({"SITEMAP_READER_HTML": "1", "SITEMAP_READER_FOLLOW_URLSET_SITEMAPS": "1"})
-    ).config()
-    assert (config.html, config.parent, config.follow_urlset) == ("fallback", False, True)
-    assert Options.from_settings(Settings()).config().html is None
+    )[0].walk
+    assert (walk.html, walk.parent, walk.follow_urlset_sitemaps) == ("fallback", False, True)
+    assert options_from_settings(Settings())[0].walk.html is None

@@ -29,7 +29,7 @@ belong to a sitemap not marked done, which a new loader reads again; URLs alread
 in memory only: what was in flight when the process died is still :data:`QUEUED` in the
 file and is handed out again; an acknowledged URL never is.
 
-The file is marked as ours like the state file (:mod:`sitemap_reader.store`): ``PRAGMA
+The file is marked as ours like the state file (:mod:`sitemap_reader.store.schema`): ``PRAGMA
 application_id`` holds :data:`APPLICATION_ID` and ``user_version`` the schema. An
 existing file is checked from its header bytes before SQLite opens it for writing, so a
 foreign file, a newer schema or a state file given by mistake is refused untouched.
@@ -51,7 +51,8 @@ from sitemap_reader import records as _records
 from sitemap_reader.errors import StateError
 from sitemap_reader.limits import PROGRESS_BUSY_TIMEOUT
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.store import APPLICATION_ID as STATE_APPLICATION_ID
+from sitemap_reader.store.schema import APPLICATION_ID as STATE_APPLICATION_ID
+from sitemap_reader.store.schema import SQLITE_MAGIC
 
 SCHEMA_VERSION: Final = 1
 #: ``PRAGMA application_id`` of a progress file: "SRlp" (sitemap-reader loader progress).
@@ -79,7 +80,6 @@ CREATE TABLE IF NOT EXISTS sitemaps (
     children TEXT
 ) WITHOUT ROWID;
 """
-_MAGIC = b"SQLite format 3\x00"
 
 #: The classes a stored record may be made of (anything else: the file is refused).
 _ALLOWED: Final = {
@@ -182,7 +182,7 @@ def _header_reason(path: str) -> str | None:
         return f"cannot read it: {exc.strerror or exc}"
     if not header:
         return None  # an empty file: a new progress file
-    if len(header) < 100 or not header.startswith(_MAGIC):
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
         return "not SQLite"
     version, app_id = (int.from_bytes(header[i : i + 4], "big") for i in (60, 68))
     if app_id == STATE_APPLICATION_ID:

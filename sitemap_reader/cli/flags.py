@@ -1,0 +1,137 @@
+"""The option flags of the commands, derived from the option declarations.
+
+Each option whose declaration shows the CLI door (:mod:`sitemap_reader.options`) is a
+flag: ``--`` and its name with dashes (or the flag its declaration names), its help the
+declaration's meaning and default. A boolean is a switch (one whose default is True is
+turned off by its flag: ``--no-robots``); a repeatable option collects its values; the
+rest take one value, read by the option's own converter, so a bad value is argparse's
+usage error naming the flag. :func:`options_from` builds the :class:`Options` of a run
+from the flags given; the options not given keep their declared defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from sitemap_reader.declare import OptionError, spec_of
+from sitemap_reader.errors import UsageError
+from sitemap_reader.options import GROUPS, Options, cli_flag, shown_default
+
+#: The argument group titles, by option group.
+TITLES = {
+    "walk": "what to read",
+    "politeness": "politeness and robots.txt",
+    "timeouts": "time",
+    "parallelism": "how much at once",
+    "network": "network",
+    "incremental": "incremental runs",
+    "limits": "bounds",
+}
+
+
+def add_option_flags(
+    parser: argparse.ArgumentParser,
+    groups: Mapping[str, type] = GROUPS,
+    *,
+    skip: Iterable[str] = (),
+) -> None:
+    """Add a flag for every CLI option of ``groups`` (but those named in ``skip``)."""
+    left_out = set(skip)
+    for group_name, group in groups.items():
+        items = [
+            item
+            for item in dataclasses.fields(group)
+            if cli_flag(item) is not None and item.name not in left_out
+        ]
+        if not items:
+            continue
+        section = parser.add_argument_group(TITLES.get(group_name, group_name))
+        for item in items:
+            _add_flag(section, item)
+
+
+def _add_flag(section: Any, item: dataclasses.Field[Any]) -> None:
+    spec = spec_of(item)
+    flag = cli_flag(item)
+    default = item.default
+    settings: dict[str, Any] = {"dest": item.name, "default": argparse.SUPPRESS}
+    if isinstance(default, bool) and spec.const is None:
+        settings["action"] = "store_false" if default else "store_true"
+        settings["help"] = f"turn off: {spec.help}" if default else spec.help
+    else:
+        settings["help"] = f"{spec.help} (default: {shown_default(item)})"
+        settings["metavar"] = spec.metavar or (
+            "{" + ",".join(spec.choices) + "}" if spec.choices else "VALUE"
+        )
+        if spec.repeat:  # each value checked alone: the converter takes a list
+            settings["action"] = "append"
+            settings["help"] = f"{spec.help} (repeatable)"
+            settings["type"] = _argparse_type(_one(spec.convert), spec.choices)
+        else:
+            settings["type"] = _argparse_type(spec.convert, spec.choices)
+        if spec.const is not None:
+            settings["nargs"] = "?"
+            settings["const"] = spec.const
+    section.add_argument(flag, **settings)
+
+
+def _one(convert: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """A list converter applied to one value (its one result)."""
+    if convert is None:
+        return None
+    return lambda value: convert([value])[0]
+
+
+def _argparse_type(
+    convert: Callable[[Any], Any] | None, choices: tuple[str, ...] | None
+) -> Callable[[str], Any]:
+    """An argparse ``type``: the option's converter, its refusal argparse's error."""
+
+    def parse(text: str) -> Any:
+        if choices is not None and text.strip().lower() not in choices:
+            raise argparse.ArgumentTypeError(f"expected one of {', '.join(choices)}, got {text!r}")
+        if convert is None:
+            return text
+        try:
+            return convert(text)
+        except (TypeError, ValueError) as exc:
+            reason = exc.reason if isinstance(exc, OptionError) else str(exc)
+            raise argparse.ArgumentTypeError(reason) from None
+
+    return parse
+
+
+def options_from(
+    args: argparse.Namespace,
+    more: Mapping[str, object] | None = None,
+    groups: Mapping[str, type] = GROUPS,
+) -> Options:
+    """The :class:`Options` the flags of ``args`` ask for (``more`` on top, by flat name).
+
+    A value refused only in combination (``--changed-only`` without ``--state``) is a
+    UsageError naming the flag."""
+    given = vars(args)
+    flat: dict[str, object] = {}
+    for group in groups.values():
+        for item in dataclasses.fields(group):
+            if item.name in given and cli_flag(item) is not None:
+                flat[item.name] = given[item.name]
+    flat.update(more or {})
+    try:
+        return Options.of(None, door="sitemap-reader", **flat)
+    except UsageError as exc:
+        raise UsageError(_with_flags(str(exc), groups)) from None
+
+
+def _with_flags(message: str, groups: Mapping[str, type]) -> str:
+    """An option error as the CLI user sees it: the flag, not the Python name."""
+    text = message.removeprefix("sitemap-reader: ")
+    name, colon, reason = text.partition(": ")
+    for group in groups.values():
+        for item in dataclasses.fields(group):
+            if colon and item.name == name and (flag := cli_flag(item)) is not None:
+                return f"{flag}: {reason}"
+    return text

@@ -1,0 +1,56 @@
+"""The end of a job (:class:`Settling`): what it held goes out, it is counted, its state
+is written, and the sitemaps robots.txt listed learn whether it led anywhere.
+
+Every job that is not a robots.txt ends here (a robots.txt job ends itself when its
+children are known), and so does any job whose handling raised (``core._crash``).
+"""
+
+from __future__ import annotations
+
+from sitemap_reader.discovery.actions import Action
+from sitemap_reader.discovery.children import Children
+from sitemap_reader.discovery.job import Job
+from sitemap_reader.discovery.model import PROBE_KINDS, SitemapNode
+from sitemap_reader.discovery.records import RecordGate
+from sitemap_reader.discovery.scheduling import Scheduling
+from sitemap_reader.discovery.state import RunState
+
+
+class Settling:
+    """Ends jobs (see the module docstring)."""
+
+    def __init__(
+        self, state: RunState, scheduling: Scheduling, children: Children, gate: RecordGate
+    ) -> None:
+        self.state = state
+        self.scheduling = scheduling
+        self.children = children
+        self.gate = gate
+
+    def settle(self, job: Job) -> list[Action]:
+        """The job ended: held records go out, the stats count it, the state is written."""
+        node = job.node
+        actions: list[Action] = []
+        self.gate.release(job, actions)
+        self._count(node)
+        status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300
+        complete = node.ok and status_ok and self.state.stopped is None
+        checkpoint = job.watch.settle(node, complete)
+        if checkpoint is not None:
+            actions.append(checkpoint)
+        actions.append(self.scheduling.close(job))
+        actions += self.children.listed_settled(job)  # robots.txt may have led nowhere
+        return actions
+
+    def _count(self, node: SitemapNode) -> None:
+        stats = self.state.stats
+        stats.sitemaps_queued -= 1
+        if node.kind in PROBE_KINDS and node.skipped is None and node.format in (None, "unknown"):
+            node.skipped = f"not found ({node.reason})"  # a probe that missed: no failure
+            return
+        if node.skipped is not None:
+            stats.sitemaps_skipped += 1
+        elif node.ok:
+            stats.sitemaps_ok += 1
+        else:
+            stats.sitemaps_failed += 1

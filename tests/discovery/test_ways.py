@@ -1,0 +1,90 @@
+"""The opt-in ways into a site (discovery/ways.py), on the harness: a subdomain's
+parent, the HTML way in (home page, usual paths), sitemaps listed in a urlset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sitemap_reader.discovery import Discovery, classify
+from sitemap_reader.discovery.ways import PinnedScope, parent_domain
+from sitemap_reader.options import Options
+from tests.discovery.test_core import BASE, NS, Bodies, Harness, urlset
+
+DOCS = "https://docs.site.example"
+
+
+def walk(target: str, bodies: Bodies, **options: Any) -> Harness:
+    """Run the core over ``bodies`` for ``target``; the finished harness."""
+    harness = Harness(Discovery([classify(target)], Options.of(**options)), bodies)
+    harness.run()
+    return harness
+
+
+def test_a_subdomain_without_sitemaps_reads_its_parents() -> None:
+    """parent: docs.site.example finds nothing; site.example's sitemaps are read, and
+    only the URLs under docs.site.example are kept (the parent cannot widen the scope)."""
+    entries = "".join(
+        f"<url><loc>{u}</loc></url>" for u in (DOCS + "/guide", BASE + "/shop", DOCS + "/api")
+    )
+    bodies: Bodies = {
+        "/robots.txt": f"Sitemap: {BASE}/s.xml\n".encode(),
+        "/s.xml": f"<urlset {NS}>{entries}</urlset>".encode(),
+    }
+    assert walk(DOCS + "/", bodies).records == []
+    harness = walk(DOCS + "/", bodies, parent=True)
+    assert [r.url for r in harness.records] == [DOCS + "/guide", DOCS + "/api"]
+    root = harness.core.run.tree[0]
+    assert "parent-sitemaps" in [p.code for p in root.problems]
+    assert root.children[-1].url == BASE + "/robots.txt" and root.children[-1].kind == "robots"
+    assert harness.core.stats.urls_out_of_scope == 1 and harness.core.run.error is None
+
+
+def test_the_usual_html_paths_are_probed_when_the_home_page_names_none() -> None:
+    """html fallback: no XML sitemap, a home page naming no site map: the usual paths
+    are probed; the one that is an HTML page becomes kind ``html``; its links are records."""
+    page = "<main><a href='/a'>a</a><a href='/b'>b</a></main>"
+    bodies: Bodies = {"/robots.txt": 404, "/": b"<html><body>hi</body></html>"}
+    bodies["/site-map"] = page.encode()
+    harness = walk(BASE + "/", bodies, html="fallback")
+    assert [(r.url, r.source) for r in harness.records] == [
+        (BASE + "/a", "html"),
+        (BASE + "/b", "html"),
+    ]
+    kinds = {n.url.removeprefix(BASE): n.kind for n in harness.core.run.nodes()}
+    assert kinds["/"] == "home" and kinds["/site-map"] == "html"
+    assert kinds["/sitemap.html"] == "html-guess"  # a miss keeps its kind: skipped
+    root = harness.core.run.tree[0]
+    assert [p.code for p in root.problems] == ["html-fallback"]
+
+
+def test_a_listed_loc_is_a_sitemap_or_a_page() -> None:
+    """follow_urlset_sitemaps: a .xml loc whose body is a sitemap is read as one (kind
+    ``sitemap``); one whose body is not is emitted as the page it is."""
+    bodies: Bodies = {
+        "/s.xml": urlset("/x.xml", "/page.xml", "/c"),
+        "/x.xml": urlset("/from-x"),
+        "/page.xml": b"<html><body>a page after all</body></html>",
+    }
+    harness = walk(BASE + "/s.xml", bodies, follow_urlset_sitemaps=True)
+    assert [r.url.removeprefix(BASE) for r in harness.records] == ["/c", "/from-x", "/page.xml"]
+    nodes = {n.url.removeprefix(BASE): n for n in harness.core.run.nodes()}
+    assert nodes["/x.xml"].kind == "sitemap" and nodes["/x.xml"].ok
+    assert nodes["/page.xml"].kind == "listed"
+    assert nodes["/page.xml"].skipped == "not a sitemap: kept as a page"
+
+
+def test_a_sitemap_target_that_is_an_html_page() -> None:
+    """html on, a target given as a sitemap URL that is an HTML page: read as one (the
+    node becomes kind ``html``, its records say so)."""
+    bodies: Bodies = {"/pages": b"<html><body><main><a href='/a'>a</a></main></body></html>"}
+    harness = walk(BASE + "/pages", bodies, html="fallback")
+    assert [(r.url, r.source) for r in harness.records] == [(BASE + "/a", "html")]
+    assert harness.core.run.tree[0].kind == "html"
+
+
+def test_a_pinned_scope_cannot_be_widened() -> None:
+    """The parent's robots.txt does not vouch for its own host: the scope stays put."""
+    scope = PinnedScope("docs.site.example")
+    scope.add_host("site.example")
+    assert scope.allows(DOCS + "/a", None) and not scope.allows(BASE + "/a", None)
+    assert parent_domain("docs.site.example") == "site.example"
