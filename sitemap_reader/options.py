@@ -33,7 +33,7 @@ import dataclasses
 import difflib
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -625,22 +625,27 @@ __all__ += ["Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  #
 '''
 
 
-def _typed_dict(name: str, groups: Mapping[str, type]) -> str:
-    entries = []
+def _keyword_types(groups: Mapping[str, type]) -> Iterator[tuple[str, str]]:
+    """Each flat keyword of ``groups`` and the type a caller may pass."""
     for group_name, group in groups.items():
-        entries.append(f'        "{group_name}": "{group.__name__}",')
+        yield group_name, group.__name__
         for item in dataclasses.fields(group):
-            accepts = spec_of(item).accepts or str(item.type)
-            entries.append(f'        "{item.name}": "{accepts}",')
-    body = "\n".join(entries)
-    return f'{name} = TypedDict(\n    "{name}",\n    {{\n{body}\n    }},\n    total=False,\n)\n'
+            yield item.name, spec_of(item).accepts or str(item.type)
 
 
 def keywords_module() -> str:
-    """The source of :mod:`sitemap_reader._keywords` (the typed flat keywords)."""
-    reader = _typed_dict("ReaderKeywords", GROUPS)
-    loader = _typed_dict("LoaderKeywords", GROUPS_AND_LOADER)
-    return f"{_KEYWORDS_HEADER}\n{reader}\n{loader}"
+    """The source of :mod:`sitemap_reader._keywords` (the typed flat keywords): the
+    reader's, then the loader's as a subclass adding its own."""
+    reader = "\n".join(f'        "{n}": "{t}",' for n, t in _keyword_types(GROUPS))
+    loader = "\n".join(f"    {n}: {t}" for n, t in _keyword_types({"loader": LoaderOptions}))
+    return (
+        f"{_KEYWORDS_HEADER}\n"
+        f'ReaderKeywords = TypedDict(\n    "ReaderKeywords",\n    {{\n{reader}\n    }},\n'
+        "    total=False,\n)\n\n\n"
+        "class LoaderKeywords(ReaderKeywords, total=False):\n"
+        '    """The reader\'s keywords and the loader\'s own."""\n\n'
+        f"{loader}\n"
+    )
 
 
 #: The markers around the option table in the README.

@@ -28,12 +28,11 @@ from sitemap_reader.discovery.audit import origin_prefix
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.parsing import Expired
-from sitemap_reader.discovery.rules import is_robots, server_of
+from sitemap_reader.discovery.rules import server_of
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
 from sitemap_reader.discovery.state import RunState
 from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
-from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.robots import RobotsTxt, parse_robots
 from sitemap_reader.parse.scope import host_of
 
@@ -113,15 +112,7 @@ class RobotsJob:
 
     def refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
         """A hop refused (robots.txt follows every one, so only a driver's own refusal)."""
-        node = job.node
-        refused = normalize_url(url) or url
-        if refused in {normalize_url(u) or u for u in [node.url, *redirects[:-1]]}:
-            chain = " -> ".join([node.url, *redirects])
-            return self.failure(job, "redirects", f"redirect loop: {chain}", False, None)
-        what = "robots.txt" if is_robots(url) else "an already visited sitemap"
-        node.skipped = f"redirects to {what}: {url}"
-        job.reading = False
-        return self.settling.settle(job)
+        return self.settling.refused(job, url, redirects, self.failure)
 
     def response(
         self,

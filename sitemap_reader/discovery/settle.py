@@ -7,13 +7,20 @@ children are known), and so does any job whose handling raised (``core._crash``)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from sitemap_reader.discovery.actions import Action
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.model import PROBE_KINDS, SitemapNode
 from sitemap_reader.discovery.records import RecordGate
+from sitemap_reader.discovery.rules import is_robots
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.state import RunState
+from sitemap_reader.parse.normalize import normalize_url
+
+#: A part's failure event: (job, code, message, cannot_connect, status) -> actions.
+Failure = Callable[[Job, str, str, bool, int | None], list[Action]]
 
 
 class Settling:
@@ -41,6 +48,21 @@ class Settling:
         actions.append(self.scheduling.close(job))
         actions += self.children.listed_settled(job)  # robots.txt may have led nowhere
         return actions
+
+    def refused(
+        self, job: Job, url: str, redirects: Sequence[str], failure: Failure
+    ) -> list[Action]:
+        """The driver stopped at a hop the core refused: a hop back into the job's own
+        chain is a loop (the job's ``failure``), any other a skip."""
+        node = job.node
+        refused = normalize_url(url) or url
+        if refused in {normalize_url(u) or u for u in [node.url, *redirects[:-1]]}:
+            chain = " -> ".join([node.url, *redirects])
+            return failure(job, "redirects", f"redirect loop: {chain}", False, None)
+        what = "robots.txt" if is_robots(url) else "an already visited sitemap"
+        node.skipped = f"redirects to {what}: {url}"
+        job.reading = False
+        return self.settle(job)
 
     def _count(self, node: SitemapNode) -> None:
         stats = self.state.stats

@@ -141,16 +141,7 @@ class SitemapJob:
 
     def refused(self, job: Job, url: str, redirects: Sequence[str]) -> list[Action]:
         """The driver stopped at a hop :meth:`follows` refused: a loop fails, else a skip."""
-        node = job.node
-        refused = normalize_url(url) or url
-        own = [node.url, *redirects[:-1]]
-        if refused in {normalize_url(u) or u for u in own}:  # back into its own chain
-            chain = " -> ".join([node.url, *redirects])
-            return self.failure(job, "redirects", f"redirect loop: {chain}", False, None)
-        what = "robots.txt" if is_robots(url) else "an already visited sitemap"
-        node.skipped = f"redirects to {what}: {url}"
-        job.reading = False
-        return self.settling.settle(job)
+        return self.settling.refused(job, url, redirects, self.failure)
 
     def response(
         self,
