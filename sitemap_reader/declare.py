@@ -91,21 +91,27 @@ def spec_of(item: dataclasses.Field[Any]) -> Spec:
     return spec
 
 
+def convert_value(item: dataclasses.Field[Any], given: object) -> object:
+    """``given`` read by the converter of the option ``item``; a refusal is an
+    :class:`OptionError` naming the option."""
+    convert = spec_of(item).convert
+    if convert is None:
+        return given
+    try:
+        return convert(given)
+    except OptionError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise OptionError(item.name, str(exc)) from None
+
+
 def converted(value: object) -> dict[str, Any]:
     """Each field's converter run on a freshly built group: the values that changed, by
     name. Raises :class:`OptionError` naming the field."""
     changed: dict[str, Any] = {}
     for item in dataclasses.fields(value):  # type: ignore[arg-type]
-        convert = spec_of(item).convert
-        if convert is None:
-            continue
         given = getattr(value, item.name)
-        try:
-            result = convert(given)
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, OptionError):
-                raise
-            raise OptionError(item.name, str(exc)) from None
+        result = convert_value(item, given)
         if result is not given:
             changed[item.name] = result
     return changed

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from sitemap_reader.declare import OptionError, spec_of
+from sitemap_reader.declare import OptionError, convert_value, spec_of
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import GROUPS, Options, cli_flag, shown_default
 
@@ -66,40 +66,31 @@ def _add_flag(section: Any, item: dataclasses.Field[Any]) -> None:
         settings["metavar"] = spec.metavar or (
             "{" + ",".join(spec.choices) + "}" if spec.choices else "VALUE"
         )
-        if spec.repeat:  # each value checked alone: the converter takes a list
+        if spec.repeat:
             settings["action"] = "append"
             settings["help"] = f"{spec.help} (repeatable)"
-            settings["type"] = _argparse_type(_one(spec.convert), spec.choices)
-        else:
-            settings["type"] = _argparse_type(spec.convert, spec.choices)
+        settings["type"] = _argparse_type(item)
         if spec.const is not None:
             settings["nargs"] = "?"
             settings["const"] = spec.const
     section.add_argument(flag, **settings)
 
 
-def _one(convert: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
-    """A list converter applied to one value (its one result)."""
-    if convert is None:
-        return None
-    return lambda value: convert([value])[0]
-
-
-def _argparse_type(
-    convert: Callable[[Any], Any] | None, choices: tuple[str, ...] | None
-) -> Callable[[str], Any]:
-    """An argparse ``type``: the option's converter, its refusal argparse's error."""
+def _argparse_type(item: dataclasses.Field[Any]) -> Callable[[str], Any]:
+    """An argparse ``type``: the option's converter (of one value, for a repeatable
+    option, whose converter takes a list), its refusal argparse's error."""
+    spec = spec_of(item)
 
     def parse(text: str) -> Any:
-        if choices is not None and text.strip().lower() not in choices:
-            raise argparse.ArgumentTypeError(f"expected one of {', '.join(choices)}, got {text!r}")
-        if convert is None:
-            return text
+        if spec.choices is not None and text.strip().lower() not in spec.choices:
+            choices = ", ".join(spec.choices)
+            raise argparse.ArgumentTypeError(f"expected one of {choices}, got {text!r}")
         try:
-            return convert(text)
-        except (TypeError, ValueError) as exc:
-            reason = exc.reason if isinstance(exc, OptionError) else str(exc)
-            raise argparse.ArgumentTypeError(reason) from None
+            if spec.repeat:
+                return convert_value(item, [text])[0]  # type: ignore[index]
+            return convert_value(item, text)
+        except OptionError as exc:
+            raise argparse.ArgumentTypeError(exc.reason) from None
 
     return parse
 

@@ -22,7 +22,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from sitemap_reader.declare import Declared, OptionError, boolean, option, spec_of, text_line
+from sitemap_reader.declare import (
+    Declared,
+    OptionError,
+    boolean,
+    convert_value,
+    option,
+    spec_of,
+    text_line,
+)
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import GROUPS, Options, scrapy_setting, with_group
 
@@ -141,11 +149,8 @@ def _attribute(spider: object, name: str, item: dataclasses.Field[Any] | None) -
 
 
 def _checked(name: str, item: dataclasses.Field[Any], raw: object) -> object:
-    convert = spec_of(item).convert
-    if convert is None:
-        return raw
+    """``raw`` read by the option's converter; a refusal names the setting ``name``."""
     try:
-        return convert(raw)
-    except (TypeError, ValueError) as exc:
-        reason = exc.reason if isinstance(exc, OptionError) else str(exc)
-        raise UsageError(f"{name}: {reason}") from None
+        return convert_value(item, raw)
+    except OptionError as exc:
+        raise UsageError(f"{name}: {exc.reason}") from None
