@@ -61,6 +61,7 @@ def _load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"sitemap_bench_{name}", HERE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
     spec.loader.exec_module(module)
     return module
 
