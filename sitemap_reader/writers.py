@@ -294,6 +294,66 @@ def _site_cells(values: list[Any], raw: bool) -> list[Any]:
     return [csv_cell(v) if v else v for v in values]
 
 
+def _dates(lastmods: list[datetime | None]) -> list[str | None]:
+    """:func:`format_datetime` of each lastmod: in C (msgspec writes them, its decoder
+    reads the strings back) when every one is in UTC, where both write the same text."""
+    if _utc_only(lastmods):
+        dates: list[str | None] = msgspec.json.decode(_ENCODE(lastmods))
+        return dates
+    return [None if m is None else format_datetime(m) for m in lastmods]
+
+
+def _numbers(values: list[Any]) -> list[str]:
+    """Numbers as the csv module writes them (``repr``; None as an empty cell)."""
+    return ["" if v is None else repr(v) for v in values]
+
+
+#: What makes the csv module quote a cell (QUOTE_MINIMAL, "," and "\n" as terminator).
+_QUOTED: Final = re.compile('[,"\r\n]')
+#: The four empty JSON columns of a plain record (alternates, images, videos, news) as one
+#: cell of the join.
+_EMPTY_JSON: Final = ",,,"
+
+
+def _joined(columns: list[list[Any]], count: int) -> str | None:
+    """The CSV rows of string columns joined in C, or None when a cell would need the
+    csv module's quoting (a comma, a quote, a line break) or is not a string."""
+    cells: list[list[str]] = []
+    for column in columns:
+        if column.count(None) == count:
+            column = [""] * count
+        elif None in column:
+            column = ["" if v is None else v for v in column]
+        try:
+            if _QUOTED.search("".join(column)):
+                return None
+        except TypeError:  # not text: the csv module's str() decides
+            return None
+        cells.append(column)
+    url, date, freq, prio, score, sitemap, title, mobile, revisit, removed = cells
+    empty = repeat(_EMPTY_JSON)
+    pagemaps = repeat("")
+    lines = map(
+        ",".join,
+        zip(
+            url,
+            date,
+            freq,
+            prio,
+            score,
+            sitemap,
+            empty,
+            title,
+            mobile,
+            pagemaps,
+            revisit,
+            removed,
+            strict=False,  # two of them repeat without end
+        ),
+    )
+    return "\n".join(lines) + "\n"
+
+
 def csv_row(record: UrlRecord, *, raw: bool = False) -> str:
     """One record as a CSV row: the reference path (``to_dict``, a cell at a time)."""
     cell = _raw_cell if raw else _safe_cell
@@ -318,21 +378,31 @@ def csv_text(batch: Sequence[UrlRecord], *, raw: bool = False) -> str:
         if revisits.count(None) != len(revisits):
             revisits = [None if v is None else round(v) for v in revisits]
         titles = [r.title for r in plain]
-        columns = (
+        columns = [
             _site_cells([r.url for r in plain], raw),
-            [None if m is None else format_datetime(m) for m in (r.lastmod for r in plain)],
+            _dates([r.lastmod for r in plain]),
             [r.changefreq for r in plain],
-            [r.priority for r in plain],
-            list(map(round, [r.score for r in plain], repeat(4))),
+            _numbers([r.priority for r in plain]),
+            _numbers(list(map(round, [r.score for r in plain], repeat(4)))),
             _site_cells([r.sitemap for r in plain], raw),
-            *repeat(repeat(""), 4),  # alternates, images, videos, news
             titles if titles.count(None) == len(titles) else _site_cells(titles, raw),
-            [r.mobile or None for r in plain],
-            repeat(""),  # pagemaps
-            revisits,
-            [r.removed or None for r in plain],
+            ["True" if r.mobile else "" for r in plain],
+            _numbers(revisits),
+            ["True" if r.removed else "" for r in plain],
+        ]
+        text = _joined(columns, len(plain))
+        if text is not None:
+            return text
+        return rows.text(
+            zip(
+                *columns[:6],
+                *repeat(repeat(""), 4),
+                *columns[6:8],
+                repeat(""),
+                *columns[8:],
+                strict=False,
+            )
         )
-        return rows.text(zip(*columns, strict=False))
 
     return _runs(batch, fast, slow)
 
