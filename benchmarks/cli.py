@@ -322,25 +322,29 @@ ROWS = (
 )
 
 
-def ratio(best: dict[Key, Result], row: Row, side: str) -> float | None:
-    def wall(tool: str) -> float | None:
-        found = best.get((tool, side)) or best.get((tool, "after"))
-        return None if found is None else found.wall
+def ratio(best: dict[Key, Result], row: Row, side: str, what: str = "wall") -> float | None:
+    """``row``'s ratio of walls (or of CPU times) on ``side`` (a peer: its one run)."""
 
-    top, bottom = wall(row.top), wall(row.bottom)
+    def value(tool: str) -> float | None:
+        found = best.get((tool, side)) or best.get((tool, "after"))
+        return None if found is None else float(getattr(found, what))
+
+    top, bottom = value(row.top), value(row.bottom)
     return None if top is None or bottom is None else top / bottom
 
 
-def cell(value: float | None, row_goal: float, at_most: bool) -> str:
+def cell(value: float | None, row_goal: float, at_most: bool, cpu: float | None = None) -> str:
     if value is None:
         return "n/a"
     met = value <= row_goal if at_most else value >= row_goal
-    return f"{value:.2f}x" + ("" if met else " (misses)")
+    text = f"{value:.2f}x" + ("" if met else " (misses)")
+    return text if cpu is None else f"{text}, CPU {cpu:.2f}x"
 
 
 def print_tables(sites: dict[int, dict[Key, Result]], parse: dict[str, dict[str, float]]) -> None:
     sides = [s for s in ("before", "after") if any(k[1] == s for b in sites.values() for k in b)]
-    print(f"\n{load_average()}; Python {sys.version.split()[0]}; best of the runs, walls\n")
+    print(f"\n{load_average()}; Python {sys.version.split()[0]}; best of the runs")
+    print("(each cell: the ratio of walls, the goal's measure, then the ratio of CPU times)\n")
     header = (
         ["run"]
         + [f"{n * 50 // 1000}M {s}" if n >= 20 else f"{n * 50}k {s}" for n in sites for s in sides]
@@ -350,21 +354,23 @@ def print_tables(sites: dict[int, dict[Key, Result]], parse: dict[str, dict[str,
     print("|---|" + "---:|" * (len(header) - 1))
     for row in ROWS:
         cells = [
-            cell(ratio(best, row, s), row.goal, row.at_most)
+            cell(ratio(best, row, s), row.goal, row.at_most, ratio(best, row, s, "cpu"))
             for best in sites.values()
             for s in sides
         ]
         goal = ("<= " if row.at_most else ">= ") + f"{row.goal:g}x"
         print(f"| {row.label} | " + " | ".join(cells) + f" | {goal} |")
     parse_sides = [s for s in ("before", "after") if s in parse]
-    labels = {"plain": "host", "port": "port", "non-ASCII": "non-ASCII", "lower %xx": "lower-hex"}
-    for shape, name in labels.items():
-        cells = [cell(parse[s].get(shape), 0.8, False) for s in parse_sides]
-        print(f"| parse x the expat floor: {name} | " + " | ".join(cells) + " | >= 0.8 |")
-    cells = [cell(parse[s].get("real vs scrapy"), 1.5, False) for s in parse_sides]
-    print("| parse the real corpus: Scrapy / ours | " + " | ".join(cells) + " | >= 1.5x |")
     if parse_sides:
-        print(f"\n(parse rows: columns {', '.join(parse_sides)})")
+        print(f"\n| parse (benchmarks/parse.py) | {' | '.join(parse_sides)} | goal |")
+        print("|---|" + "---:|" * (len(parse_sides) + 1))
+    labels = {"plain": "host", "port": "port", "non-ASCII": "non-ASCII", "lower %xx": "lower-hex"}
+    for shape, name in labels.items() if parse_sides else ():
+        cells = [cell(parse[s].get(shape), 0.8, False) for s in parse_sides]
+        print(f"| x the expat floor: {name} | " + " | ".join(cells) + " | >= 0.8 |")
+    if parse_sides:
+        cells = [cell(parse[s].get("real vs scrapy"), 1.5, False) for s in parse_sides]
+        print("| the real corpus: Scrapy / ours | " + " | ".join(cells) + " | >= 1.5x |")
     print(f"\n{load_average()}\n")
     print("| URLs | tool | side | wall (s) | CPU (s) | peak RSS (MiB) | first byte (s) |")
     print("|---:|---|---|---:|---:|---:|---:|")
