@@ -61,7 +61,8 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable, 
     # (Scrapy needs it), parse.py the "parse" package.
     _here = Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
-    sys.path.insert(0, str(_here.parent))
+    # SITEMAP_BENCH_SOURCE: another checkout's package instead (benchmarks/cli.py --source).
+    sys.path.insert(0, os.environ.get("SITEMAP_BENCH_SOURCE") or str(_here.parent))
 
 URLS_PER_CHILD = 50_000
 DUPLICATES = 1_000
@@ -73,6 +74,8 @@ BENCH_HOST = "www.bench.test"
 #: Page origins per variant: pages are never fetched, so the files need not know the port.
 PAGE_ORIGINS = {"port": "http://127.0.0.1:8765", "noport": f"http://{BENCH_HOST}"}
 TOOLS = ("ours", "usp", "scrapy", "advertools")
+#: A file a worker writes one byte to when it sees its first URL (benchmarks/cli.py).
+FIRST_URL_ENV = "SITEMAP_BENCH_FIRST"
 #: Environment variable that passes ``--processes`` to the ``ours`` worker.
 PROCESSES_ENV = "SITEMAP_BENCH_PROCESSES"
 #: Module each tool needs (None: always there).
@@ -219,6 +222,9 @@ class Clock:
     def url_seen(self) -> None:
         if self.first is None:
             self.first = time.perf_counter() - self.wall
+            marker = os.environ.get(FIRST_URL_ENV)
+            if marker:  # benchmarks/cli.py times the first output from outside
+                Path(marker).write_bytes(b"1")
 
     def report(self, emitted: int, unique: int) -> dict[str, Any]:
         """The worker's JSON report (CPU and RSS of its own child processes included:

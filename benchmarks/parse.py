@@ -51,7 +51,8 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable, 
     # (Scrapy needs it), parse.py the "parse" package.
     _here = Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
-    sys.path.insert(0, str(_here.parent))
+    # SITEMAP_BENCH_SOURCE: another checkout's package instead (benchmarks/cli.py --source).
+    sys.path.insert(0, os.environ.get("SITEMAP_BENCH_SOURCE") or str(_here.parent))
 
 from sitemap_reader.limits import Limits
 from sitemap_reader.parse.parser import SitemapParser

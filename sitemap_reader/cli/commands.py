@@ -163,10 +163,12 @@ class Pump:
     def _write(self, batch: list[UrlRecord]) -> bool:
         """Write one batch; False once no more records are wanted or can be written.
 
-        Only our own writes are caught here: an OSError from the reader is not ours.
+        The batch is filtered, cut at ``--max-urls`` and written in one call (the
+        writers encode a batch at a time). Only our own writes are caught here: an
+        OSError from the reader is not ours.
         """
         try:
-            more = all(self._take(record) for record in batch)
+            more = self._take(batch)
             if self.flush_batches:
                 self.stream.flush()
         except BrokenPipeError:
@@ -183,17 +185,31 @@ class Pump:
             self.write_error = exc
             self.outcome.stopped = "output failed"
 
-    def _take(self, record: UrlRecord) -> bool:
-        """Write one record if it passes; False once no more records are wanted."""
-        if not self.filter.keep(record):
-            self.outcome.filtered += 1
-            return True
-        self.writer.write(record)
-        self.written += 1
-        if self.max_urls is not None and self.written >= self.max_urls:
+    def _take(self, batch: list[UrlRecord]) -> bool:
+        """Write the records that pass; False once no more records are wanted."""
+        keep, cap = self.filter, self.max_urls
+        if cap is not None and keep.active:  # filtered counts stop at the last one written
+            kept: list[UrlRecord] = []
+            seen = 0
+            for record in batch:
+                if len(kept) + self.written >= cap:
+                    break
+                seen += 1
+                if keep.keep(record):
+                    kept.append(record)
+            self.outcome.filtered += seen - len(kept)
+        else:
+            kept = keep.kept(batch)
+            self.outcome.filtered += len(batch) - len(kept)
+        more = True
+        if self.max_urls is not None and self.written + len(kept) >= self.max_urls:
+            kept = kept[: self.max_urls - self.written]
+            more = False
+        self.writer.write_batch(kept)
+        self.written += len(kept)
+        if not more:
             self.outcome.stopped = f"after {self.written:,} URLs (--max-urls)"
-            return False
-        return True
+        return more
 
     def flush(self) -> bool:
         """Push buffered lines downstream; False when the reader of stdout went away or

@@ -1,7 +1,8 @@
 """Where records go: the record filter, the three writers, and the atomic output file.
 
-A writer turns a :class:`UrlRecord` into one complete line (JSONL, CSV, or the bare URL)
-and writes it with a single call, so whatever has been written is always whole lines.
+A writer (:mod:`sitemap_reader.writers`, re-exported here) turns a batch of
+:class:`UrlRecord` values into complete lines (JSONL, CSV, or the bare URL) and writes
+them with a single call, so whatever has been written is always whole lines.
 :class:`AtomicFile` makes ``-o FILE`` all-or-nothing: the records go to a temporary file in
 FILE's directory, which replaces FILE only when the run ends normally; a FILE that is no
 regular file (a FIFO, a device) is written in place instead, and a symlink is followed.
@@ -10,43 +11,39 @@ regular file (a FIFO, a device) is written in place instead, and a symlink is fo
 from __future__ import annotations
 
 import contextlib
-import csv
 import errno
-import io
-import json
 import os
 import re
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Final, Protocol
+from typing import IO
 
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.safe_text import csv_cell
-
-#: CSV columns, in JSONL key order; the extension columns hold JSON text, and every
-#: column is empty when the record has no such value.
-CSV_COLUMNS: Final = (
-    "url",
-    "lastmod",
-    "changefreq",
-    "priority",
-    "score",
-    "sitemap",
-    "alternates",
-    "images",
-    "videos",
-    "news",
-    "title",
-    "mobile",
-    "pagemaps",
-    "revisit",
-    "removed",
+from sitemap_reader.writers import (
+    CSV_COLUMNS,
+    WRITERS,
+    CsvWriter,
+    JsonlWriter,
+    RecordWriter,
+    TxtWriter,
+    json_text,
+    make_writer,
 )
-_JSON_COLUMNS: Final = frozenset(("alternates", "images", "videos", "news", "pagemaps"))
-#: The columns holding text the site chose (the others are numbers, dates, booleans and
-#: the changefreq keyword): the cells a spreadsheet formula could hide in.
-_SITE_TEXT_COLUMNS: Final = _JSON_COLUMNS | {"url", "sitemap", "title"}
+
+__all__ = [
+    "CSV_COLUMNS",
+    "WRITERS",
+    "AtomicFile",
+    "CsvWriter",
+    "JsonlWriter",
+    "RecordFilter",
+    "RecordWriter",
+    "TxtWriter",
+    "json_text",
+    "make_writer",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,112 +64,16 @@ class RecordFilter:
             return False
         return not any(p.search(url) for p in self.exclude)
 
+    @property
+    def active(self) -> bool:
+        """True when some pattern is given (else every record is kept)."""
+        return bool(self.include or self.exclude)
 
-class RecordWriter(Protocol):
-    """Writes records as whole lines to a text stream."""
-
-    def write(self, record: UrlRecord) -> None: ...
-
-
-class JsonlWriter:
-    """One JSON object a line, keys in DESIGN.md order (``UrlRecord.to_dict``)."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def write(self, record: UrlRecord) -> None:
-        """Write the record as one JSON line."""
-        self._stream.write(json_text(record.to_dict()) + "\n")
-
-
-# What json.dumps(ensure_ascii=False) leaves raw but must not reach a reader raw: DEL and
-# the C1 controls (U+0085 NEL is a line break for str.splitlines(), U+009B a terminal CSI),
-# the two Unicode line separators, and lone surrogates (a file name that is not UTF-8),
-# which cannot be encoded as UTF-8. The C0 controls are escaped by json itself.
-_JSON_RAW: Final = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
-
-def json_text(value: object, *, indent: int | None = None) -> str:
-    r"""``value`` as JSON (UTF-8 text) in which no character breaks a line for
-    ``str.splitlines()`` or drives a terminal: those are written as ``\uXXXX`` escapes,
-    which decode to the same value. One line unless ``indent`` is given.
-
-    >>> json_text({"title": "a\u2028b\x85c"})
-    '{"title": "a\\u2028b\\u0085c"}'
-    """
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
-    # Nearly every line is ASCII without DEL: two C-speed scans, far cheaper than a search.
-    if (text.isascii() and "\x7f" not in text) or _JSON_RAW.search(text) is None:
-        return text
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-class TxtWriter:
-    """The URL alone, one a line: for ``xargs``, ``wget -i`` and friends."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def write(self, record: UrlRecord) -> None:
-        """Write the record's URL as one line."""
-        self._stream.write(record.url + "\n")
-
-
-class CsvWriter:
-    """A header row, then one row per record; extension fields as JSON text.
-
-    Every cell of site text (URLs, titles, the JSON text of extensions) that a
-    spreadsheet would read as a formula gets a leading ``'`` (:func:`csv_cell`), unless
-    ``raw`` (``--csv-raw``) asks for the bytes as the site sent them.
-    """
-
-    def __init__(self, stream: IO[str], *, raw: bool = False) -> None:
-        self._stream = stream
-        self._buffer = io.StringIO()
-        self._csv = csv.writer(self._buffer, lineterminator="\n")
-        self._cell = _raw_cell if raw else _safe_cell
-        self._emit(CSV_COLUMNS)
-
-    def write(self, record: UrlRecord) -> None:
-        """Write the record as one CSV row."""
-        data = record.to_dict()
-        cell = self._cell
-        self._emit(cell(name, data.get(name)) for name in CSV_COLUMNS)
-
-    def _emit(self, row: object) -> None:
-        # Format into a buffer first, so the stream gets each row in one write.
-        self._csv.writerow(row)  # type: ignore[arg-type]
-        self._stream.write(self._buffer.getvalue())
-        self._buffer.seek(0)
-        self._buffer.truncate()
-
-
-def _raw_cell(name: str, value: object) -> str:
-    if value is None:
-        return ""
-    if name in _JSON_COLUMNS:
-        return json_text(value)
-    return str(value)
-
-
-def _safe_cell(name: str, value: object) -> str:
-    text = _raw_cell(name, value)
-    return csv_cell(text) if name in _SITE_TEXT_COLUMNS else text
-
-
-WRITERS: Final[dict[str, type[JsonlWriter] | type[CsvWriter] | type[TxtWriter]]] = {
-    "jsonl": JsonlWriter,
-    "csv": CsvWriter,
-    "txt": TxtWriter,
-}
-
-
-def make_writer(fmt: str, stream: IO[str], *, csv_raw: bool = False) -> RecordWriter:
-    """The writer for ``--format`` (jsonl, csv or txt) on ``stream``; ``csv_raw``: CSV
-    cells as the site wrote them (``--csv-raw``), formulas included."""
-    if fmt == "csv":
-        return CsvWriter(stream, raw=csv_raw)
-    return WRITERS[fmt](stream)
+    def kept(self, batch: Sequence[UrlRecord]) -> list[UrlRecord]:
+        """The records of ``batch`` that go to the output, in order."""
+        if not self.active:
+            return list(batch)
+        return [record for record in batch if self.keep(record)]
 
 
 class AtomicFile:

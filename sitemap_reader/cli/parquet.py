@@ -10,6 +10,7 @@ as in the CSV output).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import IO, Any, Final
 
 from sitemap_reader.cli.output import RecordWriter, make_writer
@@ -72,14 +73,21 @@ class ParquetWriter:
 
     def write(self, record: UrlRecord) -> None:
         """Add one record (written with its row group)."""
-        self._rows.append(record)
-        if len(self._rows) >= ROW_GROUP:
-            self._flush()
+        self.write_batch([record])
 
-    def _flush(self) -> None:
+    def write_batch(self, batch: Sequence[UrlRecord]) -> None:
+        """Add records; each full row group is written."""
+        self._rows.extend(batch)
+        while len(self._rows) >= ROW_GROUP:
+            self._flush(ROW_GROUP)
+
+    def _flush(self, count: int | None = None) -> None:
         if not self._rows:
             return
-        rows, self._rows = self._rows, []
+        if count is None:
+            rows, self._rows = self._rows, []
+        else:
+            rows, self._rows = self._rows[:count], self._rows[count:]
         columns: dict[str, list[Any]] = {
             "url": [r.url for r in rows],
             "lastmod": [r.lastmod for r in rows],
@@ -93,7 +101,10 @@ class ParquetWriter:
             "mobile": [r.mobile for r in rows],
         }
         for name in _JSON_FIELDS:
-            columns[name] = [_json(r, name) for r in rows]
+            # Nearly every record has none: to_dict only for those that do.
+            values = [getattr(r, name) for r in rows]
+            pairs = zip(rows, values, strict=True)
+            columns[name] = [_json(r, name) if v else None for r, v in pairs]
         table = self._pa.Table.from_pydict(columns, schema=self.schema)
         self._writer.write_table(table)
 

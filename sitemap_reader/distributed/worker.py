@@ -65,11 +65,14 @@ from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.safe_text import printable
 from sitemap_reader.store import url_key
+from sitemap_reader.writers import JsonlWriter, RecordWriter
 
 log = logging.getLogger("sitemap_reader.distributed")
 
 #: Records per ``PUBLISH`` call to the records stream.
 PUBLISH_CHUNK = 500
+#: Records a writer gets at a time (it encodes a batch in one go).
+WRITE_BATCH = 1024
 #: The name of an attempt's file: ``.NAME.ENTRYID.ATTEMPT.tmp``.
 ATTEMPT_FILE = re.compile(r"\.(?P<name>.+)\.(?P<id>\d+-\d+)\.(?P<attempt>\d+)\.tmp")
 #: What ends a worker rather than one target.
@@ -120,23 +123,6 @@ class TargetRunner(Protocol):
 
 
 # --------------------------------------------------------------------------- output
-
-
-class RecordWriter(Protocol):
-    """Writes one record as whole lines."""
-
-    def write(self, record: UrlRecord) -> None: ...
-
-
-class JsonlWriter:
-    """The default output: one JSON object a line (``UrlRecord.to_dict``)."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def write(self, record: UrlRecord) -> None:
-        """Write the record as one JSON line."""
-        self._stream.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,6 +434,7 @@ class Worker:
         written = 0
         pairs: list[tuple[str, str]] = []
         writer = out.writer(sink.stream)
+        held: list[UrlRecord] = []  # written a batch at a time (the writers encode batches)
         records = self.discovery(lease.target, options, stats, ranked=out.ranked, top=out.top)
         async with contextlib.aclosing(records):
             async for record in records:
@@ -455,7 +442,10 @@ class Worker:
                     raise LeaseLost(lease.target)
                 if out.keep is not None and not out.keep(record):
                     continue
-                writer.write(record)
+                held.append(record)
+                if len(held) >= WRITE_BATCH:
+                    writer.write_batch(held)
+                    held.clear()
                 written += 1
                 if self.records_stream:
                     pairs.append((_key(record), json.dumps(record.to_dict())))
@@ -463,6 +453,7 @@ class Worker:
                         await self._publish(lease, pairs)
                 if out.max_urls is not None and written >= out.max_urls:
                     break
+        writer.write_batch(held)
         await self._publish(lease, pairs)
         if lease.lost:
             raise LeaseLost(lease.target)
