@@ -38,9 +38,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import itertools
 import json
+import os
+import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Unpack
 
 try:
@@ -65,9 +70,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMA",
+    "ChunkReport",
     "canonical_target",
     "discover_batches",
     "engine_arguments",
+    "run_in_chunks",
 ]
 
 #: Targets run at once in one call: sitemap reading waits on the network, so one loop
@@ -417,7 +424,7 @@ def discover_batches(
     batch_rows: int = BATCH_ROWS,
     options: Options | None = None,
     **flat: Unpack[ReaderKeywords],
-) -> Iterator[pa.RecordBatch]:
+) -> Generator[pa.RecordBatch, None, None]:
     """Discover every target, ``parallel`` at once, as record batches of :data:`SCHEMA`.
 
     Runs an event loop of its own in the calling thread (call it from synchronous code:
@@ -445,7 +452,7 @@ def discover_batches(
     return _batches(BatchRun(targets, resolved, parallel, batch_rows))
 
 
-def _batches(run: BatchRun) -> Iterator[pa.RecordBatch]:
+def _batches(run: BatchRun) -> Generator[pa.RecordBatch, None, None]:
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(run.start())
@@ -479,3 +486,84 @@ def engine_arguments(door: str, flat: dict[str, Any]) -> dict[str, Any]:
         if name in own:
             own[name] = _count(name, own[name])
     return {**own, "options": options}
+
+
+# --------------------------------------------------------------------------- giant runs
+
+#: Targets per chunk of :func:`run_in_chunks`: a chunk is one engine job, long enough to
+#: amortize the job's start (seconds), short enough that a crash costs little (100,000
+#: targets at a few seconds each over a cluster's tasks is minutes to an hour).
+CHUNK_TARGETS: Final = 100_000
+
+
+@dataclass(slots=True)
+class ChunkReport:
+    """What :func:`run_in_chunks` did: the chunks it ran and those it found done."""
+
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _digest(chunk: Sequence[str]) -> str:
+    hashed = hashlib.blake2b(digest_size=16)
+    for target in chunk:
+        hashed.update(target.encode("utf-8", "surrogatepass") + b"\n")
+    return hashed.hexdigest()
+
+
+def run_in_chunks(
+    targets: Iterable[str],
+    run: Callable[[str, list[str]], None],
+    *,
+    markers: str | os.PathLike[str],
+    chunk_targets: int = CHUNK_TARGETS,
+) -> ChunkReport:
+    """Run a giant list of targets as chunks, each one to its end at most once per
+    success: ``run(name, targets)`` is called for each chunk of ``chunk_targets`` targets
+    (in the list's order; ``name`` is ``chunk-000000``, ``chunk-000001``, ...) that has no
+    done marker yet, and when it returns, ``markers/NAME.done`` is written (atomically,
+    by the driver). Run it again after a crash: finished chunks are skipped, the rest run.
+    A marker whose chunk no longer holds the same targets (the list changed) is a
+    UsageError rather than a silent skip.
+
+    ``run`` starts one engine job and writes its output where the name says, replacing
+    what an unfinished earlier try left (Spark: ``.write.mode("overwrite")``; Ray: a
+    fresh folder per try). Give the list deduplicated by :func:`canonical_target` (each
+    job drops repeats only within itself).
+
+    >>> def run(name, chunk):                                          # doctest: +SKIP
+    ...     df = spark.createDataFrame([(t,) for t in chunk], "target string")
+    ...     discover(df).write.mode("overwrite").parquet(f"s3a://b/out/{name}")
+    >>> run_in_chunks(open("domains.txt").read().split(), run, markers="done/")  # doctest: +SKIP
+    """
+    size = _count("chunk_targets", chunk_targets)
+    folder = os.fspath(markers)
+    os.makedirs(folder, exist_ok=True)
+    report = ChunkReport()
+    it = iter(targets)
+    for index in itertools.count():
+        chunk = list(itertools.islice(it, size))
+        if not chunk:
+            return report
+        name = f"chunk-{index:06d}"
+        marker = os.path.join(folder, name + ".done")
+        digest = _digest(chunk)
+        if os.path.exists(marker):
+            with open(marker, encoding="utf-8") as done:
+                if json.load(done).get("digest") != digest:
+                    raise UsageError(f"{marker} is of another list: its chunk {name} changed")
+            report.skipped.append(name)
+            continue
+        run(name, chunk)
+        _write_marker(marker, {"digest": digest, "targets": len(chunk), "done": time.time()})
+        report.ran.append(name)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _write_marker(path: str, content: dict[str, Any]) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as out:
+        json.dump(content, out)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
