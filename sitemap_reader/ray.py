@@ -78,7 +78,7 @@ def discover(
     every reader option (``max_urls``, ``allow_private``, ``since``, ... or
     ``options=Options(...)``); a bad one is a UsageError here, on the driver.
     ``partitions`` sets how many blocks (so tasks) the distinct targets are spread over
-    (default: as many as the group-by made).
+    (the group-by's partitions; default: Ray Data's hash-shuffle default).
 
     A target that fails is a ``failed`` summary row, never a failed job. For
     exactly-once files, write the result directly (``.write_parquet(path)``): see the
@@ -86,9 +86,7 @@ def discover(
     """
     arguments = engine_arguments("sitemap_reader.ray.discover", options)
     keyed = ds.map_batches(functools.partial(_canonical, column=target_col), batch_format="pyarrow")
-    distinct = keyed.groupby(_KEY).count().select_columns([_KEY])
-    if partitions is not None:
-        distinct = distinct.repartition(partitions)
+    distinct = keyed.groupby(_KEY, num_partitions=partitions).count().select_columns([_KEY])
     return distinct.map_batches(
         functools.partial(_discover, **arguments), batch_format="pyarrow", batch_size=None
     )

@@ -33,6 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning"
     )
+    # Ray Data 2.60's DataContext sets its own deprecated fields when it is made.
+    config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:ray.data.context")
     if ENABLED and GUARD_LOG:
         Path(GUARD_LOG).parent.mkdir(parents=True, exist_ok=True)
         Path(GUARD_LOG).write_text("")
@@ -55,7 +57,8 @@ def _no_packet_left() -> Iterator[None]:
 
 
 def _engine_env() -> None:
-    """The environment the engines inherit: loopback only, our Python, no telemetry."""
+    """The environment the engines inherit: loopback only, our Python, no telemetry (set
+    before the test modules import Ray, which reads some of it at import)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
@@ -65,10 +68,13 @@ def _engine_env() -> None:
     os.environ["RAY_DISABLE_DOCKER_CPU_WARNING"] = "1"
 
 
+if ENABLED:
+    _engine_env()
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """A local Spark: 2 threads, 3 attempts per task, every socket on 127.0.0.1, no UI."""
-    _engine_env()
     from pyspark.sql import SparkSession
 
     session = (
@@ -87,19 +93,36 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+#: A cluster config naming its provider: Ray's API-server process (started even with the
+#: dashboard off, for its usage-stats module) reads ``~/ray_bootstrap_config.yaml`` for
+#: the cloud provider, and only when there is none probes the cloud metadata addresses
+#: (169.254.169.254, metadata.google.internal), whether usage stats are on or off.
+RAY_BOOTSTRAP = "provider:\n  type: local\n"
+
+
 @pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[Any]:
-    """A local Ray: 2 CPUs, no dashboard, no usage stats, its node on 127.0.0.1."""
-    _engine_env()
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A local Ray: 2 CPUs, no dashboard, no usage stats, every socket on 127.0.0.1
+    (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``), no probe of the cloud metadata address."""
     import ray
 
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        configure_logging=False,
-        log_to_driver=False,
-    )
+    home = tmp_path_factory.mktemp("ray-home")
+    (home / "ray_bootstrap_config.yaml").write_text(RAY_BOOTSTRAP)
+    user_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)  # Ray's processes start with it; ours gets its own back
+    try:
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            configure_logging=False,
+            log_to_driver=False,
+        )
+    finally:
+        if user_home is None:
+            del os.environ["HOME"]
+        else:
+            os.environ["HOME"] = user_home
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
