@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from sitemap_reader import ray as engine
 from sitemap_reader.batch import SCHEMA
+from tests.engines.conftest import guard_loaded
 from tests.engines.farm import Farm
 from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
 from tests.test_batch import check_contract
@@ -40,12 +41,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
 def test_every_worker_runs_under_the_guard(ray_cluster: Any) -> None:
     """The network guard is loaded in Ray's worker processes too."""
 
-    @ray_cluster.remote
-    def probe() -> bool:
-        from tests.engines.conftest import guard_loaded
-
-        return guard_loaded()
-
+    probe = ray_cluster.remote(guard_loaded)
     assert ray_cluster.get([probe.remote() for _ in range(4)]) == [True] * 4
 
 
@@ -110,7 +106,7 @@ def test_the_contract(ray_cluster: Any, tmp_path: Path) -> None:
 def test_an_ok_target_streams_with_a_null_error(ray_cluster: Any) -> None:
     """Read as a stream (iter_batches): a whole site is ok, its error null."""
     with Farm([("plain", 1, 60)]) as farm:
-        dataset = engine.discover(
+        dataset: Any = engine.discover(
             _dataset(ray_cluster, [farm.sites[0].target]), "url", partitions=1,
             allow_private=True, batch_rows=7,
         )  # fmt: skip
@@ -122,7 +118,7 @@ def test_peak_rss_of_a_200k_url_target(ray_cluster: Any) -> None:
     """A 200k-URL site streamed through one Ray task: the workers' peak RSS stays bounded."""
     with Farm([("ok", 4, 50_000)]) as farm:
         started = time.monotonic()
-        dataset = engine.discover(
+        dataset: Any = engine.discover(
             _dataset(ray_cluster, [farm.sites[0].target]), "url", partitions=1,
             allow_private=True,
         )  # fmt: skip
