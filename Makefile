@@ -68,4 +68,4 @@ test-engines: $(STAMP_ENGINES)
 	command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jre-headless)
 	SITEMAP_READER_ENGINES=1 PYTHONPATH=$(CURDIR)/tests/engines/netguard \
 		SITEMAP_READER_NETGUARD_LOG=$(CURDIR)/build/netguard.log \
-		$(BIN)/python -m pytest -q -p no:xdist -p no:cacheprovider tests/engines
+		$(BIN)/python -m pytest -q -p no:xdist -p no:cacheprovider tests/engines tests/test_layers.py
