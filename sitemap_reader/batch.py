@@ -24,9 +24,9 @@ is held at any time is bounded by ``batch_rows`` plus, per running target, the r
 channel and one queued list (at most 2,048 records each), never by a target's size.
 
 A target's summary comes after all its URL rows. Its status is ``ok`` when every sitemap
-was read whole, ``partial`` when URLs came but a sitemap failed, a budget stopped the run
-(``max_urls``, ``deadline``, ...), or the run broke after its first URLs, and ``failed``
-when no URL came and the run ended with an error (unreachable, refused, nothing found).
+was read whole; otherwise (a sitemap failed, a budget such as ``max_urls`` or ``deadline``
+stopped the run, the run raised: unreachable, refused, nothing found) it is ``partial``
+when URLs came and ``failed`` when none did.
 ``urls`` counts the URL rows of the target; ``error`` says why a target is not ``ok``.
 
 Targets are data, as on the distributed queue: a loopback or private address is refused
@@ -244,23 +244,27 @@ def _describe(exc: BaseException) -> str:
 
 
 def _verdict(run: Run | None, urls: int, error: str | None) -> tuple[str, str | None]:
-    """(status, error) of a target from its run and what came of it."""
-    if error is not None:
-        return ("partial" if urls else "failed"), error
-    assert run is not None
+    """(status, error) of a target from its run and what came of it: ok, or partial when
+    some URLs came, failed when none did."""
+    if error is None:
+        assert run is not None
+        error = _shortfall(run)
+        if error is None:
+            return "ok", None
+    return ("partial" if urls else "failed"), error[:ERROR_CHARS]
+
+
+def _shortfall(run: Run) -> str | None:
+    """Why a finished run did not read its whole site (None: it did)."""
     if run.stats.stopped:  # the sitemaps the stop cut short are not failures of the site
-        return "partial", f"stopped: {run.stats.stopped}"[:ERROR_CHARS]
-    reasons = []
+        return f"stopped: {run.stats.stopped}"
     failures = run.failures()
-    if failures:
-        shown = "; ".join(f"{n.url}: {n.reason}" for n in failures[:FAILURES_SHOWN])
-        more = len(failures) - FAILURES_SHOWN
-        reasons.append(
-            f"{len(failures)} sitemap(s) failed: {shown}" + (f"; {more} more" if more > 0 else "")
-        )
-    if not reasons:
-        return "ok", None
-    return "partial", "; ".join(reasons)[:ERROR_CHARS]
+    if not failures:
+        return None
+    shown = "; ".join(f"{node.url}: {node.reason}" for node in failures[:FAILURES_SHOWN])
+    more = len(failures) - FAILURES_SHOWN
+    tail = f"; {more} more" if more > 0 else ""
+    return f"{len(failures)} sitemap(s) failed: {shown}{tail}"
 
 
 def _stats(run: Run | None) -> str | None:

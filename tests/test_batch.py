@@ -131,6 +131,14 @@ def test_failures_are_rows_never_exceptions(farm: Farm) -> None:
     assert down_row["status"] == "failed" and "connect" in down_row["error"]
 
 
+def test_a_site_whose_only_sitemap_breaks_failed() -> None:
+    """No URL and a broken sitemap: failed, with the sitemap's reason."""
+    with Farm([("badgz", 1, 40)]) as farm:
+        rows = rows_of(discover_batches([farm.sites[0].target], allow_private=True))
+    check_contract(rows, farm.sites)
+    assert ".xml.gz" in rows[0]["error"]
+
+
 def test_max_urls_caps_each_target(farm: Farm) -> None:
     """max_urls=N: at most N URL rows per target, each counted in its partial summary."""
     sites = [s for s in farm.sites if s.kind == "ok"]
