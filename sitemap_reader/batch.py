@@ -466,6 +466,7 @@ def _batches(run: BatchRun) -> Generator[pa.RecordBatch, None, None]:
         try:
             loop.run_until_complete(run.close())
             loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())  # the DNS threads
         finally:
             loop.close()
 
