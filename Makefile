@@ -50,3 +50,24 @@ check-report: $(STAMP_TEST)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+
+# --- The engines (issue 31): real PySpark (local[2,3]) and Ray on this machine, offline. ---
+# Not part of `make test` (a JVM and a Ray cluster take minutes); .ci/run runs both. Installs
+# the spark and ray extras into .venv, and Debian's openjdk-17-jre-headless when no Java 17
+# or newer is on PATH (as root). Every Python process the tests start loads
+# tests/engines/netguard (its sitecustomize refuses any connection or name lookup off
+# loopback); the tests never skip here.
+STAMP_ENGINES := $(VENV)/.installed-engines
+
+.PHONY: test-engines
+
+$(STAMP_ENGINES): pyproject.toml $(STAMP_TEST)
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,ray]'
+	touch $@
+
+test-engines: $(STAMP_ENGINES)
+	java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || \
+		(apt-get update && apt-get install -y openjdk-17-jre-headless)
+	SITEMAP_READER_ENGINES=1 PYTHONPATH=$(CURDIR)/tests/engines/netguard \
+		SITEMAP_READER_NETGUARD_LOG=$(CURDIR)/build/netguard.log \
+		$(BIN)/python -m pytest -q -p no:xdist -p no:cacheprovider tests/engines tests/test_layers.py
