@@ -59,7 +59,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "'sitemap-reader[ray]' or 'sitemap-reader[parquet]'"
     ) from exc
 
-from sitemap_reader.discovery.targets import classify
+from sitemap_reader.discovery.targets import canonical_spelling, classify
 from sitemap_reader.errors import SitemapReaderError, UsageError
 from sitemap_reader.guard import private_allowed
 from sitemap_reader.options import Options
@@ -145,12 +145,8 @@ def canonical_target(text: str | None) -> str:
     """
     if text is None:
         return ""
-    # The rule lives with the queue; the import is here so that importing this module
-    # loads nothing of the distributed driver (see tests/test_layers.py).
-    from sitemap_reader.distributed.config import queue_target
-
     try:
-        return queue_target(text)
+        return canonical_spelling(text)
     except UsageError:
         return text.strip()
 

@@ -108,6 +108,7 @@ def test_targets_deduplicated_by_their_canonical_spelling(farm: Farm) -> None:
 def test_canonical_spelling_is_the_queue_rule() -> None:
     """Domains lose scheme, default port and slash; others keep what the reader needs."""
     assert canonical_target("Example.COM") == "example.com"
+    assert canonical_target("example.com.") == "example.com"  # the root's dot: one site
     assert canonical_target("https://example.com:443/") == "example.com"
     assert canonical_target("http://Example.com:8080") == "http://example.com:8080/"
     assert canonical_target(None) == ""

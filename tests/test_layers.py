@@ -234,11 +234,6 @@ def test_the_engine_core_loads_no_driver_library() -> None:
     assert _loaded_after("import sitemap_reader.batch", _others()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the canonical spelling (queue_target) lives in sitemap_reader.distributed, "
-    "whose package imports redis; it belongs in discovery/targets.py (issue 31's report)",
-)
 def test_spelling_a_target_loads_no_queue_library() -> None:
     """Spelling a target the canonical way loads neither redis nor the distributed driver."""
     imports = "import sitemap_reader.batch as b\nb.canonical_target('example.com')"
