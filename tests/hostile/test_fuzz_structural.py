@@ -26,6 +26,7 @@ import time
 import tracemalloc
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +110,7 @@ def _bomb(head: bytes, filler: bytes, member: int, layers: int) -> Iterable[byte
     return stream
 
 
+@pytest.mark.slow
 @fuzz_settings(30, 1_000)
 @given(
     head=st.sampled_from(HEADS),

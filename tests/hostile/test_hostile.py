@@ -12,6 +12,8 @@ flag lowers them (``--timeout 2`` where the case is about time).
 
 from __future__ import annotations
 
+import pytest
+
 from tests.crawl.crawl_kit import start
 from tests.hostile import hostile_site as hs
 from tests.hostile.cli_kit import Case, run_case
@@ -256,6 +258,7 @@ async def test_100_kb_urls(hostile: HostileSite) -> None:
     _summary_has(case, url, "text-too-long x2")
 
 
+@pytest.mark.slow
 async def test_million_urls_in_one_file(hostile: HostileSite) -> None:
     """1,000,000 URLs (about 60 MB) in one file: all streamed out in flat memory."""
     target = hs.add_million(hostile)

@@ -200,6 +200,7 @@ _fast_candidates = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(_fast_candidates)
 def test_fast_path_agrees_with_yarl(url: str) -> None:
@@ -230,6 +231,7 @@ _urlish = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(_urlish, st.sampled_from([None, BASE, "https://Example.com:8443/a/b/c?d#e", "junk"]))
 def test_idempotent_on_urlish(raw: str, base: str | None) -> None:
@@ -450,6 +452,7 @@ _bases = st.sampled_from([None, BASE, "https://Example.com:8443/a/b/c?d#e", "jun
 _DIFFERENTIAL = 10 if os.environ.get("SITEMAP_READER_FUZZ") == "long" else 1
 
 
+@pytest.mark.slow
 @settings(max_examples=2000 * _DIFFERENTIAL, deadline=None)
 @given(_any_url, _bases, st.booleans(), st.sampled_from([8192, 8192, 30, 45]))
 def test_normalize_url_equals_yarl_path(
@@ -460,6 +463,7 @@ def test_normalize_url_equals_yarl_path(
     assert normalize_url(raw, base, strict=strict, max_length=max_length) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=1000 * _DIFFERENTIAL, deadline=None)
 @given(_urlish, _bases)
 def test_normalize_url_equals_yarl_path_on_urlish(raw: str, base: str | None) -> None:
