@@ -667,6 +667,6 @@ def test_long_idn_labels_cost_no_idna_encoding() -> None:
     """200 hosts with 4,000-character non-ASCII labels: refused in well under 2 s (they
     took about 0.2 s each when IDNA-encoded before the label rule)."""
     urls = [f"https://{chr(0x4E00 + i) * 4000}.example/{i}" for i in range(200)]
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a busy machine does not stretch it
     assert [normalize_url(u) for u in urls] == [None] * 200
-    assert time.perf_counter() - started < 2.0
+    assert time.thread_time() - started < 2.0
