@@ -27,7 +27,10 @@ lint: $(STAMP_TEST)
 # Test workers: more than the cores, as most tests wait on child processes and sockets
 # (on 2 cores, 4 workers finished first of 2 to 6: see #29). TEST_WORKERS=0 runs in-process.
 TEST_WORKERS ?= 4
-PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+# Bytecode for our own modules first: with PYTHONDONTWRITEBYTECODE set, every child process
+# (hundreds of CLI runs) would otherwise compile sitemap_reader again (~0.08 s each).
+PYTEST := $(BIN)/python -m compileall -q -j0 sitemap_reader tests && \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # The linters run beside the tests (mypy works one core for about 15 s on a fresh
 # clone, while the tests wait on their children); their report follows the tests'.
