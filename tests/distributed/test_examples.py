@@ -21,6 +21,7 @@ from pathlib import Path
 
 import redis
 
+from tests.conftest_cli import SITEMAP_READER
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import DEADLINE, ROOT
 from tests.distributed.redis_kit import RedisServer
@@ -47,8 +48,9 @@ def _drained(line: str) -> str:
 
 
 def _bash(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # The command is the zygote's shim (tests/cli_zygote.py), the venv's scripts next.
+    folders = [os.path.dirname(SITEMAP_READER), str(Path(sys.executable).parent)]
+    env = {**os.environ, "PATH": os.pathsep.join([*folders, os.environ.get("PATH", "")])}
     return subprocess.run(
         ["bash", "-eo", "pipefail", "-c", script],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=DEADLINE,
