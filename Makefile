@@ -25,8 +25,9 @@ LINT := $(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 lint: $(STAMP_TEST)
 	$(LINT)
 
-# Test workers: more than the cores, as most tests wait on child processes and sockets
-# (on 2 cores, 4 workers finished first of 2 to 6: see #29). TEST_WORKERS=0 runs in-process.
+# Test workers: more than the cores, as many tests wait on child processes, sockets and
+# timers (on 2 quiet cores -n 2 left the machine ~63 % idle, and -n 4 took 271 s against
+# 343-503 s: #29). TEST_WORKERS=2 make test compares; TEST_WORKERS=0 runs in-process.
 TEST_WORKERS ?= 4
 # Bytecode for our own modules first: with PYTHONDONTWRITEBYTECODE set, every child process
 # (hundreds of CLI runs) would otherwise compile sitemap_reader again (~0.08 s each).
