@@ -1,4 +1,4 @@
-"""Suite-wide options and the CLI zygote.
+"""Suite-wide options, the Hypothesis profile and the CLI zygote.
 
 Each pytest process starts one CLI zygote (:mod:`tests.cli_zygote`) for the session: the
 ``sitemap-reader`` runs of the tests are forks of it, each a process of its own that does
@@ -24,8 +24,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.cli_zygote import SOCKET_VAR
+
+# Hypothesis on the clock: no per-example deadline and no "too slow" health check, both
+# wall-time limits that a machine busy with other work trips (a property fails on its
+# examples, never on how long they took). A test's own @settings keeps its other fields.
+settings.register_profile(
+    "suite", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("suite")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
