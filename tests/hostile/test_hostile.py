@@ -16,7 +16,7 @@ import pytest
 
 from tests.crawl.crawl_kit import start
 from tests.hostile import hostile_site as hs
-from tests.hostile.cli_kit import Case, run_case
+from tests.hostile.cli_kit import HANG, Case, run_case
 from tests.hostile.hostile_site import HostileSite, SilentServer
 
 #: Peak RSS bound for a run (the CLI alone is about 40 MiB).
@@ -266,7 +266,7 @@ async def test_100_kb_urls(hostile: HostileSite) -> None:
 async def test_million_urls_in_one_file(hostile: HostileSite) -> None:
     """1,000,000 URLs (about 60 MB) in one file: all streamed out in flat memory."""
     target = hs.add_million(hostile)
-    case = await run_case(target, "--scope", "any", limit=60, dump_flags=["--format", "txt"])
+    case = await run_case(target, "--scope", "any", limit=3 * HANG, dump_flags=["--format", "txt"])
     urls = case.check(
         seconds=30.0,
         mib=150,
