@@ -43,9 +43,12 @@ test: $(STAMP_TEST)
 	echo "--- lint (run beside the tests): exit $$linted"; cat $(VENV)/lint.log; \
 	test $$tests -eq 0 && test $$linted -eq 0
 
-# The long fault-injection and property runs (marked slow) that make test leaves out.
+# The long fault-injection and property runs (marked slow) that make test leaves out, then
+# the CLI tests once more with the console script itself started for every run (make test
+# forks the CLI from a zygote per worker: tests/cli_zygote.py).
 test-slow: $(STAMP_TEST)
 	$(PYTEST) -m slow
+	$(PYTEST) -m "not slow" --real-cli tests/test_cli.py
 
 demo: $(STAMP_BASE)
 	$(BIN)/sitemap-reader demo
