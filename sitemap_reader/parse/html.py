@@ -31,7 +31,10 @@ or path (:func:`names_sitemap`), as refs, and teaches ``navigation``.
 Bounds (:class:`~sitemap_reader.limits.Limits`): ``max_html_bytes`` decoded input,
 ``max_html_links`` links, ``max_html_token`` bytes html.parser may hold unfinished (it
 rescans them at every feed). A bound that is hit ends the page with a fatal problem;
-what came before is kept.
+what came before is kept. What no link can be in is not held: the text of a long inline
+script or style and the middle of a long comment are dropped as they come, so a browser's
+reading and ours agree past them. A declared charset that does not read ASCII markup as
+itself (UTF-16 on ASCII bytes, ``idna``) is a lie; such a page is read as UTF-8.
 """
 
 from __future__ import annotations
@@ -97,6 +100,14 @@ _META_CHARSET: Final = re.compile(
     rb"<meta[^>]{0,200}?charset\s*=\s*[\"']?([A-Za-z0-9_\-:.]{1,40})", re.I
 )
 _CT_CHARSET: Final = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_\-:.]{1,40})", re.I)
+#: Unread text of an unfinished script, style or comment is dropped once html.parser holds
+#: more than this, all but its last characters (a closing tag split between two feeds).
+_SHED_FROM: Final = 4096
+_SHED_TAIL: Final = 1024
+#: Markup every charset a page may truly be in reads as itself: a declared charset that
+#: reads it otherwise (UTF-16 or UTF-32 on ASCII bytes, ``idna``, ``punycode``, UTF-7) is
+#: a lie, and the page is read as UTF-8, as browsers do with such a ``<meta>``.
+_ASCII_PROBE: Final = b'<a href="/a+b-c_d.e?f=1&amp;g#h">x</a>\n'
 
 #: The format an HTML page reports (the tree's ``format``).
 HTML_FORMAT: Final = "html"
@@ -116,6 +127,20 @@ def names_sitemap(text: str) -> bool:
     return any(word in folded for word in SITEMAP_WORDS)
 
 
+def _segment_start(boundary: str, inner: str) -> re.Pattern[str]:
+    """A site-map word at the start of a segment: after the text's start or a segment
+    ``boundary`` and any separators :func:`_words` folds; the spaces of a word match the
+    separators one segment may hold (``inner``)."""
+    words = "|".join(inner.join(map(re.escape, word.split())) for word in SITEMAP_WORDS)
+    return re.compile(rf"(?:^|{boundary})[\s\-_./]*(?:{words})")
+
+
+# One search a path (or query) instead of folding each segment once per word: a link of
+# 2,000 segments cost 42,000 folds, and a page of such links ten seconds.
+_PATH_WORD: Final = _segment_start("/", r"[\s\-_.]+")
+_QUERY_WORD: Final = _segment_start("&", r"[\s\-_./]+")
+
+
 def names_sitemap_path(url: str) -> bool:
     """True when a segment of the URL's path (or its query) starts with a site-map word,
     and the path is not a file of another kind (``/sitemap.xml``).
@@ -127,8 +152,23 @@ def names_sitemap_path(url: str) -> bool:
     path = unquote(parts.path).lower()
     if path.endswith(_NOT_PAGES):
         return False
-    segments = [*path.split("/"), *unquote(parts.query).lower().split("&")]
-    return any(_words(s).startswith(f" {word}") for s in segments if s for word in SITEMAP_WORDS)
+    return bool(_PATH_WORD.search(path) or _QUERY_WORD.search(unquote(parts.query).lower()))
+
+
+def _reads_markup(name: str) -> str:
+    """The codec named ``name`` when it is a text encoding whose incremental decoder
+    (replacing bad bytes, as the page is read) reads ASCII markup as itself
+    (:data:`_ASCII_PROBE`), else ``utf-8``. ``idna`` fails here: it replaces nothing."""
+    try:
+        info = codecs.lookup(name)
+        decoder = codecs.getincrementaldecoder(info.name)(errors="replace")
+        if getattr(info, "_is_text_encoding", True) and (
+            decoder.decode(_ASCII_PROBE, final=True) == _ASCII_PROBE.decode("ascii")
+        ):
+            return info.name
+    except (LookupError, UnicodeError, ValueError, TypeError):
+        pass
+    return "utf-8"
 
 
 def html_sitemap_urls(home: str) -> list[str]:
@@ -156,6 +196,20 @@ class _Tags(HTMLParser):
     def handle_data(self, data: str) -> None:
         self._owner.text(data)
 
+    def shed(self) -> None:
+        """Drop what html.parser holds unread that no link can be in: the text of an
+        unfinished ``<script>`` or ``<style>`` and the middle of an unfinished comment
+        (their tails stay, where the closing tag may be arriving). A browser reads past
+        both; held, a 300 KB inline script tripped ``max_html_token`` and cost every link
+        after it, and each feed searched it again for its end."""
+        raw = self.rawdata
+        if len(raw) <= _SHED_FROM:
+            return
+        if self.cdata_elem is not None:
+            self.rawdata = raw[-_SHED_TAIL:]
+        elif raw.startswith("<!--"):
+            self.rawdata = "<!--" + raw[-_SHED_TAIL:]
+
 
 class _Link:
     """A link being read (its text is gathered until it closes)."""
@@ -172,7 +226,8 @@ class HtmlLinks:
     >>> from sitemap_reader.records import UrlRecord
     >>> def build(url, *rest): return UrlRecord(url, sitemap=rest[3])
     >>> page = HtmlLinks("https://e.com/plan-du-site", None, limits=Limits(), build=build)
-    >>> [i.url for i in page.feed(b'<nav><a href="/contact">C</a></nav><a href="/a#x">A</a>')]
+    >>> items = page.feed(b'<nav><a href="/contact">C</a></nav><a href="/a#x">A</a>')
+    >>> [i.url for i in items + page.close()]
     ['https://e.com/a']
     """
 
@@ -280,15 +335,12 @@ class HtmlLinks:
         if name is None:
             meta = _META_CHARSET.search(head[: sniff.SNIFF_BYTES])
             name = meta.group(1).decode("ascii") if meta else None
-        try:
-            info = codecs.lookup(name or "utf-8")
-        except LookupError:
-            return "utf-8"
-        return info.name if getattr(info, "_is_text_encoding", True) else "utf-8"
+        return _reads_markup(name) if name else "utf-8"
 
     def _read(self, text: str) -> None:
         tags = self._tags
         tags.feed(text)
+        tags.shed()
         if len(tags.rawdata) > self.limits.max_html_token and not self.done:
             cap = self.limits.max_html_token
             self._fatal("limit-html-token", f"one unfinished tag or comment over {cap:,} bytes")

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import time
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sitemap_reader.limits import Limits
-from sitemap_reader.parse.html import HtmlLinks, names_sitemap, names_sitemap_path
+from sitemap_reader.parse.html import SITEMAP_WORDS, HtmlLinks, names_sitemap, names_sitemap_path
 from sitemap_reader.parse.parser import Item
 from sitemap_reader.records import SitemapRef, UrlRecord, url_record_builder
 
@@ -158,3 +166,136 @@ def test_names_sitemap_word_list() -> None:
     assert names_sitemap_path("https://e.com/sitemap?page=2")
     assert not names_sitemap_path("https://e.com/blog/how-to-write-a-sitemap")
     assert not names_sitemap_path("https://e.com/sitemap.xml")
+
+
+# --- What browsers read past (issue 33: HTML that browsers read and we do not) -----------
+
+LINKS_50 = b"".join(b"<li><a href='/page/%d'>Page %d</a>" % (i, i) for i in range(50))
+EXPECTED_50 = [f"https://e.com/page/{i}" for i in range(50)]
+
+
+@pytest.mark.parametrize(
+    "hold",
+    [
+        b"<script>" + b"var a = '<a href=/no>';" * 15_000 + b"</script  >",
+        b"<STYLE type='text/css'>" + b".a{color:red}\n" * 22_000 + b"</style>",
+        b"<!--" + b" <a href='/commented'>old</a> -" * 10_000 + b"-->",
+    ],
+    ids=["script", "style", "comment"],
+)
+@pytest.mark.parametrize("step", [None, 4096, 1000])
+def test_long_script_style_or_comment_is_read_past(hold: bytes, step: int | None) -> None:
+    """300 KB of inline script, style or comment before the links: every link after it is
+    read (it used to trip the 64 KiB token bound: 0 of 50), none from inside it, and the
+    thread's CPU time stays small (each feed used to search the held text again)."""
+    assert len(hold) > 300_000
+    started = time.thread_time()
+    items, parser = read(b"<html><body>" + hold + LINKS_50, step=step)
+    assert time.thread_time() - started < 2.0
+    assert urls(items) == EXPECTED_50
+    assert parser.problems == [] and parser.complete
+
+
+def test_closing_tag_split_after_shedding() -> None:
+    """The end of a long script arriving in pieces (``</scr`` | ``ipt>``) still ends it."""
+    body = b"<script>" + b"x" * 20_000 + b"</scr"
+    parser = HtmlLinks(PAGE, None, limits=Limits(), build=BUILD)
+    items = parser.feed(body)
+    items += parser.feed(b"ipt><a href='/after'>a</a>")
+    items += parser.close()
+    assert urls(items) == ["https://e.com/after"]
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "UTF-16LE", "utf-32", "idna", "punycode", "utf-7"])
+@pytest.mark.parametrize("where", ["meta", "content-type"])
+def test_a_charset_that_lies_is_read_as_utf8(charset: str, where: str) -> None:
+    """A declared charset that does not read ASCII markup as itself (UTF-16 or UTF-32 on
+    ASCII bytes, ``idna``, ``punycode``, UTF-7) is a lie: the page is read as UTF-8, with
+    no error (``idna`` ended in an internal UnicodeError, ``punycode`` took 8 s for 3 MB)."""
+    meta = f"<meta charset='{charset}'>".encode() if where == "meta" else b""
+    ctype = f"text/html; charset={charset}" if where == "content-type" else None
+    body = (
+        b"<html><head>" + meta + b"</head><body>" + LINKS_50 + b"<a href='/caf%C3%A9'>\xc3\xa9</a>"
+    )
+    body += b"<p>" + b"x-y+z " * 500_000  # 3 MB of text after the links
+    parser = HtmlLinks(PAGE, ctype, limits=Limits(max_html_bytes=8 << 20), build=BUILD)
+    started = time.thread_time()
+    items: list[Item] = []
+    for start in range(0, len(body), 65536):
+        items += parser.feed(body[start : start + 65536])
+    items += parser.close()
+    assert time.thread_time() - started < 3.0
+    assert urls(items) == [*EXPECTED_50, "https://e.com/caf%C3%A9"]
+    assert parser.problems == []
+
+
+def test_a_true_charset_is_kept() -> None:
+    """Charsets that read markup as itself stay: Shift_JIS, windows-1252, GB18030."""
+    for charset, text in [("shift_jis", "記事"), ("windows-1252", "café"), ("gb18030", "文章")]:
+        body = f"<meta charset='{charset}'><a href='/{text}'>{text}</a>".encode(charset)
+        items, _ = read(body)
+        assert [unquote(u) for u in urls(items)] == [f"https://e.com/{text}"], charset
+
+
+def _names_sitemap_path_reference(url: str) -> bool:
+    """The rule as first written: each segment folded, then tested against each word."""
+    parts = urlsplit(url)
+    path = unquote(parts.path).lower()
+    if path.endswith((".xml", ".gz", ".txt", ".rss", ".atom", ".pdf", ".jpg", ".png", ".zip")):
+        return False
+    segments = [*path.split("/"), *unquote(parts.query).lower().split("&")]
+    folded = [" " + re.sub(r"[\s\-_./]+", " ", s).strip() + " " for s in segments if s]
+    return any(f.startswith(f" {word}") for f in folded for word in SITEMAP_WORDS)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "/",
+                "&",
+                "?",
+                "-",
+                "_",
+                ".",
+                " ",
+                "site",
+                "map",
+                "Sitemap",
+                "plan",
+                "du",
+                "карта",
+                "сайта",
+                "%20",
+                "%2F",
+                "%26",
+                "サイトマップ",
+                "mapa",
+                "del",
+                "sitio",
+                "\u00a0",
+                "\x85",
+                "x",
+                "=",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_names_sitemap_path_is_the_segment_rule(pieces: list[str]) -> None:
+    """One search a path gives what folding each segment and testing each word gave."""
+    url = "https://e.com/" + "".join(pieces)
+    assert names_sitemap_path(url) == _names_sitemap_path_reference(url), url
+
+
+def test_links_of_2000_segments_cost_what_short_ones_cost() -> None:
+    """2 MB of links with 2,000 path segments each: read in well under a second of CPU
+    (it took 8.5-13.5 s a page), every link kept."""
+    deep = "/".join("ab"[i % 2] for i in range(2000))  # under the 8 KiB URL bound
+    body = "".join(f"<a href='/{i}/{deep}'>x</a>" for i in range(520)).encode()
+    assert len(body) > 2_000_000
+    started = time.thread_time()
+    items, parser = read(body, step=65536, limits=Limits(max_html_bytes=4 << 20))
+    assert time.thread_time() - started < 2.0
+    assert len(urls(items)) == 520 and parser.problems == []
