@@ -299,3 +299,25 @@ async def test_local_file_name_not_utf8(tmp_path: Path, command: str) -> None:
     assert missing.err.splitlines() == [
         f"sitemap-reader {command}: error: no such file: {tmp_path}/gon\\xe9.xml"
     ]
+
+
+@pytest.mark.parametrize("argv", [["check"], ["check", "--json"]], ids=["text", "json"])
+async def test_check_prints_no_raw_control(aiohttp_server: ServerFactory, argv: list[str]) -> None:
+    """A C1 control (U+009B, a terminal's CSI) in a robots.txt Sitemap value that is no
+    URL: check, as text or JSON, shows it escaped (``check --json`` printed it raw), and
+    the JSON still decodes to the value robots.txt gave."""
+    site = Site(
+        {
+            "/robots.txt": Doc(
+                f"User-agent: *\nSitemap: {chr(0x9B)}2Jnot-a-url\n",
+                content_type="text/plain",
+            ),
+        }
+    )
+    server = await aiohttp_server(site.app())
+    base = str(server.make_url("")).rstrip("/")
+    result = await run_cli(*argv, base + "/")
+    assert result.code in (1, 2, 3), result.err
+    _assert_clean(result)
+    if argv == ["check", "--json"]:
+        assert chr(0x9B) in json.dumps(json.loads(result.out), ensure_ascii=False)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import Any
 
@@ -23,6 +22,7 @@ from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.errors import UsageError
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
 from sitemap_reader.safe_text import printable
+from sitemap_reader.writers import json_text
 
 #: ``check``'s exit codes: nothing at or above ``--fail-on`` (clean, or notices only by
 #: default); warnings (or notices with ``--fail-on notice``); errors; and "could not be
@@ -43,7 +43,7 @@ def run_check(args: argparse.Namespace) -> int:
         return found
     found.ignore(args.ignore)
     if args.json:
-        print(json.dumps(check_json(found), indent=2, ensure_ascii=False), flush=True)
+        print(json_text(check_json(found), indent=2), flush=True)
     else:
         print("\n".join(check_lines(found)), flush=True)
     return check_exit(found, args.fail_on)
