@@ -45,6 +45,7 @@ from redis.exceptions import AuthenticationError, AuthorizationError, ResponseEr
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.distributed import scripts
 from sitemap_reader.distributed.config import (
     COMMIT_TTL,
@@ -271,7 +272,9 @@ class TargetQueue:
 
     async def enqueue(self, targets: Iterable[str], *, again: bool = False) -> tuple[int, int]:
         """Queue the targets never queued before (with ``again``, also those done or
-        failed); (new, queued again)."""
+        failed), each in its canonical spelling (``Example.com.`` is ``example.com``: one
+        site is one target); (new, queued again). A file or standard input is refused
+        (:class:`~sitemap_reader.errors.UsageError`)."""
         await self.open()
         k = self.keys
         new = requeued = 0
@@ -286,7 +289,7 @@ class TargetQueue:
                 chunk.clear()
 
         for target in targets:
-            chunk.append(target)
+            chunk.append(canonical_spelling(target))
             if len(chunk) >= ENQUEUE_CHUNK:
                 await flush()
         await flush()

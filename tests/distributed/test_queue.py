@@ -44,6 +44,22 @@ def _idle_past(peek: Peek, lease: float) -> bool:
     return bool(rows) and all(r["time_since_delivered"] >= lease * 1000 for r in rows)
 
 
+async def test_one_site_is_one_target_whatever_its_spelling(
+    redis_server: RedisServer, namespace: str
+) -> None:
+    """The library's enqueue spells each target the reader's way, as the CLI does: a root's
+    trailing dot, case, a default port and a slash do not make a second target."""
+    queue = TargetQueue.from_url(redis_server.url, namespace)
+    try:
+        spellings = ["example.com", "example.com.", "EXAMPLE.com", "https://example.com:443/"]
+        assert await queue.enqueue(spellings) == (1, 0)
+        assert await queue.enqueue(["Example.COM."]) == (0, 0)
+        lease = await queue.take("w", QUICK)
+        assert lease is not None and lease.target == "example.com"
+    finally:
+        await queue.close()
+
+
 async def test_a_lapsed_lease_is_taken_over_and_the_old_owner_is_fenced_off(
     redis_server: RedisServer, namespace: str
 ) -> None:
