@@ -18,6 +18,7 @@ import json
 import os
 import socket
 import stat
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -276,3 +277,38 @@ def test_regular_file_replaced_atomically_or_left(tmp_path: Path) -> None:
     second.abort()
     assert path.read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+def test_a_new_files_mode_leaves_the_process_umask_alone(tmp_path: Path) -> None:
+    """Committing new files while another thread creates files: every file of that
+    thread gets the process umask (``_file_mode`` set the umask to 0 and back, and a
+    file created in that window got 0666), and each committed file gets the mode ``open``
+    gives a new file (umask 027: 0640)."""
+    old = os.umask(0o027)
+    stop = threading.Event()
+    modes: set[int] = set()
+
+    def create() -> None:
+        n = 0
+        while not stop.is_set():
+            path = tmp_path / f"other-{n % 8}"
+            with open(path, "w"):
+                pass
+            modes.add(stat.S_IMODE(path.stat().st_mode))
+            path.unlink()
+            n += 1
+
+    worker = threading.Thread(target=create)
+    worker.start()
+    try:
+        for n in range(300):
+            out = AtomicFile(str(tmp_path / f"out-{n}.jsonl"))
+            out.stream.write("{}\n")
+            out.commit()
+            assert stat.S_IMODE(os.stat(out.path).st_mode) == 0o640
+    finally:
+        stop.set()
+        worker.join()
+        os.umask(old)
+    assert modes == {0o640}
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no probe left

@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import re
+import secrets
 import stat
 import tempfile
 from collections.abc import Sequence
@@ -162,10 +163,21 @@ def _same_file(node: os.stat_result, real: os.stat_result | None) -> bool:
 
 
 def _file_mode(path: str) -> int:
-    """The mode the target keeps (or would get from ``open``): mkstemp makes it 0600."""
+    """The mode the target keeps (or would get from ``open``): mkstemp makes it 0600.
+
+    A new file's mode is read off a probe created beside it the way ``open`` creates
+    one (so the umask and a directory's default ACL both count), never by setting the
+    process umask and back: another thread creating a file in that window would get
+    mode 0666."""
     try:
         return os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        pass
+    directory, name = os.path.split(path)
+    probe = os.path.join(directory, f".{name}.{secrets.token_hex(8)}.mode")
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        return os.fstat(fd).st_mode & 0o7777
+    finally:
+        os.close(fd)
+        os.unlink(probe)
