@@ -247,6 +247,19 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading '",
     )
     add_record_flags(group, FORMATS, "")
+    group.add_argument(
+        "--sample",
+        type=positive_int,
+        metavar="N",
+        help="a uniform random sample of N of the distinct URLs, written when discovery "
+        "ends (memory for N records only; not with --ranked, --top, --include, --exclude)",
+    )
+    group.add_argument(
+        "--seed",
+        type=int,
+        metavar="S",
+        help="with --sample: the same site and seed give the same sample (default: random)",
+    )
 
 
 #: The formats of dump's output (the worker writes all but parquet).

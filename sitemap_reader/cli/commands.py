@@ -143,6 +143,8 @@ class Pump:
         self.max_urls: int | None = args.max_urls
         self.ranked: bool = args.ranked
         self.top: int | None = args.top
+        self.sample: int | None = getattr(args, "sample", None)
+        self.seed: int | None = getattr(args, "seed", None)
         self.flush_batches = flush_batches
         self.written = 0
         self.outcome = Outcome()
@@ -154,7 +156,9 @@ class Pump:
         With ``flush_batches`` (an ``-o`` file) each batch is handed to the OS before the
         next is asked for, so a full disk shows before the reader saves its state.
         """
-        batches_of = reader.batches(targets, ranked=self.ranked, top=self.top)
+        batches_of = reader.batches(
+            targets, ranked=self.ranked, top=self.top, sample=self.sample, seed=self.seed
+        )
         async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:
                 if not self._write(batch):
@@ -229,6 +233,10 @@ class Pump:
 
 async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     check_parquet(args.format, args.output)
+    if args.sample is not None and (args.ranked or args.top or args.include or args.exclude):
+        raise UsageError("--sample samples every URL: not with --ranked, --top or a filter")
+    if args.seed is not None and args.sample is None:
+        raise UsageError("--seed goes with --sample")
     options = reader_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
@@ -345,6 +353,8 @@ def _core_budget(args: argparse.Namespace) -> bool:
     """Whether ``--max-urls`` can be the reader's own budget: every record it emits is
     written (no filter drops any, no ranking needs them all)."""
     if getattr(args, "max_urls", None) is None or args.ranked or args.top is not None:
+        return False
+    if getattr(args, "sample", None) is not None:
         return False
     return not (args.include or args.exclude)
 

@@ -9,11 +9,13 @@ several sitemaps merge into the most informative one
 output does not depend on which sitemap was read first. ``top=N`` is the same buffer
 with a limit (memory about N records, the rest on disk). :class:`TopN` keeps only the N
 best of distinct records in a heap. Both give score descending, ties by URL ascending
-(:func:`sitemap_reader.scoring.order_key`).
+(:func:`sitemap_reader.scoring.order_key`). :class:`Sample` keeps a uniform random sample
+of N URLs the same way, in memory for N records.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import pickle
 import sqlite3
@@ -204,11 +206,79 @@ class TopN:
         self._heap = []
 
 
-def make_sink(ranked: bool, top: int | None, limits: Limits) -> RankedSink | None:
-    """The collector of a ranked run (``top`` implies ranked); None for discovery order.
+class Sample:
+    """A uniform random sample of ``n`` of the distinct URLs, in memory for ``n`` records.
+
+    Each URL gets a rank from a keyed hash (BLAKE2b keyed with ``seed``) and the ``n``
+    lowest ranks are kept (bottom-n sampling): every URL is as likely to be kept as any
+    other, and the sample depends on the site and the seed only, never on the order in
+    which concurrent fetches deliver the records, so one seed gives one sample. Other
+    copies of a kept URL merge as in ranked output (:func:`more_informative`). The sample
+    comes out in rank order (itself a random order).
+
+    >>> sample = Sample(2, seed=7)
+    >>> sample.add([UrlRecord(f"https://x/{i}") for i in range(100)])
+    >>> again = Sample(2, seed=7)
+    >>> again.add([UrlRecord(f"https://x/{i}") for i in reversed(range(100))])
+    >>> [r.url for b in sample.drain() for r in b] == [r.url for b in again.drain() for r in b]
+    True
+    """
+
+    def __init__(self, n: int, seed: int) -> None:
+        self._n = n
+        self._salt = hashlib.blake2b(str(seed).encode(), digest_size=16).digest()
+        self._heap: list[tuple[int, str]] = []  # (-rank, url): the highest rank on top
+        self._kept: dict[str, UrlRecord] = {}
+
+    def _rank(self, url: str) -> int:
+        digest = hashlib.blake2b(
+            url.encode("utf-8", "surrogatepass"), digest_size=8, key=self._salt
+        ).digest()
+        return int.from_bytes(digest, "big")
+
+    def add(self, batch: list[UrlRecord]) -> None:
+        """Offer a batch of URLs new to the run; keep those among the ``n`` lowest ranks."""
+        heap, kept, n = self._heap, self._kept, self._n
+        for record in batch:
+            entry = (-self._rank(record.url), record.url)
+            if len(heap) < n:
+                heapq.heappush(heap, entry)
+            elif entry > heap[0]:
+                del kept[heapq.heapreplace(heap, entry)[1]]
+            else:
+                continue
+            kept[record.url] = record
+
+    def merge(self, repeats: list[UrlRecord]) -> None:
+        """Other copies of URLs already offered: a kept one takes the more informative."""
+        kept = self._kept
+        for record in repeats:
+            held = kept.get(record.url)
+            if held is not None and more_informative(record, held):
+                kept[record.url] = record
+
+    def drain(self) -> Iterator[list[UrlRecord]]:
+        """The sample, lowest rank first."""
+        order = [self._kept[url] for _, url in sorted(self._heap, reverse=True)]
+        self.close()
+        for start in range(0, len(order), DRAIN_BATCH):
+            yield order[start : start + DRAIN_BATCH]
+
+    def close(self) -> None:
+        """Drop what is held."""
+        self._heap, self._kept = [], {}
+
+
+def make_sink(
+    ranked: bool, top: int | None, limits: Limits, sample: Sample | None = None
+) -> RankedSink | None:
+    """The collector of a ranked or sampled run (``top`` implies ranked); None for
+    discovery order.
 
     ``top`` uses the buffer too (with a limit), not :class:`TopN`: copies of a URL must
     merge whichever of them ranks higher, which needs every URL's best copy."""
+    if sample is not None:
+        return sample
     if top is not None:
         return RankedBuffer(min(limits.max_ranked_in_memory, max(top, 1024)), limit=top)
     if ranked:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections.abc import AsyncGenerator, Callable, Sequence
 from types import TracebackType
 from typing import Unpack
@@ -41,7 +42,7 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from sitemap_reader._keywords import ReaderKeywords
-from sitemap_reader.crawl.best_first import make_sink
+from sitemap_reader.crawl.best_first import Sample, make_sink
 from sitemap_reader.crawl.fetch import Fetcher, Pacer, build_session, check_session
 from sitemap_reader.crawl.guard import PublicOnlyResolver
 from sitemap_reader.crawl.incremental import IncrementalRun, Item, unpack
@@ -199,7 +200,13 @@ class SitemapReader:
         return None if self.last_run is None else self.last_run.stats
 
     async def urls(
-        self, target: str | Sequence[str], *, ranked: bool = False, top: int | None = None
+        self,
+        target: str | Sequence[str],
+        *,
+        ranked: bool = False,
+        top: int | None = None,
+        sample: int | None = None,
+        seed: int | None = None,
     ) -> AsyncGenerator[UrlRecord, None]:
         """Stream the URL records of one target (or several, deduped together).
 
@@ -211,9 +218,13 @@ class SitemapReader:
 
         Ranked output holds ``Limits.max_ranked_in_memory`` records in memory and spills
         the rest to a temporary SQLite file; ``top=N`` yields only the N best (implies
-        ``ranked``; memory proportional to N).
+        ``ranked``; memory proportional to N). ``sample=N`` yields a uniform random sample
+        of N of the distinct URLs once the run is done (memory for N records), the same
+        sample for the same ``seed`` (a random one without), in a random order
+        (:class:`~sitemap_reader.crawl.best_first.Sample`).
         """
-        async with contextlib.aclosing(self.batches(target, ranked=ranked, top=top)) as batches:
+        batches_of = self.batches(target, ranked=ranked, top=top, sample=sample, seed=seed)
+        async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:
                 for record in batch:
                     yield record
@@ -224,6 +235,8 @@ class SitemapReader:
         *,
         ranked: bool = False,
         top: int | None = None,
+        sample: int | None = None,
+        seed: int | None = None,
         observe: Callable[[Observer], Observer] | None = None,
     ) -> AsyncGenerator[list[UrlRecord], None]:
         """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead.
@@ -234,9 +247,10 @@ class SitemapReader:
         """
         if top is not None and top < 1:
             raise UsageError("top must be at least 1")
+        sampled = _sample(sample, seed, ranked or top is not None)
         run, targets = self._new_run(target)
         channel: Channel[Item] = Channel(CHANNEL_BATCHES)
-        sink = make_sink(ranked, top, self.options.limits)
+        sink = make_sink(ranked, top, self.options.limits, sampled)
         state = self._open_state(run, commit_each=sink is None)
         observer = state if observe is None else observe(state or NULL_OBSERVER)
         traversal = self._traversal(run, targets, channel, observer, merge=sink is not None)
@@ -342,3 +356,18 @@ class SitemapReader:
         if self._fetcher is None:
             raise UsageError("use the reader inside `async with SitemapReader() as reader:`")
         return self._fetcher
+
+
+def _sample(size: int | None, seed: int | None, ranked: bool) -> Sample | None:
+    """The sink of ``sample=size`` (None without one); a random seed unless one is given."""
+    if size is None:
+        if seed is not None:
+            raise UsageError("seed goes with sample")
+        return None
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise UsageError(f"sample: expected a number of URLs >= 1, got {size!r}")
+    if ranked:
+        raise UsageError("sample cannot be combined with ranked or top")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise UsageError(f"seed: expected a whole number, got {seed!r}")
+    return Sample(size, secrets.randbits(64) if seed is None else seed)

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.crawl.best_first import RankedBuffer, TopN
+from sitemap_reader.crawl.best_first import RankedBuffer, Sample, TopN
+from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import Limits
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.scoring import REVISIT_SECONDS, default_score, order_key
@@ -206,3 +207,76 @@ async def test_ranked_output_keeps_the_filters_of_the_stream(site: Site) -> None
         streamed = [r.url async for r in reader.urls(site.url("/"))]
         ranked = [r.url async for r in reader.urls(site.url("/"), ranked=True)]
     assert streamed == ranked == [site.url("/new")]
+
+
+# --------------------------------------------------------------------------- sample=N
+
+
+def test_sample_is_uniform_and_bounded() -> None:
+    """Sample(5) of 20 URLs over 2,000 seeds: each URL kept 500 times give or take
+    about 3.5 standard deviations (a fixed set of seeds: the counts never change), and
+    never more than 5 records held."""
+    urls = [f"https://e.com/{i}" for i in range(20)]
+    kept = dict.fromkeys(urls, 0)
+    for seed in range(2000):
+        sample = Sample(5, seed)
+        for batch in batched([UrlRecord(u) for u in urls], 3):
+            sample.add(batch)
+        out = [r.url for batch in sample.drain() for r in batch]
+        assert len(out) == len(set(out)) == 5
+        for url in out:
+            kept[url] += 1
+    assert all(430 <= count <= 570 for count in kept.values()), kept
+
+
+@settings(max_examples=60, deadline=None)
+@given(records_strategy, st.integers(1, 30), st.integers(0, 2**64), st.randoms())
+def test_sample_depends_on_the_urls_and_the_seed_only(
+    records: list[UrlRecord], n: int, seed: int, rng: random.Random
+) -> None:
+    """The same URLs offered in any order and batching give the same sample; at most n,
+    all of them when there are fewer."""
+    first, second = Sample(n, seed), Sample(n, seed)
+    for batch in batched(records, 7):
+        first.add(batch)
+    shuffled = rng.sample(records, len(records))
+    for batch in batched(shuffled, rng.randint(1, 9)):
+        second.add(batch)
+    one = [r.url for batch in first.drain() for r in batch]
+    assert one == [r.url for batch in second.drain() for r in batch]
+    assert len(one) == min(n, len(records))
+    assert set(one) <= {r.url for r in records}
+
+
+def test_sample_merges_copies_of_a_kept_url() -> None:
+    """Another copy of a kept URL with a newer lastmod replaces it; a URL not kept stays out."""
+    sample = Sample(1, 3)
+    old = UrlRecord("https://e.com/a", datetime(2020, 1, 1, tzinfo=UTC), sitemap="https://e.com/1")
+    sample.add([old])
+    newer = UrlRecord(
+        "https://e.com/a", datetime(2024, 1, 1, tzinfo=UTC), sitemap="https://e.com/2"
+    )
+    sample.merge([newer, UrlRecord("https://e.com/never-offered")])
+    assert [r for batch in sample.drain() for r in batch] == [newer]
+
+
+async def test_reader_sample(site: Site) -> None:
+    """reader.urls(sample=N, seed=S): N distinct URLs of the site, the same for one seed
+    (fetch order aside), another for another seed; sample with ranked, a seed alone, or
+    a sample below 1 is refused by name."""
+    target = serve_random(site, 200)
+    async with SitemapReader(options=FAST) as reader:
+        every = {r.url async for r in reader.urls(target)}
+        one = [r.url async for r in reader.urls(target, sample=10, seed=1)]
+        again = [r.url async for r in reader.urls(target, sample=10, seed=1)]
+        other = [r.url async for r in reader.urls(target, sample=10, seed=2)]
+        unseeded = [r.url async for r in reader.urls(target, sample=10)]
+        for bad, message in (
+            ({"sample": 5, "ranked": True}, "sample cannot be combined with ranked"),
+            ({"seed": 3}, "seed goes with sample"),
+            ({"sample": 0}, "sample: expected a number of URLs >= 1"),
+        ):
+            with pytest.raises(UsageError, match=message):
+                [r async for r in reader.urls(target, **bad)]  # type: ignore[arg-type]
+    assert one == again and one != other
+    assert len(set(one)) == 10 and set(one) <= every and set(unseeded) <= every
