@@ -180,7 +180,7 @@ class RobotsJob:
             self._unreachable(job, message)
         else:
             node.add_problem(code, f"robots.txt: {message}", fatal=True)
-        if cannot_connect:
+        if cannot_connect and node is job.site.root:  # not a twin's or a parent's
             job.site.unreachable = message
         return self.end(job)
 

@@ -1,10 +1,15 @@
-"""More ways into a site, each opt-in: HTML sitemap pages, a subdomain's parent, sitemaps
-listed as pages, and ``since`` on the children of an index.
+"""More ways into a site: its www/bare twin, and, each opt-in, HTML sitemap pages, a
+subdomain's parent, sitemaps listed as pages, and ``since`` on the children of an index.
 
 The fallbacks start when a site falls *idle*: every job of the target finished
 (``Site.pending`` is back to zero; the core calls :meth:`Ways.retired` once per finished
 job) and nothing was found:
 
+0. ``twin`` (on by default): a site typed as ``example.com`` whose sitemaps live only on
+   ``www.example.com`` (or the reverse) reads the twin's robots.txt (and its sitemaps, or
+   its well-known paths), whether the host typed answered or not; the scope already keeps
+   both hosts. One line on the target's root says so (``twin-host``). A host that is
+   neither ``www.<name>`` nor a name of two labels has no twin (:func:`twin_host`).
 1. ``parent``: ``docs.example.com`` reads ``example.com``'s robots.txt (and its
    sitemaps, or its well-known paths), with the scope pinned to the subdomain: only
    URLs under ``docs.example.com`` are kept.
@@ -38,7 +43,7 @@ from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.scope import Scope
 
 #: Problem codes on a target's root that say which way in was taken (for the summary).
-WAY_CODES = ("parent-sitemaps", "html-fallback")
+WAY_CODES = ("twin-host", "parent-sitemaps", "html-fallback")
 
 
 class PinnedScope(Scope):
@@ -98,6 +103,14 @@ class Ways:
         if self.state.stopped is not None or site.target.kind not in ("site", "robots"):
             return
         found = any(found_sitemap(n) for n in site.root.walk())
+        # The twin is tried whether the host typed answered or not, but not when our
+        # address guard refused it: its twin would be another way around the guard.
+        refused = any(p.code == "blocked" for p in site.root.problems)
+        twin = walk.twin and site.target.kind == "site" and not site.twin_tried
+        if twin and not found and not refused:
+            site.twin_tried = True
+            if self._twin_start(site, actions):
+                return
         if walk.parent and not site.parent_tried and not found and site.unreachable is None:
             site.parent_tried = True
             if self._parent_start(site, actions):
@@ -132,6 +145,30 @@ class Ways:
         node = SitemapNode(url, kind=kind)
         site.root.children.append(node)
         self.scheduling.push(site, node, actions)
+
+    def _twin_start(self, site: Site, actions: list[Action]) -> bool:
+        """``example.com`` found nothing: read ``www.example.com``'s robots.txt (or the
+        reverse). False when the host has no twin or its robots.txt was already read."""
+        host = site.target.host or ""
+        twin = twin_host(host)
+        if twin is None:
+            return False
+        # The target's own URL: a bare domain tries https, then http (as the host typed).
+        target = site.target
+        url = URL(target.url).with_host(twin).with_path("/robots.txt").with_query(None)
+        robots = str(url)
+        key = normalize_url(robots) or robots
+        if key in self.state.visited:
+            return False
+        self.state.visited.add(key)
+        fallback = str(url.with_scheme("http")) if len(target.schemes) > 1 else None
+        root = site.root
+        root.add_problem("twin-host", f"no sitemap on {host}: trying its twin {twin}")
+        node = SitemapNode(robots, kind="robots")
+        root.children.append(node)
+        job = self.scheduling.new_job(site, node, fallback)
+        actions.append(self.scheduling.schedule(job))
+        return True
 
     def _parent_start(self, site: Site, actions: list[Action]) -> bool:
         """``docs.example.com`` found nothing: read ``example.com``'s robots.txt, keeping
@@ -178,6 +215,24 @@ def parent_domain(host: str) -> str | None:
         return None
     parent = host.split(".", 1)[1] if "." in host else ""
     return parent if "." in parent else None
+
+
+def twin_host(host: str) -> str | None:
+    """The www/bare twin of a host: ``www.example.com`` <-> ``example.com``; None for an
+    IP address, a name of one label, or a subdomain other than ``www`` (``docs.example.com``
+    has no twin). Public suffixes are not known: a name of two labels is taken for a
+    registrable domain.
+
+    >>> twin_host("example.com"), twin_host("www.example.com"), twin_host("docs.example.com")
+    ('www.example.com', 'example.com', None)
+    """
+    host = host.rstrip(".").lower()
+    if not host or host.replace(".", "").isdigit() or ":" in host or "." not in host:
+        return None
+    if host.startswith("www."):
+        bare = host.removeprefix("www.")
+        return bare if "." in bare else None
+    return "www." + host if parent_domain(host) is None else None
 
 
 def way_lines(run: Run) -> list[str]:
