@@ -8,8 +8,8 @@ job) and nothing was found:
 0. ``twin`` (on by default): a site typed as ``example.com`` whose sitemaps live only on
    ``www.example.com`` (or the reverse) reads the twin's robots.txt (and its sitemaps, or
    its well-known paths), whether the host typed answered or not; the scope already keeps
-   both hosts. One line on the target's root says so (``twin-host``). A host that is
-   neither ``www.<name>`` nor a name of two labels has no twin (:func:`twin_host`).
+   both hosts. One line on the target's root says so (``twin-host``). Only a registrable
+   domain and its ``www`` have a twin (:func:`twin_host`, the Public Suffix List).
 1. ``parent``: ``docs.example.com`` reads ``example.com``'s robots.txt (and its
    sitemaps, or its well-known paths), with the scope pinned to the subdomain: only
    URLs under ``docs.example.com`` are kept.
@@ -38,6 +38,7 @@ from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import found_sitemap
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.state import RunState
+from sitemap_reader.parse.domains import registrable_domain
 from sitemap_reader.parse.html import HTML_FORMAT, html_sitemap_urls
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.scope import Scope
@@ -203,36 +204,38 @@ def _home(site: Site) -> str:
 
 
 def parent_domain(host: str) -> str | None:
-    """The parent of a subdomain (``docs.example.com`` -> ``example.com``); None for a
-    name of two labels or fewer, or an IP address. Public suffixes are not known: the
-    parent of ``example.co.uk`` is ``co.uk``, whose robots.txt simply lists nothing.
+    """The parent of a subdomain (``docs.example.com`` -> ``example.com``), never above
+    its registrable domain (:mod:`sitemap_reader.parse.domains`): None for a registrable
+    domain itself (``example.co.uk``, ``alice.github.io``: their parents are public
+    suffixes, other parties' hosts), a public suffix, or an IP address.
 
-    >>> parent_domain("docs.example.com"), parent_domain("example.com"), parent_domain("127.0.0.1")
-    ('example.com', None, None)
+    >>> parent_domain("docs.example.co.uk"), parent_domain("example.co.uk")
+    ('example.co.uk', None)
+    >>> parent_domain("alice.github.io"), parent_domain("127.0.0.1")
+    (None, None)
     """
     host = host.rstrip(".").lower()
-    if not host or host.replace(".", "").isdigit() or ":" in host:
+    domain = registrable_domain(host)
+    if domain is None or host == domain:
         return None
-    parent = host.split(".", 1)[1] if "." in host else ""
-    return parent if "." in parent else None
+    return host.split(".", 1)[1]
 
 
 def twin_host(host: str) -> str | None:
-    """The www/bare twin of a host: ``www.example.com`` <-> ``example.com``; None for an
-    IP address, a name of one label, or a subdomain other than ``www`` (``docs.example.com``
-    has no twin). Public suffixes are not known: a name of two labels is taken for a
-    registrable domain.
+    """The www/bare twin of a host: a registrable domain and its ``www`` (see
+    :mod:`sitemap_reader.parse.domains`); None for any other host, an IP address or a
+    public suffix (``docs.example.com`` has no twin).
 
-    >>> twin_host("example.com"), twin_host("www.example.com"), twin_host("docs.example.com")
-    ('www.example.com', 'example.com', None)
+    >>> twin_host("example.co.uk"), twin_host("www.example.com"), twin_host("docs.example.com")
+    ('www.example.co.uk', 'example.com', None)
     """
     host = host.rstrip(".").lower()
-    if not host or host.replace(".", "").isdigit() or ":" in host or "." not in host:
+    domain = registrable_domain(host)
+    if domain is None:
         return None
-    if host.startswith("www."):
-        bare = host.removeprefix("www.")
-        return bare if "." in bare else None
-    return "www." + host if parent_domain(host) is None else None
+    if host == domain:  # www.github.io is registrable, but its bare twin is a suffix
+        return None if host.startswith("www.") else "www." + host
+    return domain if host == "www." + domain else None
 
 
 def way_lines(run: Run) -> list[str]:

@@ -137,3 +137,18 @@ def test_the_twin_is_not_tried_when_the_host_has_a_sitemap_or_none() -> None:
     assert [
         twin_host(h) for h in ("docs.site.example", "127.0.0.1", "[::1]", "localhost", "www.")
     ] == [None] * 5
+
+
+def test_parent_never_leaves_the_registrable_domain() -> None:
+    """parent: example.co.uk, example.com.au and alice.github.io have no parent (before,
+    co.uk, com.au and github.io were read: other parties' hosts); a deeper subdomain
+    climbs to its registrable domain, never past it."""
+    assert [parent_domain(h) for h in ("example.co.uk", "example.com.au", "alice.github.io")] == [
+        None
+    ] * 3
+    assert parent_domain("docs.example.co.uk") == "example.co.uk"
+    assert parent_domain("api.docs.alice.github.io") == "docs.alice.github.io"
+    pages = "https://alice.github.io"
+    harness = walk(pages + "/", {}, parent=True, twin=False)
+    assert not any("//github.io" in url for url in harness.fetched)
+    assert "parent-sitemaps" not in [p.code for p in harness.core.run.tree[0].problems]
