@@ -42,6 +42,7 @@ ReaderKeywords = TypedDict(
         "trust_index_lastmod": "bool",
         "html": "bool | Literal['fallback', 'always'] | None",
         "parent": "bool",
+        "twin": "bool",
         "follow_urlset_sitemaps": "bool",
         "strict": "bool",
         "score": "ScoreFunc | None",

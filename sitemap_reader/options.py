@@ -152,6 +152,12 @@ class Walk(Declared):
         "a subdomain without sitemaps reads its parent domain's, keeping the URLs under it",
         convert=boolean,
     )
+    twin: bool = option(
+        True,
+        "a site whose host gives no sitemap tries its www/bare twin (www.example.com for "
+        "example.com, and back) before the HTML fallback",
+        convert=boolean,
+    )
     follow_urlset_sitemaps: bool = option(
         False,
         "read a urlset <loc> ending in .xml or .xml.gz as a sitemap when its body is one",

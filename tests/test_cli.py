@@ -88,10 +88,15 @@ async def test_help_lists_every_option_and_examples() -> None:
 
 
 async def test_version() -> None:
-    """--version prints the program name and the installed version."""
+    """--version prints the program name, the installed version and the version of the
+    bundled Public Suffix List's package (its last part the list's date)."""
     result = await run_cli("--version")
     assert result.code == 0
-    assert re.fullmatch(r"sitemap-reader \d+\.\d+\.\d+\S*\n", result.out)
+    assert re.fullmatch(
+        r"sitemap-reader \d+\.\d+\.\d+\S* \(Public Suffix List: publicsuffixlist "
+        r"\d+\.\d+\.\d+\.20\d{6}\)\n",
+        result.out,
+    )
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from typing import Any, Final, TypeVar
 from sitemap_reader.cli.flags import add_option_flags
 from sitemap_reader.cli.usage import UsageParser
 from sitemap_reader.limits import CHECK_MAX_EXAMPLES
+from sitemap_reader.parse.domains import list_version
 
 PROG: Final = "sitemap-reader"
 #: What ``sitemap-reader demo`` does with the demo site.
@@ -85,7 +86,12 @@ def build_parser(
         epilog=_DUMP_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {package_version()} (Public Suffix List: publicsuffixlist "
+        f"{list_version()})",
+    )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
     sub = add_command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)

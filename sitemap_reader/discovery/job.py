@@ -68,6 +68,7 @@ class Site:
     pending: int = 0
     #: The parent domain's sitemaps were tried (the ``parent`` option).
     parent_tried: bool = False
+    twin_tried: bool = False
     pages: HtmlPages = field(default_factory=HtmlPages)
 
 

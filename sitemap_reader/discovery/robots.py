@@ -51,13 +51,7 @@ DISALLOW_ALL: Final = parse_robots(b"User-agent: *\nDisallow: /\n", "http://robo
 def robots_delay(rules: RobotsTxt, agent: str) -> float | None:
     """Seconds between requests a robots.txt asks of ``agent``: the larger of its
     ``Crawl-delay`` and its ``Request-rate`` interval (``1/5s``: 5 s), or None."""
-    found: list[float] = []
-    delay = rules.crawl_delay(agent)
-    if delay is not None:
-        found.append(delay)
-    rate = rules.rules.request_rate(agent)
-    if rate is not None and rate.requests:
-        found.append(float(rate.seconds) / float(rate.requests))
+    found = [s for s in (rules.crawl_delay(agent), rules.request_interval(agent)) if s is not None]
     return max(found) if found else None
 
 
@@ -186,7 +180,7 @@ class RobotsJob:
             self._unreachable(job, message)
         else:
             node.add_problem(code, f"robots.txt: {message}", fatal=True)
-        if cannot_connect:
+        if cannot_connect and node is job.site.root:  # not a twin's or a parent's
             job.site.unreachable = message
         return self.end(job)
 

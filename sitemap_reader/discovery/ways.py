@@ -1,10 +1,15 @@
-"""More ways into a site, each opt-in: HTML sitemap pages, a subdomain's parent, sitemaps
-listed as pages, and ``since`` on the children of an index.
+"""More ways into a site: its www/bare twin, and, each opt-in, HTML sitemap pages, a
+subdomain's parent, sitemaps listed as pages, and ``since`` on the children of an index.
 
 The fallbacks start when a site falls *idle*: every job of the target finished
 (``Site.pending`` is back to zero; the core calls :meth:`Ways.retired` once per finished
 job) and nothing was found:
 
+0. ``twin`` (on by default): a site typed as ``example.com`` whose sitemaps live only on
+   ``www.example.com`` (or the reverse) reads the twin's robots.txt (and its sitemaps, or
+   its well-known paths), whether the host typed answered or not; the scope already keeps
+   both hosts. One line on the target's root says so (``twin-host``). Only a registrable
+   domain and its ``www`` have a twin (:func:`twin_host`, the Public Suffix List).
 1. ``parent``: ``docs.example.com`` reads ``example.com``'s robots.txt (and its
    sitemaps, or its well-known paths), with the scope pinned to the subdomain: only
    URLs under ``docs.example.com`` are kept.
@@ -33,12 +38,13 @@ from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import found_sitemap
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.state import RunState
+from sitemap_reader.parse.domains import registrable_domain
 from sitemap_reader.parse.html import HTML_FORMAT, html_sitemap_urls
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.scope import Scope
 
 #: Problem codes on a target's root that say which way in was taken (for the summary).
-WAY_CODES = ("parent-sitemaps", "html-fallback")
+WAY_CODES = ("twin-host", "parent-sitemaps", "html-fallback")
 
 
 class PinnedScope(Scope):
@@ -98,6 +104,14 @@ class Ways:
         if self.state.stopped is not None or site.target.kind not in ("site", "robots"):
             return
         found = any(found_sitemap(n) for n in site.root.walk())
+        # The twin is tried whether the host typed answered or not, but not when our
+        # address guard refused it: its twin would be another way around the guard.
+        refused = any(p.code == "blocked" for p in site.root.problems)
+        twin = walk.twin and site.target.kind == "site" and not site.twin_tried
+        if twin and not found and not refused:
+            site.twin_tried = True
+            if self._twin_start(site, actions):
+                return
         if walk.parent and not site.parent_tried and not found and site.unreachable is None:
             site.parent_tried = True
             if self._parent_start(site, actions):
@@ -133,6 +147,30 @@ class Ways:
         site.root.children.append(node)
         self.scheduling.push(site, node, actions)
 
+    def _twin_start(self, site: Site, actions: list[Action]) -> bool:
+        """``example.com`` found nothing: read ``www.example.com``'s robots.txt (or the
+        reverse). False when the host has no twin or its robots.txt was already read."""
+        host = site.target.host or ""
+        twin = twin_host(host)
+        if twin is None:
+            return False
+        # The target's own URL: a bare domain tries https, then http (as the host typed).
+        target = site.target
+        url = URL(target.url).with_host(twin).with_path("/robots.txt").with_query(None)
+        robots = str(url)
+        key = normalize_url(robots) or robots
+        if key in self.state.visited:
+            return False
+        self.state.visited.add(key)
+        fallback = str(url.with_scheme("http")) if len(target.schemes) > 1 else None
+        root = site.root
+        root.add_problem("twin-host", f"no sitemap on {host}: trying its twin {twin}")
+        node = SitemapNode(robots, kind="robots")
+        root.children.append(node)
+        job = self.scheduling.new_job(site, node, fallback)
+        actions.append(self.scheduling.schedule(job))
+        return True
+
     def _parent_start(self, site: Site, actions: list[Action]) -> bool:
         """``docs.example.com`` found nothing: read ``example.com``'s robots.txt, keeping
         only the URLs under the subdomain. False when the host has no parent domain."""
@@ -166,18 +204,38 @@ def _home(site: Site) -> str:
 
 
 def parent_domain(host: str) -> str | None:
-    """The parent of a subdomain (``docs.example.com`` -> ``example.com``); None for a
-    name of two labels or fewer, or an IP address. Public suffixes are not known: the
-    parent of ``example.co.uk`` is ``co.uk``, whose robots.txt simply lists nothing.
+    """The parent of a subdomain (``docs.example.com`` -> ``example.com``), never above
+    its registrable domain (:mod:`sitemap_reader.parse.domains`): None for a registrable
+    domain itself (``example.co.uk``, ``alice.github.io``: their parents are public
+    suffixes, other parties' hosts), a public suffix, or an IP address.
 
-    >>> parent_domain("docs.example.com"), parent_domain("example.com"), parent_domain("127.0.0.1")
-    ('example.com', None, None)
+    >>> parent_domain("docs.example.co.uk"), parent_domain("example.co.uk")
+    ('example.co.uk', None)
+    >>> parent_domain("alice.github.io"), parent_domain("127.0.0.1")
+    (None, None)
     """
     host = host.rstrip(".").lower()
-    if not host or host.replace(".", "").isdigit() or ":" in host:
+    domain = registrable_domain(host)
+    if domain is None or host == domain:
         return None
-    parent = host.split(".", 1)[1] if "." in host else ""
-    return parent if "." in parent else None
+    return host.split(".", 1)[1]
+
+
+def twin_host(host: str) -> str | None:
+    """The www/bare twin of a host: a registrable domain and its ``www`` (see
+    :mod:`sitemap_reader.parse.domains`); None for any other host, an IP address or a
+    public suffix (``docs.example.com`` has no twin).
+
+    >>> twin_host("example.co.uk"), twin_host("www.example.com"), twin_host("docs.example.com")
+    ('www.example.co.uk', 'example.com', None)
+    """
+    host = host.rstrip(".").lower()
+    domain = registrable_domain(host)
+    if domain is None:
+        return None
+    if host == domain:  # www.github.io is registrable, but its bare twin is a suffix
+        return None if host.startswith("www.") else "www." + host
+    return domain if host == "www." + domain else None
 
 
 def way_lines(run: Run) -> list[str]:

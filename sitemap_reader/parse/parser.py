@@ -276,7 +276,7 @@ class _Emitter(Sink):
             self._alternates(alternates) if alternates else (),
             self._images(images) if images else (),
             self._videos(videos) if videos else (),
-            build_news(news, self) if news else None,
+            build_news(news, self) if news is not None else None,
             rare,
         )
 

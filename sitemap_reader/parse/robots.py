@@ -18,7 +18,16 @@ Groups follow RFC 9309 section 2.2: a group is a run of ``user-agent`` lines and
 protego ends a group at such a line, so in ``user-agent: a / crawl-delay: 5 /
 user-agent: b / disallow: /x`` it would give ``a`` no rule. The lines are regrouped before
 protego reads them (:func:`regroup`): each group's user-agent lines first, then its other
-lines in their order, so the rules and the delays apply to every agent of the group.
+lines in their order, so the rules apply to every agent of the group.
+
+Pacing (``Crawl-delay``, ``Request-rate``) is not RFC 9309's, and is read the way
+crawler-commons reads it, not through protego (:class:`Pacing`): a pacing line binds the
+agents named since the previous line of its kind in the same group (in ``user-agent: a /
+crawl-delay: 5 / user-agent: b / disallow: /x`` the delay is ``a``'s, not ``b``'s); our
+agent's values come from the most specific name that matches it (the longest one found in
+it at a word boundary, as protego matches the rules), ``*`` only when no name does; when
+several lines bind that name (groups merged, or a second stint of the same name), the
+shortest value wins.
 
 >>> body = b"User-agent: *\\nDisallow: /private/\\nSitemap: /sitemap.xml\\n"
 >>> rules = parse_robots(body, "https://example.com/robots.txt")
@@ -31,6 +40,7 @@ False
 from __future__ import annotations
 
 import codecs
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +50,14 @@ from protego import Protego
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.normalize import normalize_url
 
-__all__ = ["DEFAULT_MAX_BYTES", "RobotsTxt", "parse_robots", "regroup", "sitemaps_from_robots"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "Pacing",
+    "RobotsTxt",
+    "parse_robots",
+    "regroup",
+    "sitemaps_from_robots",
+]
 
 #: RFC 9309 §2.5: parse at least 500 KiB (sitemap_reader.limits.Limits.max_robots_bytes).
 DEFAULT_MAX_BYTES = 500 * 1024
@@ -59,6 +76,73 @@ _RULE_RE = re.compile(
     r"\s*(?:allow|disallow|dissallow|dissalow|disalow|diasllow|disallaw)(?=\s*:|\s|$)",
     re.IGNORECASE,
 )
+# The two pacing records, with or without the colon (as protego spells them).
+_DELAY_RE = re.compile(r"\s*crawl[- ]delay(?=\s*:|\s|$)", re.IGNORECASE)
+_RATE_RE = re.compile(r"\s*request[- ]rate(?=\s*:|\s|$)", re.IGNORECASE)
+# ``Request-rate: <requests>/<period>[s|m|h|d] [<time window>]``.
+_RATE_VALUE_RE = re.compile(r"(\d+)/(\d+)([smhd]?)(?:\s.*)?", re.IGNORECASE)
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+CRAWL_DELAY = "crawl-delay"
+REQUEST_RATE = "request-rate"
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """The pacing lines of a robots.txt, each with the agent names it binds (see the
+    module docstring), and every agent name the file has.
+
+    >>> pacing = Pacing.read("User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x")
+    >>> pacing.seconds("a", CRAWL_DELAY), pacing.seconds("b", CRAWL_DELAY)
+    (5.0, None)
+    """
+
+    #: Every name of a user-agent line, lowercased.
+    names: frozenset[str] = frozenset()
+    #: (kind, names bound, seconds) for each pacing line that binds a name; seconds is
+    #: None for a value that does not read as one (it binds, as crawler-commons has it).
+    lines: tuple[tuple[str, frozenset[str], float | None], ...] = ()
+
+    @classmethod
+    def read(cls, text: str) -> Pacing:
+        """The pacing lines of a decoded robots.txt."""
+        names: set[str] = set()
+        lines: list[tuple[str, frozenset[str], float | None]] = []
+        pending: dict[str, set[str]] = {CRAWL_DELAY: set(), REQUEST_RATE: set()}
+        ruled = False
+        for line in text.splitlines():
+            code = line.split("#", 1)[0]
+            if agent := _AGENT_RE.match(code):
+                if ruled:  # a new group: what the previous one named binds nothing more
+                    ruled = False
+                    for bound in pending.values():
+                        bound.clear()
+                added = _agent_names(_value(code, agent.end()))
+                names.update(added)
+                for bound in pending.values():
+                    bound.update(added)
+            elif _RULE_RE.match(code):
+                ruled = True
+            else:
+                kind, seconds = _pacing(code)
+                if kind and pending[kind]:
+                    lines.append((kind, frozenset(pending[kind]), seconds))
+                    pending[kind].clear()
+        return cls(frozenset(names), tuple(lines))
+
+    def seconds(self, agent: str, kind: str) -> float | None:
+        """Seconds between requests that the lines of ``kind`` ask of ``agent``, or None."""
+        chosen = self.chosen(agent)
+        found = [s for k, bound, s in self.lines if k == kind and bound & chosen and s is not None]
+        return min(found) if found else None
+
+    def chosen(self, agent: str) -> frozenset[str]:
+        """The names whose lines apply to ``agent``: the longest that match, else ``*``."""
+        agent = agent.strip().lower()
+        scores = {name: len(name) for name in self.names if name != "*" and _names(name, agent)}
+        if not scores:
+            return frozenset({"*"})
+        best = max(scores.values())
+        return frozenset(name for name, score in scores.items() if score == best)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +153,8 @@ class RobotsTxt:
     rules: Any = field(compare=False, repr=False)
     #: The body is an HTML page, not a robots.txt (its bare URL lines were not taken).
     is_html: bool = False
+    #: Its Crawl-delay and Request-rate lines, and the agents each binds.
+    pacing: Pacing = field(default=Pacing(), compare=False, repr=False)
 
     def can_fetch(self, url: str, agent: str) -> bool:
         """Whether the crawler named ``agent`` may fetch ``url`` under these rules."""
@@ -76,8 +162,11 @@ class RobotsTxt:
 
     def crawl_delay(self, agent: str) -> float | None:
         """The ``Crawl-delay`` for the crawler named ``agent`` in seconds, or None."""
-        delay = self.rules.crawl_delay(agent)
-        return None if delay is None else float(delay)
+        return self.pacing.seconds(agent, CRAWL_DELAY)
+
+    def request_interval(self, agent: str) -> float | None:
+        """Seconds per request of the ``Request-rate`` for ``agent`` (``1/5s``: 5), or None."""
+        return self.pacing.seconds(agent, REQUEST_RATE)
 
 
 def sitemaps_from_robots(
@@ -99,7 +188,12 @@ def parse_robots(
     rules = Protego.parse(regroup(text))
     is_html = _is_html(text)
     values = _in_order(text, list(rules.sitemaps), bare=not is_html)
-    return RobotsTxt(sitemaps=_resolve(values, robots_url), rules=rules, is_html=is_html)
+    return RobotsTxt(
+        sitemaps=_resolve(values, robots_url),
+        rules=rules,
+        is_html=is_html,
+        pacing=Pacing.read(text),
+    )
 
 
 def regroup(text: str) -> str:
@@ -130,6 +224,42 @@ def regroup(text: str) -> str:
         else:
             out.append(line)
     return "\n".join(out + agents + body)
+
+
+def _value(code: str, start: int) -> str:
+    """The value of a record whose field ends at ``start`` (the colon is optional)."""
+    return code[start:].strip().removeprefix(":").strip()
+
+
+def _agent_names(value: str) -> set[str]:
+    """The names a user-agent value gives, lowercased: the value, and without its ``*``
+    when it has one and is not ``*`` (protego matches both), none when empty."""
+    name = value.lower()
+    names = {name, name.replace("*", "")} if name != "*" else {name}
+    return {n for n in names if n}
+
+
+def _names(name: str, agent: str) -> bool:
+    """Whether a robots.txt agent ``name`` names our ``agent``: found in it where a word
+    starts (``bot`` does not name ``mybot``; ``mybot`` names ``Mozilla (mybot/1.0)``)."""
+    return re.search(r"(?<![\w-])" + re.escape(name), agent) is not None
+
+
+def _pacing(code: str) -> tuple[str, float | None]:
+    """The kind of a pacing line ("" for another line) and its seconds per request."""
+    if delay := _DELAY_RE.match(code):
+        try:
+            seconds = float(_value(code, delay.end()))
+        except ValueError:
+            return CRAWL_DELAY, None
+        return CRAWL_DELAY, seconds if math.isfinite(seconds) and seconds >= 0 else None
+    if rate := _RATE_RE.match(code):
+        value = _RATE_VALUE_RE.fullmatch(_value(code, rate.end()))
+        if value is None or int(value.group(1)) == 0:
+            return REQUEST_RATE, None
+        period = int(value.group(2)) * _UNIT_SECONDS[value.group(3).lower()]
+        return REQUEST_RATE, period / int(value.group(1))
+    return "", None
 
 
 def _is_html(text: str) -> bool:

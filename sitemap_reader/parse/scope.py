@@ -8,7 +8,9 @@ Two different questions live here:
 * :class:`Scope` is the crawler's filter (``--scope``): ``any`` keeps everything, ``host``
   keeps URLs on the sitemap's own host, ``site`` (the default) keeps URLs on the target's
   hosts, their www/non-www twins and their subdomains, plus hosts that cross-submit the
-  sitemap in their robots.txt (:meth:`Scope.add_host`). Ports are ignored, case too.
+  sitemap in their robots.txt (:meth:`Scope.add_host`). Ports are ignored, case too. A
+  public suffix (the Public Suffix List: :mod:`sitemap_reader.parse.domains`) is never a
+  twin, and never admits its subdomains: they are other parties' sites.
 
 Both work on normalized URLs (what :func:`~sitemap_reader.parse.normalize.normalize_url`
 returns) and are cheap: string operations and a bounded per-host cache.
@@ -27,6 +29,7 @@ from functools import lru_cache
 from typing import Literal
 
 from sitemap_reader.errors import UsageError
+from sitemap_reader.parse.domains import is_public_suffix
 from sitemap_reader.parse.normalize import normalize_url
 
 __all__ = ["SCOPE_MODES", "Scope", "ScopeMode", "host_of", "in_location"]
@@ -92,11 +95,15 @@ def _host_of_authority(authority: str) -> str | None:
     return host.lower().rstrip(".") or None
 
 
-def _twins(host: str) -> tuple[str, str]:
-    """A host and its www/non-www twin."""
+def _twins(host: str) -> tuple[str, ...]:
+    """A host and its www/non-www twin; a public suffix has none (``www.github.io``'s
+    bare twin would admit every ``*.github.io`` site)."""
     host = host.lower().rstrip(".")
+    if is_public_suffix(host):
+        return (host,)
     if host.startswith("www."):
-        return host, host[4:]
+        bare = host[4:]
+        return (host,) if is_public_suffix(bare) else (host, bare)
     return host, "www." + host
 
 
@@ -152,7 +159,8 @@ class Scope:
         return known
 
     def _in_site(self, host: str | None) -> bool:
-        """``host`` is a root, or a subdomain of one."""
+        """``host`` is a root, or a subdomain of one that is not a public suffix (a typed
+        ``github.io`` keeps itself, not every site under it)."""
         if host is None:
             return False
         roots = self._roots
@@ -160,7 +168,8 @@ class Scope:
             return True
         dot = host.find(".")
         while dot >= 0:
-            if host[dot + 1 :] in roots:
-                return True
+            parent = host[dot + 1 :]
+            if parent in roots:
+                return not is_public_suffix(parent)
             dot = host.find(".", dot + 1)
         return False

@@ -16,7 +16,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import MAX_SHARED_ROBOTS
-from sitemap_reader.scrapy import guard
+from sitemap_reader.scrapy import bodies, guard
 from sitemap_reader.scrapy.driver import SITEMAP_META_KEY, ScrapyDriver
 from sitemap_reader.scrapy.settings import default_settings, options_from_settings
 
@@ -190,6 +190,7 @@ class Addon:
         )
         enable_sharing(settings)
         guard.enable(settings)
+        bodies.enable(settings)
         for name, value in DEFAULT_SETTINGS.items():
             settings.set(name, value, priority="addon")
 

@@ -13,7 +13,7 @@ from sitemap_reader.declare import patterns
 from sitemap_reader.errors import UsageError
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.scoring import ScoreFunc
-from sitemap_reader.scrapy import guard
+from sitemap_reader.scrapy import bodies, guard
 from sitemap_reader.scrapy.driver import Rule, ScrapyDriver
 from sitemap_reader.scrapy.middleware import enable_sharing
 from sitemap_reader.scrapy.settings import options_from_settings, spider_overrides
@@ -59,6 +59,7 @@ class SitemapReaderMixin(Spider):
         robots.txt sharing (one download when RobotsTxtMiddleware reads it too)."""
         super().update_settings(settings)
         guard.enable(settings)
+        bodies.enable(settings)
         enable_sharing(settings)
 
     def sitemap_filter(self, records: Iterable[UrlRecord]) -> Iterable[UrlRecord]:

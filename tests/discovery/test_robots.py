@@ -33,35 +33,34 @@ def codes(harness: Harness) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("robots", "agents", "paths", "delay"),
+    ("robots", "delays", "paths"),
     [
         (  # a Crawl-delay between the user-agent lines: one group of both agents
             "User-agent: mybot\nCrawl-delay: 10\nUser-agent: yourbot\nDisallow: /private/\n",
-            ("mybot", "yourbot"),
+            {"mybot": 10.0, "yourbot": None},
             ("/open", "/private/x"),
-            10.0,
         ),
         (  # Request-rate and an unknown record between them, then a group for the others
             "User-agent: bingbot\nRequest-rate: 1/5s\nX-Unknown: y\nUser-agent: msnbot\n"
             "Disallow: /private/\n\nUser-agent: *\nDisallow:\n",
-            ("bingbot", "msnbot"),
+            {"bingbot": 5.0, "msnbot": None},
             ("/open", "/private/x"),
-            5.0,
         ),
     ],
     ids=["crawl-delay", "bing-msn"],
 )
 def test_groups_in_the_audit_and_the_delay(
-    robots: str, agents: tuple[str, ...], paths: tuple[str, str], delay: float
+    robots: str, delays: dict[str, float | None], paths: tuple[str, str]
 ) -> None:
     """RFC 9309 2.2: records between user-agent lines keep one group: its rule binds every
-    agent of it in the audit, and its delay too; other agents keep their own group."""
+    agent of it in the audit; a pacing line binds only the agents named before it (as
+    crawler-commons reads it); other agents keep their own group."""
     body = f"{robots}Sitemap: {BASE}/s.xml\n".encode()
     bodies: Bodies = {"/robots.txt": body, "/s.xml": urlset(*paths)}
-    for agent in agents:
+    for agent, delay in delays.items():
         harness = walk(bodies, user_agent=agent)
         assert verdicts(harness.records) == {paths[0]: "allowed", paths[1]: "disallowed"}
-        assert harness.core.delay_for(BASE + "/x") == delay
+        assert harness.core.delay_for(BASE + "/x") == (delay or 0.0), agent
     if "*" in robots:
         other = walk(bodies, user_agent="otherbot")
         assert set(verdicts(other.records).values()) == {"allowed"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sitemap_reader.discovery import Discovery, classify
-from sitemap_reader.discovery.ways import PinnedScope, parent_domain
+from sitemap_reader.discovery.ways import PinnedScope, parent_domain, twin_host
 from sitemap_reader.options import Options
 from tests.discovery.test_core import BASE, NS, Bodies, Harness, urlset
 
@@ -54,7 +54,7 @@ def test_the_usual_html_paths_are_probed_when_the_home_page_names_none() -> None
     assert kinds["/"] == "home" and kinds["/site-map"] == "html"
     assert kinds["/sitemap.html"] == "html-guess"  # a miss keeps its kind: skipped
     root = harness.core.run.tree[0]
-    assert [p.code for p in root.problems] == ["html-fallback"]
+    assert [p.code for p in root.problems] == ["twin-host", "html-fallback"]  # the twin first
 
 
 def test_a_listed_loc_is_a_sitemap_or_a_page() -> None:
@@ -88,3 +88,67 @@ def test_a_pinned_scope_cannot_be_widened() -> None:
     scope.add_host("site.example")
     assert scope.allows(DOCS + "/a", None) and not scope.allows(BASE + "/a", None)
     assert parent_domain("docs.site.example") == "site.example"
+
+
+WWW = "https://www.site.example"
+
+
+def test_a_bare_domain_without_sitemaps_reads_its_www_twin() -> None:
+    """twin: site.example lists nothing and has none at the usual paths; the robots.txt
+    of www.site.example lists one: its records come out (the scope keeps both hosts), and
+    one line on the root says the twin was tried (before, nothing was found)."""
+    bodies: Bodies = {
+        WWW + "/robots.txt": f"Sitemap: {WWW}/s.xml\n".encode(),
+        WWW + "/s.xml": f"<urlset {NS}><url><loc>{WWW}/a</loc></url></urlset>".encode(),
+    }
+    harness = walk("site.example", bodies, html="fallback")
+    assert [r.url for r in harness.records] == [WWW + "/a"]
+    root = harness.core.run.tree[0]
+    assert [(p.code, p.message) for p in root.problems] == [
+        ("twin-host", "no sitemap on site.example: trying its twin www.site.example")
+    ]  # and no HTML fallback: the twin found a sitemap
+    assert (root.children[-1].url, root.children[-1].kind) == (WWW + "/robots.txt", "robots")
+    assert walk("site.example", bodies, twin=False).records == []
+
+
+def test_a_www_host_reads_its_bare_twin_at_the_usual_paths() -> None:
+    """twin: www.site.example has nothing; site.example has no robots.txt but a
+    /sitemap.xml: the twin's well-known paths are probed as the host's own would be."""
+    bodies: Bodies = {"/sitemap.xml": urlset("/a", "/b")}
+    harness = walk(WWW + "/", bodies)
+    assert [r.url for r in harness.records] == [BASE + "/a", BASE + "/b"]
+    assert "twin-host" in [p.code for p in harness.core.run.tree[0].problems]
+
+
+def test_the_twin_is_not_tried_when_the_host_has_a_sitemap_or_none() -> None:
+    """A host with a sitemap never fetches its twin; a subdomain other than www has no
+    twin; an IP address neither."""
+    found = walk(
+        BASE + "/", {"/robots.txt": f"Sitemap: {BASE}/s.xml\n".encode(), "/s.xml": urlset("/a")}
+    )
+    assert not any(url.startswith(WWW) for url in found.fetched)
+    docs = walk(DOCS + "/", {})
+    assert not any("www." in url for url in docs.fetched)
+    assert "twin-host" not in [p.code for p in docs.core.run.tree[0].problems]
+    assert (twin_host("site.example"), twin_host("www.site.example")) == (
+        "www.site.example",
+        "site.example",
+    )
+    assert [
+        twin_host(h) for h in ("docs.site.example", "127.0.0.1", "[::1]", "localhost", "www.")
+    ] == [None] * 5
+
+
+def test_parent_never_leaves_the_registrable_domain() -> None:
+    """parent: example.co.uk, example.com.au and alice.github.io have no parent (before,
+    co.uk, com.au and github.io were read: other parties' hosts); a deeper subdomain
+    climbs to its registrable domain, never past it."""
+    assert [parent_domain(h) for h in ("example.co.uk", "example.com.au", "alice.github.io")] == [
+        None
+    ] * 3
+    assert parent_domain("docs.example.co.uk") == "example.co.uk"
+    assert parent_domain("api.docs.alice.github.io") == "docs.alice.github.io"
+    pages = "https://alice.github.io"
+    harness = walk(pages + "/", {}, parent=True, twin=False)
+    assert not any("//github.io" in url for url in harness.fetched)
+    assert "parent-sitemaps" not in [p.code for p in harness.core.run.tree[0].problems]

@@ -842,3 +842,41 @@ def test_lite_path_matches_full_reading(
         chunked = ParseResult(parser.format, problems=parser.problems, complete=parser.complete)
         chunked.urls = [i for i in items if isinstance(i, UrlRecord)]
         assert summary(chunked) == summary(whole)
+
+
+@pytest.mark.parametrize(
+    ("inner", "fields"),
+    [
+        ("", {}),
+        ("<news:title>Only Title</news:title>", {"title": "Only Title"}),
+        (
+            "<news:publication><news:language>en</news:language></news:publication>"
+            "<news:publication_date>2026-05-03T10:00:00Z</news:publication_date>",
+            {"language": "en", "publication_date": "2026-05-03T10:00:00Z"},
+        ),
+    ],
+    ids=["empty", "title-only", "no-name-no-title"],
+)
+def test_news_missing_required_fields_keeps_what_it_has(
+    inner: str, fields: dict[str, object]
+) -> None:
+    """go-sitemap-parser's news cases: a news:news missing required fields (even every
+    field) keeps its URL and a news entry with the fields it has, marked invalid (an empty
+    one was dropped before)."""
+    body = urlset(
+        f"<url><loc>https://example.com/article</loc><news:news>{inner}</news:news></url>"
+    )
+    (rec,) = parse_all_ways(body).urls
+    assert rec.url == "https://example.com/article"
+    assert rec.news is not None and not rec.news.valid
+    assert rec.news.to_dict() == fields
+    assert rec.to_dict()["news"] == fields
+
+
+def test_news_element_outside_its_namespace_is_no_news() -> None:
+    """A <news> element in the sitemap namespace is not Google News: no news entry."""
+    body = urlset(
+        "<url><loc>https://example.com/page</loc><news><title>Ignored</title></news></url>"
+    )
+    (rec,) = parse_all_ways(body).urls
+    assert rec.news is None

@@ -358,11 +358,88 @@ def test_a_rule_still_ends_a_group() -> None:
     assert (rules.crawl_delay("a"), rules.crawl_delay("b")) == (5.0, None)
 
 
-def test_crawl_delay_binds_the_whole_group() -> None:
-    """A Crawl-delay inside a group of two agents applies to both."""
+def test_crawl_delay_binds_the_agents_named_before_it() -> None:
+    """A Crawl-delay inside a group of two agents is the first agent's only: the rule
+    binds both (crawler-commons' reading; it was both agents' before)."""
     body = "User-agent: a\nCrawl-delay: 7\nUser-agent: b\nDisallow: /y\n"
     rules = parse_robots(body, ROBOTS)
-    assert (rules.crawl_delay("a"), rules.crawl_delay("b")) == (7.0, 7.0)
+    assert (rules.crawl_delay("a"), rules.crawl_delay("b")) == (7.0, None)
+    assert not rules.can_fetch("https://www.example.com/y", "a")
+
+
+# The bodies of crawler-commons' SimpleRobotRulesParserTest (testCrawlDelay's two,
+# testBrokenKrugleRobotsTxtFile, testSelectCrawlDelayGroup) and the delays it expects for
+# each agent: before, each of these bodies gave an agent a delay of another group.
+_CR, _CRLF = "\r", "\r\n"
+CRAWL_DELAY_CASES: dict[str, tuple[str, dict[str, float | None]]] = {
+    "two-groups-first": (
+        _CR.join(["User-agent: bixo", "Crawl-delay: 10", "User-agent: foobot",
+                  "Crawl-delay: 20", "User-agent: *", "Disallow:/baz", ""]),
+        {"bixo": 10.0, "foobot": 20.0},
+    ),
+    "other-agent-only": (
+        _CR.join(["User-agent: foobot", "Crawl-delay: 20", "User-agent: *", "Disallow:/baz", ""]),
+        {"bixo": None, "foobot": 20.0},
+    ),
+    "krugle": (
+        _CR.join(["User-agent: *", "Disallow: /maintenance.html", "Disallow: /perl/",
+                  "Disallow: /cgi-bin/", "Disallow: /examples/", "Crawl-delay: 3", "",
+                  "User-agent: googlebot", "Crawl-delay: 1", "", "User-agent: qihoobot",
+                  "Disallow: /"]),
+        {"googlebot/2.1": 1.0, "qihoobot": None, "anybot": 3.0},
+    ),
+    "select-group": (
+        _CRLF.join(["User-Agent: bingbot", "Crawl-delay: 1", "", "User-Agent: msnbot",
+                    "Crawl-delay: 2", "", "User-Agent: pinterestbot", "Crawl-delay: 0.2", "",
+                    "User-agent: *", "Disallow: /login",
+                    "Sitemap: http://www.example.com/sitemap.xml", "Disallow: /assets/"]),
+        {"bingbot": 1.0, "msnbot": 2.0, "pinterestbot": 0.2, "anybot": None},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CRAWL_DELAY_CASES))
+def test_crawl_delay_chosen_as_crawler_commons(case: str) -> None:
+    """Each agent gets the Crawl-delay crawler-commons gives it, never another group's."""
+    body, expected = CRAWL_DELAY_CASES[case]
+    rules = parse_robots(body, ROBOTS)
+    assert {agent: rules.crawl_delay(agent) for agent in expected} == expected
+
+
+def test_crawl_delay_group_merging_file() -> None:
+    """crawler-commons' crawl-delay-group-merging.txt: mybot 10 s, yourbot (in mybot's
+    group, named after the delay) none, any other agent the merged wildcard groups' 30 s."""
+    rules = parse_robots(read("crawl-delay-group-merging.txt"), ROBOTS)
+    delays = {a: rules.crawl_delay(a) for a in ("mybot", "yourbot", "anyotherbot")}
+    assert delays == {"mybot": 10.0, "yourbot": None, "anyotherbot": 30.0}
+    assert not rules.can_fetch("https://www.example.com/private/", "yourbot")
+
+
+@pytest.mark.parametrize(
+    ("body", "delay"),
+    [
+        ("User-agent: a\nCrawl-delay: 5\nCrawl-delay: 3\n", 5.0),  # a stint's first line
+        ("User-agent: a\nCrawl-delay: 9\nDisallow: /x\n\nUser-agent: a\nCrawl-delay: 4\n", 4.0),
+        ("User-agent: *\nCrawl-delay: 2\nDisallow: /\nUser-agent: *\nCrawl-delay: 6\n", 2.0),
+        ("User-agent: *\nCrawl-delay: 2\nDisallow: /\nUser-agent: a\nDisallow: /x\n", None),
+        ("User-agent: a*\nCrawl-delay: 8\n", 8.0),  # protego's wildcard-less name
+        ("User-agent: a\nCrawl-delay: soon\nUser-agent: b\nCrawl-delay: 3\n", None),
+    ],
+    ids=["same-stint", "merged-groups-shortest", "wildcards-shortest", "specific-wins",
+         "star-name", "bad-value-binds"],
+)  # fmt: skip
+def test_crawl_delay_merging_rules(body: str, delay: float | None) -> None:
+    """Merged groups give the shortest delay; a specific group's absence of one wins over
+    the wildcard's; a second line in one stint (or after a bad value) binds no one."""
+    assert parse_robots(body, ROBOTS).crawl_delay("a") == delay
+
+
+def test_request_rate_binds_like_crawl_delay() -> None:
+    """Request-rate is read as Crawl-delay is (seconds per request), units included."""
+    body = "User-agent: a\nRequest-rate: 2/1m\nUser-agent: b\nRequest-rate: 1/5\nDisallow: /\n"
+    rules = parse_robots(body, ROBOTS)
+    assert (rules.request_interval("a"), rules.request_interval("b")) == (30.0, 5.0)
+    assert rules.request_interval("c") is None
 
 
 def test_regroup_keeps_sitemaps_in_document_order() -> None:

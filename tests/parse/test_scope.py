@@ -158,3 +158,23 @@ def test_allows_never_raises(url: str, mode: str) -> None:
     """Arbitrary strings give a bool, never an exception."""
     assert Scope(mode, ["example.com"]).allows(url, "https://example.com/s.xml") in (True, False)
     assert in_location(url, CATALOG) in (True, False)
+
+
+@pytest.mark.parametrize(
+    ("target", "url", "expected"),
+    [
+        ("www.github.io", "https://alice.github.io/", False),  # its bare twin is a suffix
+        ("www.github.io", "https://www.github.io/x", True),
+        ("github.io", "https://alice.github.io/", False),  # a typed suffix keeps itself
+        ("github.io", "https://github.io/x", True),
+        ("www.co.uk", "https://example.co.uk/", False),
+        ("www.example.co.uk", "https://shop.example.co.uk/", True),  # a site's own twin
+    ],
+)
+def test_site_mode_never_admits_a_public_suffixs_subdomains(
+    target: str, url: str, expected: bool
+) -> None:
+    """site: a public suffix (the bundled Public Suffix List) is never a twin and admits
+    no subdomains; before, www.github.io's twin github.io admitted every *.github.io site
+    (and the user's headers, which go where this scope goes, followed)."""
+    assert Scope("site", [target]).allows(url, None) is expected
