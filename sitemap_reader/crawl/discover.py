@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from types import TracebackType
 from typing import Unpack
@@ -62,6 +63,17 @@ from sitemap_reader.store import StateStore
 #: one 64 KiB chunk, at most 2,048): enough to keep the consumer busy, small enough to
 #: bound memory.
 CHANNEL_BATCHES = 8
+
+logger = logging.getLogger("sitemap_reader")
+
+
+def report_failed_targets(run: Run) -> None:
+    """One error line per target that gave nothing, when others did (when none did, the
+    caller raises :class:`~sitemap_reader.errors.DiscoveryError` naming each instead)."""
+    if run.error is not None:
+        return
+    for target, why in run.failed_targets.items():
+        logger.error("nothing discovered for %s: %s", target, why)
 
 
 class SitemapReader:
@@ -207,7 +219,9 @@ class SitemapReader:
         URL) once the whole run is done. The run's tree and stats are in
         :attr:`last_run` (live while it goes). Raises
         :class:`~sitemap_reader.errors.DiscoveryError` at the end when nothing could be
-        discovered for any target (unreachable, or no sitemap anywhere).
+        discovered for any target (unreachable, or no sitemap anywhere); when only some
+        targets gave nothing, each is logged as an error (logger ``sitemap_reader``) and
+        listed in ``last_run.failed_targets``.
 
         Ranked output holds ``Limits.max_ranked_in_memory`` records in memory and spills
         the rest to a temporary SQLite file; ``top=N`` yields only the N best (implies
@@ -267,6 +281,7 @@ class SitemapReader:
                 state.close()
         if run.error is not None:
             raise DiscoveryError(run.error)
+        report_failed_targets(run)
 
     async def tree(self, target: str | Sequence[str], *, observer: Observer | None = None) -> Run:
         """Walk every sitemap of the target(s) without keeping the records.

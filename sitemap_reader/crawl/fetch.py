@@ -348,8 +348,17 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _translate(exc: BaseException) -> FetchFailed:
-    """aiohttp / OS exceptions to our codes (not raised here: the caller chains it)."""
+def _translate(exc: BaseException, attempts: int = 1) -> FetchFailed:
+    """aiohttp / OS exceptions to our codes (not raised here: the caller chains it); a
+    message says how many attempts were made when there was more than one, so a failure
+    is one line with its count, not a line per retry."""
+    failed = _failure(exc)
+    if attempts > 1:
+        failed = FetchFailed(failed.code, f"{failed.message} ({attempts} attempts)")
+    return failed
+
+
+def _failure(exc: BaseException) -> FetchFailed:
     if _is_blocked(exc):
         return FetchFailed("blocked", str(getattr(exc, "os_error", exc)))
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientSSLError):
@@ -531,7 +540,7 @@ class Fetcher:
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
-                    raise _translate(exc) from exc
+                    raise _translate(exc, attempt + 1) from exc
                 pause = self._backoff(attempt)
             else:
                 if raw.status not in RETRY_STATUSES:
