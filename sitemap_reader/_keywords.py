@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from sitemap_reader.handout import HandOut
     from sitemap_reader.limits import Limits
     from sitemap_reader.options import (
         Incremental,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from sitemap_reader.scoring import ScoreFunc
 
 __all__ = ["LoaderKeywords", "ReaderKeywords"]
-__all__ += ["Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # used in strings
+__all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
 
 ReaderKeywords = TypedDict(
     "ReaderKeywords",
@@ -116,4 +117,7 @@ class LoaderKeywords(ReaderKeywords, total=False):
     progress: str | os.PathLike[str] | None
     buffer: int
     best_first: bool
+    order: Literal["hosts", "intake"] | Callable[[bool], HandOut]
     max_tries: int
+    extend: bool
+    restart: bool

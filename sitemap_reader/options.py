@@ -62,6 +62,7 @@ from sitemap_reader.declare import (
     url_paths,
 )
 from sitemap_reader.errors import UsageError
+from sitemap_reader.handout import Order, order_policy
 from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES, Limits
 
 if TYPE_CHECKING:
@@ -358,16 +359,21 @@ class Incremental(Declared):
             raise OptionError("state", "changed_only and removed need a state file")
 
 
+#: Why the loader's ordering knobs are not Scrapy settings.
+_SCRAPY_ORDER = "Scrapy's scheduler orders pages by priority"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoaderOptions(Declared):
-    """The knobs of :class:`~sitemap_reader.SitemapLoader` (and the Crawlee loader)."""
+    """The knobs of :class:`~sitemap_reader.SitemapLoader` (the Crawlee loader's and a
+    Scrapy spider's with a progress file too)."""
 
     progress: str | None = option(
         None,
-        "the progress file (SQLite): what was handed out and acknowledged; None: a temporary file",
+        "the progress file (SQLite): what was handed out and acknowledged; None: a temporary "
+        "file (Scrapy: the mixin reads sitemaps with the loader, resumable)",
         convert=file_path,
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
         accepts="str | os.PathLike[str] | None",
     )
     buffer: int = option(
@@ -375,21 +381,40 @@ class LoaderOptions(Declared):
         "records that may wait unclaimed (bounds memory and how far reading runs ahead)",
         convert=count(1),
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
     )
     best_first: bool = option(
         False,
-        "hand out the best-scored of the waiting records first",
+        "hand out the best-scored of the waiting records first (within each host)",
         convert=boolean,
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
+        scrapy=_SCRAPY_ORDER,
+    )
+    order: Order = option(
+        "hosts",
+        "which waiting record goes next: hosts (round-robin across hosts), intake (all "
+        "together), or a function best_first -> HandOut",
+        convert=order_policy,
+        cli="the loader is Python only",
+        scrapy=_SCRAPY_ORDER,
+        accepts="Literal['hosts', 'intake'] | Callable[[bool], HandOut]",
     )
     max_tries: int = option(
         LOADER_MAX_TRIES,
         "hand-outs of a URL before it is given up",
         convert=count(1),
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
+    )
+    extend: bool = option(
+        False,
+        "a progress file made for other targets takes these too (else it is refused)",
+        convert=boolean,
+        cli="the loader is Python only",
+    )
+    restart: bool = option(
+        False,
+        "start the progress file afresh: forget what it holds, take these targets",
+        convert=boolean,
+        cli="the loader is Python only",
     )
 
 
@@ -603,11 +628,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from sitemap_reader.handout import HandOut
     from sitemap_reader.limits import Limits
     from sitemap_reader.options import (
         Incremental,
@@ -621,7 +647,7 @@ if TYPE_CHECKING:
     from sitemap_reader.scoring import ScoreFunc
 
 __all__ = ["LoaderKeywords", "ReaderKeywords"]
-__all__ += ["Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # used in strings
+__all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
 '''
 
 
