@@ -37,7 +37,7 @@ ReaderKeywords = TypedDict(
         "robots": "bool",
         "guess": "bool",
         "guess_paths": "Sequence[str] | None",
-        "follow": "Sequence[str | re.Pattern[str]]",
+        "follow": "Sequence[str | re.Pattern[str]] | Callable[[str], bool]",
         "read_depth": "int | None",
         "since": "datetime | date | str | None",
         "trust_index_lastmod": "bool",

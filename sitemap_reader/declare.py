@@ -280,6 +280,29 @@ def patterns(value: object) -> tuple[re.Pattern[str], ...]:
     return tuple(compiled)
 
 
+#: ``follow``: regexes, or a function of a child sitemap's URL.
+FollowRule: TypeAlias = tuple[re.Pattern[str], ...] | Callable[[str], bool]
+
+
+def follow_rule(value: object) -> FollowRule:
+    """``follow``: a function ``url -> bool`` as given, else :func:`patterns`.
+
+    >>> [p.pattern for p in follow_rule(["/blog/"])], follow_rule(str.isascii)("x")
+    (['/blog/'], True)
+    """
+    if callable(value) and not isinstance(value, re.Pattern):
+        return value
+    return patterns(value)
+
+
+def follows(rule: FollowRule, url: str) -> bool:
+    """Whether ``rule`` (see :func:`follow_rule`) lets an index's child ``url`` be read:
+    an empty tuple lets every child be, patterns when one matches."""
+    if callable(rule):
+        return bool(rule(url))
+    return not rule or any(p.search(url) for p in rule)
+
+
 def url_paths(value: object) -> tuple[str, ...] | None:
     """URL paths, each starting with ``/``: a sequence, or one comma-separated string.
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from sitemap_reader._version import __version__
 from sitemap_reader.declare import (
     Declared,
+    FollowRule,
     OptionError,
     PrivateSetting,
     boolean,
@@ -49,11 +49,11 @@ from sitemap_reader.declare import (
     choice,
     count,
     file_path,
+    follow_rule,
     header_pairs,
     html_mode,
     moment,
     option,
-    patterns,
     private_policy,
     proxy_url,
     seconds,
@@ -110,14 +110,15 @@ class Walk(Declared):
         flag="--paths",
         accepts="Sequence[str] | None",
     )
-    follow: tuple[re.Pattern[str], ...] = option(
+    follow: FollowRule = option(
         (),
-        "fetch only the child sitemaps of an index matching one of these regexes (robots.txt's "
-        "are always read), as Scrapy's sitemap_follow",
-        convert=patterns,
+        "fetch only the child sitemaps of an index matching one of these regexes, or for "
+        "which this function of the URL is true (robots.txt's are always read), as Scrapy's "
+        "sitemap_follow",
+        convert=follow_rule,
         metavar="REGEX",
         repeat=True,
-        accepts="Sequence[str | re.Pattern[str]]",
+        accepts="Sequence[str | re.Pattern[str]] | Callable[[str], bool]",
     )
     read_depth: int | None = option(
         None,
@@ -396,7 +397,7 @@ class LoaderOptions(Declared):
         convert=order_policy,
         cli="the loader is Python only",
         scrapy=_SCRAPY_ORDER,
-        accepts="Literal['hosts', 'intake'] | Callable[[bool], HandOut]",
+        accepts='Literal["hosts", "intake"] | Callable[[bool], HandOut]',
     )
     max_tries: int = option(
         LOADER_MAX_TRIES,

@@ -16,7 +16,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.errors import UsageError
+from sitemap_reader.errors import DiscoveryError, UsageError
 from tests.crawl.crawl_kit import FAST, Site, collect, gz, index, node_by_url, tree, urlset
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -250,6 +250,34 @@ async def test_follow_fetches_only_matching_children(site: Site) -> None:
     assert [r.url for r in records] == [site.url("/p/1")]
     assert site.hits["/s0.xml"] == 0 and site.hits["/s2.xml"] == 0
     assert node_by_url(run, site.url("/s0.xml")).skipped == "not matched by follow"
+
+
+async def test_follow_as_a_function_sees_each_child_url(site: Site) -> None:
+    """follow=function: asked once per index child with its URL; only /s2.xml is read."""
+    _four_sitemaps(site)
+    asked: list[str] = []
+
+    def wanted(url: str) -> bool:
+        asked.append(url)
+        return url.endswith("/s2.xml")
+
+    records, run = await collect(site.url("/"), follow=wanted)
+    assert [r.url for r in records] == [site.url("/p/2")]
+    assert sorted(asked) == [site.url(f"/s{i}.xml") for i in range(3)]
+    assert site.hits["/s0.xml"] == 0 and site.hits["/s1.xml"] == 0
+    assert node_by_url(run, site.url("/s1.xml")).skipped == "not matched by follow"
+
+
+async def test_follow_function_that_raises_ends_the_run(site: Site) -> None:
+    """A follow function that raises: the index fails naming the exception, and the run
+    (whose only index it was) raises DiscoveryError saying so, never a silent skip."""
+    _four_sitemaps(site)
+
+    def broken(url: str) -> bool:
+        raise LookupError(f"no rule for {url}")
+
+    with pytest.raises(DiscoveryError, match="internal error: LookupError: no rule for"):
+        await collect(site.url("/"), follow=broken)
 
 
 async def test_guess_paths_replace_the_well_known_ones(site: Site) -> None:

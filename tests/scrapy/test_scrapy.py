@@ -325,7 +325,8 @@ def test_options_read_the_settings() -> None:
     )
     options, scrapy = options_from_settings(settings)
     assert scrapy.targets == ("a.example", "https://b.example/sitemap.xml")
-    assert [p.pattern for p in options.walk.follow] == ["/products"]
+    follow = options.walk.follow
+    assert isinstance(follow, tuple) and [p.pattern for p in follow] == ["/products"]
     assert options.limits.max_sitemaps == 5
     assert options.limits.max_depth == 8
     assert options.walk.scope == "site"
