@@ -212,3 +212,46 @@ def test_the_scrapy_integration_loads_no_aiohttp() -> None:
         "'sitemap_reader.cli'))"
     )
     assert _loaded_after(imports, wanted) == []
+
+
+#: Every driver's I/O library (an engine's too): a module loads only its own.
+_IO_LIBRARIES = ("aiohttp", "pyspark", "py4j", "ray", "redis", "scrapy", "twisted", "crawlee")
+
+
+def _others(*own: str) -> str:
+    """The ``wanted`` expression for the I/O libraries and drivers not in ``own``."""
+    libraries = tuple(name for name in _IO_LIBRARIES if name not in own)
+    return (
+        f"m.split('.')[0] in {libraries!r} or m.startswith(("
+        "'sitemap_reader.distributed', 'sitemap_reader.scrapy', 'sitemap_reader.crawlee', "
+        "'sitemap_reader.cli'))"
+    )
+
+
+def test_the_engine_core_loads_no_driver_library() -> None:
+    """Importing sitemap_reader.batch loads pyarrow and our sans-I/O layers only: no
+    engine, no other driver (the aiohttp reader is imported when a call starts)."""
+    assert _loaded_after("import sitemap_reader.batch", _others()) == []
+
+
+def test_spelling_a_target_loads_no_queue_library() -> None:
+    """Spelling a target the canonical way loads neither redis nor the distributed driver."""
+    imports = "import sitemap_reader.batch as b\nb.canonical_target('example.com')"
+    wanted = "m.split('.')[0] == 'redis' or m.startswith('sitemap_reader.distributed')"
+    assert _loaded_after(imports, wanted) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "own"),
+    [("sitemap_reader.spark", ("pyspark", "py4j", "aiohttp")), ("sitemap_reader.ray", ("ray",))],
+)
+def test_an_engine_door_loads_no_other_engine(module: str, own: tuple[str, ...]) -> None:
+    """Each engine's module loads its engine and the engine core, never the other engine
+    or another driver's library (make test-engines runs it with both installed)."""
+    import importlib.util
+
+    if importlib.util.find_spec(own[0]) is None:
+        if os.environ.get("SITEMAP_READER_ENGINES") == "1":
+            pytest.fail(f"{own[0]} is not installed")
+        pytest.skip(f"{own[0]} is not installed (make test-engines installs it)")
+    assert _loaded_after(f"import {module}", _others(*own, "aiohttp")) == []

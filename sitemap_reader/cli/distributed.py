@@ -28,7 +28,8 @@ from sitemap_reader.cli.args import (
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, interruptible
 from sitemap_reader.cli.flags import add_option_flags, options_from
 from sitemap_reader.cli.output import RecordFilter, make_writer
-from sitemap_reader.distributed.config import check_redis_url, queue_target
+from sitemap_reader.discovery.targets import canonical_spelling
+from sitemap_reader.distributed.config import check_redis_url
 from sitemap_reader.errors import SitemapReaderError, UsageError
 from sitemap_reader.safe_text import printable, redact_url
 
@@ -256,7 +257,7 @@ async def _enqueue(args: argparse.Namespace, dist: ModuleType) -> int:
         raise UsageError("'-' (standard input) cannot be a queued target; use -i - for a list")
     # One spelling per site (the reader's rule), and a bad target is a usage error
     # before anything is queued.
-    targets = list(dict.fromkeys(queue_target(target) for target in targets))
+    targets = list(dict.fromkeys(canonical_spelling(target) for target in targets))
     queue = dist.TargetQueue.from_url(args.redis, args.namespace)
     try:
         new, again = await queue.enqueue(targets, again=args.again)

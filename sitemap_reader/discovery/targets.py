@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from yarl import URL
 
 from sitemap_reader.errors import UsageError
+from sitemap_reader.safe_text import printable
 
 #: Well-known sitemap locations probed (concurrently) when robots.txt lists no sitemap,
 #: in this order in the output: the protocol's example name, Yoast and other index names,
@@ -109,3 +110,31 @@ def well_known_urls(robots_url: str, paths: tuple[str, ...] | None = None) -> li
     origin = URL(robots_url).origin()
     chosen = WELL_KNOWN_PATHS if paths is None else paths
     return [str(origin.join(URL(path))) for path in chosen]
+
+
+def canonical_spelling(text: str) -> str:
+    """The one spelling of a target, by the reader's rule, so one site is one target
+    wherever targets are spread (a Redis queue, an engine's partitions): a domain or an
+    https site on its default port is ``host[:port]`` (the root's trailing dot dropped);
+    any other URL is the reader's normal form of it. Files and standard input are refused.
+
+    >>> spelled = ("Example.COM", "example.com/", "https://example.com:443/", "example.com.")
+    >>> [canonical_spelling(t) for t in spelled]
+    ['example.com', 'example.com', 'example.com', 'example.com']
+    >>> canonical_spelling("HTTP://Example.com/Sitemap.xml")
+    'http://example.com/Sitemap.xml'
+    """
+    target = classify(text)
+    if target.kind not in ("site", "robots", "sitemap"):
+        raise UsageError(f"not an http(s) URL or a domain: {printable(text)!r}")
+    url = URL(target.url)
+    host = (url.host or "").rstrip(".")
+    if host != (url.host or ""):
+        url = url.with_host(host)
+    netloc = host if url.is_default_port() else f"{host}:{url.port}"
+    bare = target.schemes == ("https", "http") or url.scheme == "https"
+    if target.kind == "site":
+        return netloc if bare else str(url.with_path("/"))
+    if target.schemes == ("https", "http"):  # a domain with a path: keep it a domain
+        return netloc + url.raw_path_qs
+    return str(url)

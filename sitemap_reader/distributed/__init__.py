@@ -20,7 +20,6 @@ from sitemap_reader.distributed.config import (
     WorkerLimits,
     check_redis_url,
     output_name,
-    queue_target,
 )
 
 EXTRA_MESSAGE = (
@@ -65,6 +64,5 @@ __all__ = [
     "WorkerReport",
     "check_redis_url",
     "output_name",
-    "queue_target",
     "run_discovery",
 ]

@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
-from yarl import URL
-
-from sitemap_reader.discovery.targets import classify
 from sitemap_reader.errors import UsageError
 from sitemap_reader.safe_text import printable, redact_url
 
@@ -205,30 +202,6 @@ def output_name(target: str, fmt: str = "jsonl") -> str:
     slug = _UNSAFE_RUN.sub("-", target).strip("-.")[:80] or "target"
     digest = hashlib.blake2b(target.encode("utf-8", "surrogatepass"), digest_size=8)
     return f"{slug}-{digest.hexdigest()}{suffix}"
-
-
-def queue_target(text: str) -> str:
-    """The one spelling of a target on the queue, by the reader's rule (so one site is one
-    target): a domain or an https site on its default port is ``host[:port]``; any other
-    URL is the reader's normal form of it. Files and standard input are refused.
-
-    >>> [queue_target(t) for t in ("Example.COM", "example.com/", "https://example.com:443/")]
-    ['example.com', 'example.com', 'example.com']
-    >>> queue_target("HTTP://Example.com/Sitemap.xml")
-    'http://example.com/Sitemap.xml'
-    """
-    target = classify(text)
-    if target.kind not in ("site", "robots", "sitemap"):
-        raise UsageError(f"not an http(s) URL or a domain: {printable(text)!r}")
-    url = URL(target.url)
-    host = url.host or ""
-    netloc = host if url.is_default_port() else f"{host}:{url.port}"
-    bare = target.schemes == ("https", "http") or url.scheme == "https"
-    if target.kind == "site":
-        return netloc if bare else str(url.with_path("/"))
-    if target.schemes == ("https", "http"):  # a domain with a path: keep it a domain
-        return netloc + url.raw_path_qs
-    return str(url)
 
 
 def check_redis_url(url: str) -> str:

@@ -1,0 +1,92 @@
+"""Ray Data: discover the targets of a Dataset, in Ray tasks (the ``ray`` extra).
+
+>>> out = discover(ray.data.read_text("domains.txt").rename_columns({"text": "target"}),
+...                parallel=32, max_urls=1_000_000)                 # doctest: +SKIP
+>>> out.write_parquet("s3://bucket/sitemaps/")                      # doctest: +SKIP
+
+Theory of operation
+-------------------
+The target column is spelled the reader's canonical way and reduced to one row per
+spelling (a group-by), so one site is never read by two tasks at once. The distinct
+targets then go through ``map_batches`` with a generator: each block's targets run in
+:func:`~sitemap_reader.batch.discover_batches`, up to ``parallel`` at once on one event
+loop per task, and its record batches stream out as they fill, so a giant site stays
+within the block size. Nothing is written from a task: whatever writes the Dataset owns
+the output.
+
+Exactly once, on Ray. A task whose worker dies is run again (Ray retries system
+failures), and what the two attempts emitted meets downstream by position: Ray keeps the
+blocks the dead attempt had already handed on and takes the new attempt's blocks only
+after them. Discovery is not deterministic (sites answer in any order, and live
+sitemaps change), so a consumer that reads the stream itself (``iter_batches``, a
+following ``map_batches`` in other tasks) can see the target that was in flight twice
+or in part. A Ray writer fused into the same task (``write_parquet`` right after
+``discover``, the default plan) writes each task's file whole under a name made of the
+write's id and the task's index, so a retry replaces the dead attempt's file: the
+output files hold every URL exactly once. That writer builds a task's file from all of
+the task's blocks in memory: more ``partitions`` make smaller tasks.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+try:
+    import ray.data  # noqa: F401
+except ImportError as exc:  # tested in a subprocess without Ray
+    raise ImportError(
+        "sitemap_reader.ray needs Ray Data: pip install 'sitemap-reader[ray]'"
+    ) from exc
+
+import pyarrow as pa
+
+from sitemap_reader.batch import canonical_target, discover_batches, engine_arguments
+
+if TYPE_CHECKING:
+    from ray.data import Dataset
+
+__all__ = ["discover"]
+
+#: The name of the one column between the stages.
+_KEY: Final = "target"
+
+
+def _canonical(table: pa.Table, column: str) -> pa.Table:
+    """Each target spelled the canonical way, in a column of its own."""
+    spelled = [canonical_target(text) for text in table.column(column).to_pylist()]
+    return pa.table({_KEY: pa.array(spelled, pa.string())})
+
+
+def _discover(table: pa.Table, **arguments: Any) -> Iterator[pa.Table]:
+    """One block's targets through :func:`discover_batches`, streamed out."""
+    targets = table.column(_KEY).to_pylist()
+    for batch in discover_batches(targets, **arguments):
+        yield pa.Table.from_batches([batch])
+
+
+def discover(
+    ds: Dataset, target_col: str = "target", *, partitions: int | None = None, **options: Any
+) -> Dataset:
+    """A Dataset of the URL and summary rows of every target in ``ds[target_col]``.
+
+    Its columns are exactly :data:`~sitemap_reader.batch.SCHEMA`'s, in order (``ds``'s
+    other columns are not carried through; join on ``target``, the canonical spelling,
+    to bring them back). ``options`` go to
+    :func:`~sitemap_reader.batch.discover_batches`: ``parallel``, ``batch_rows``, and
+    every reader option (``max_urls``, ``allow_private``, ``since``, ... or
+    ``options=Options(...)``); a bad one is a UsageError here, on the driver.
+    ``partitions`` sets how many blocks (so tasks) the distinct targets are spread over
+    (the group-by's partitions; default: Ray Data's hash-shuffle default).
+
+    A target that fails is a ``failed`` summary row, never a failed job. For
+    exactly-once files, write the result directly (``.write_parquet(path)``): see the
+    module's theory of operation.
+    """
+    arguments = engine_arguments("sitemap_reader.ray.discover", options)
+    keyed = ds.map_batches(functools.partial(_canonical, column=target_col), batch_format="pyarrow")
+    distinct = keyed.groupby(_KEY, num_partitions=partitions).count().select_columns([_KEY])
+    return distinct.map_batches(
+        functools.partial(_discover, **arguments), batch_format="pyarrow", batch_size=None
+    )

@@ -1,0 +1,141 @@
+"""sitemap_reader.ray on a real local Ray (2 CPUs, no dashboard, loopback only), offline.
+
+The farm's 13 sites (tests/engines/kit.py), each given twice in two spellings, through
+``discover`` and Ray's Parquet writer fused into the same tasks, with the Ray worker
+reading the gated site SIGKILLed mid-target: every URL exactly once, one summary per
+site with its status. Then the contract and the peak RSS of a 200k-URL target.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from sitemap_reader import ray as engine
+from sitemap_reader.batch import SCHEMA
+from tests.engines.conftest import guard_loaded
+from tests.engines.farm import Farm
+from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
+from tests.test_batch import check_contract
+
+#: What the command line of Ray's worker processes starts with (their process title).
+WORKER = "ray::"
+
+
+def _dataset(ray: Any, targets: list[str]) -> Any:
+    return ray.data.from_items([{"url": t, "n": i} for i, t in enumerate(targets)])
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    table = pq.read_table(path)
+    assert table.schema.names == SCHEMA.names
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
+def test_every_worker_runs_under_the_guard(ray_cluster: Any) -> None:
+    """The network guard is loaded in Ray's worker processes too."""
+
+    probe = ray_cluster.remote(guard_loaded)
+    assert ray_cluster.get([probe.remote() for _ in range(4)]) == [True] * 4
+
+
+def test_a_killed_worker_loses_and_repeats_nothing(ray_cluster: Any, tmp_path: Path) -> None:
+    """13 sites, the worker reading one SIGKILLed mid-target: every URL once in the
+    files Ray's writer made."""
+    out = tmp_path / "out"
+    with Farm(FARM) as farm:
+        killer = Killer(farm, WORKER).start()
+        started = time.monotonic()
+        dataset = engine.discover(
+            _dataset(ray_cluster, spellings(farm)),
+            "url",
+            partitions=3,
+            parallel=4,
+            batch_rows=20,
+            allow_private=True,
+        )
+        dataset.write_parquet(str(out))
+        seconds = time.monotonic() - started
+        killer.join()
+        gated = farm.site("gated")
+        retried = farm.hits[gated.port, gated.child_path(gated.children - 1)]
+    rows = _read(out)
+    urls, lost, duplicated = tally(rows, farm)
+    Figures(
+        "ray", "13 sites x2 spellings, kill", len(farm.sites), urls, len(killer.killed),
+        lost, duplicated, round(seconds, 2), worker_peaks(WORKER),
+    ).save()  # fmt: skip
+    assert killer.killed and retried >= 2
+    check_contract(rows, farm.sites)
+    assert lost == duplicated == 0
+
+
+def test_the_contract(ray_cluster: Any, tmp_path: Path) -> None:
+    """Columns exactly SCHEMA's; failures are rows (refused port, a private target
+    without allow_private); max_urls caps each target; an ok target's error is null."""
+    with Farm([("ok", 2, 50), ("plain", 1, 20), ("down", 0, 0)]) as farm:
+        targets = [s.target for s in farm.sites]
+        plain = engine.discover(_dataset(ray_cluster, targets), "url", partitions=2)
+        assert plain.schema().names == SCHEMA.names
+        plain.write_parquet(str(tmp_path / "private"))
+        capped = engine.discover(
+            _dataset(ray_cluster, targets), "url", partitions=2, max_urls=7, batch_rows=3,
+            parallel=1, allow_private=True,
+        )  # fmt: skip
+        capped.write_parquet(str(tmp_path / "capped"))
+    refused = _read(tmp_path / "private")
+    assert {r["kind"] for r in refused} == {"summary"} and len(refused) == 3
+    assert all(r["status"] == "failed" and "allow_private" in r["error"] for r in refused)
+    rows = _read(tmp_path / "capped")
+    for site in farm.sites:
+        mine = [r for r in rows if r["target"] == site.target]
+        (summary,) = [r for r in mine if r["kind"] == "summary"]
+        assert summary["urls"] == len(mine) - 1 <= 7
+        if site.kind == "down":
+            assert summary["status"] == "failed" and summary["error"]
+        else:
+            assert summary["urls"] == 7 and summary["status"] == "partial"
+
+
+def test_an_ok_target_streams_with_a_null_error(ray_cluster: Any) -> None:
+    """Read as a stream (iter_batches): a whole site is ok, its error null."""
+    with Farm([("plain", 1, 60)]) as farm:
+        dataset: Any = engine.discover(
+            _dataset(ray_cluster, [farm.sites[0].target]), "url", partitions=1,
+            allow_private=True, batch_rows=7,
+        )  # fmt: skip
+        rows = [row for b in dataset.iter_batches(batch_format="pyarrow") for row in b.to_pylist()]
+    check_contract(rows, farm.sites)
+
+
+def test_peak_rss_of_a_200k_url_target(ray_cluster: Any) -> None:
+    """A 200k-URL site streamed through one Ray task: the workers' peak RSS stays bounded."""
+    with Farm([("ok", 4, 50_000)]) as farm:
+        started = time.monotonic()
+        dataset: Any = engine.discover(
+            _dataset(ray_cluster, [farm.sites[0].target]), "url", partitions=1,
+            allow_private=True,
+        )  # fmt: skip
+        urls = 0
+        for batch in dataset.iter_batches(batch_format="pyarrow", batch_size=None):
+            urls += sum(1 for kind in batch.column("kind").to_pylist() if kind == "url")
+        seconds = time.monotonic() - started
+    peaks = worker_peaks(WORKER)
+    Figures("ray", "one 200k-URL site, streamed", 1, urls, 0, 200_000 - min(urls, 200_000),
+            max(0, urls - 200_000), round(seconds, 2), peaks).save()  # fmt: skip
+    assert urls == 200_000
+    assert peaks and max(peaks) < 600, peaks
+
+
+def test_without_ray_the_message_names_the_extra() -> None:
+    """Importing sitemap_reader.ray without Ray says which extra to install."""
+    code = "import sys; sys.modules['ray'] = None\nimport sitemap_reader.ray"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "pip install 'sitemap-reader[ray]'" in done.stderr

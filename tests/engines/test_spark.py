@@ -1,0 +1,146 @@
+"""sitemap_reader.spark on a real local Spark (local[2,3], Java 17), offline.
+
+The farm's 13 sites (tests/engines/kit.py), each given twice in two spellings, through
+``discover`` and Spark's Parquet writer, with the Python worker reading the gated site
+SIGKILLed mid-target: every URL exactly once, one summary per site with its status, and
+``_SUCCESS``. Then the contract (columns, failures as rows, ``max_urls``) and the peak
+RSS of a 200k-URL target.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from sitemap_reader import spark as engine
+from sitemap_reader.batch import SCHEMA
+from tests.engines.conftest import guard_loaded
+from tests.engines.farm import Farm
+from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
+from tests.test_batch import check_contract
+
+#: What the command line of Spark's Python workers holds.
+WORKER = "pyspark.daemon"
+
+
+def _frame(spark: Any, targets: list[str]) -> Any:
+    return spark.createDataFrame([(t, i) for i, t in enumerate(targets)], "url string, n int")
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    table = pq.read_table(path)
+    assert table.schema.names == SCHEMA.names
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
+def test_every_python_worker_runs_under_the_guard(spark: Any) -> None:
+    """The network guard is loaded in Spark's Python workers too."""
+
+    def probe(_: Any) -> Any:
+        from tests.engines.conftest import guard_loaded
+
+        yield guard_loaded()
+
+    assert guard_loaded()
+    assert set(spark.sparkContext.parallelize(range(4), 2).mapPartitions(probe).collect()) == {True}
+
+
+def test_a_killed_worker_loses_and_repeats_nothing(spark: Any, tmp_path: Path) -> None:
+    """13 sites, one Python worker SIGKILLed mid-target: every URL once, _SUCCESS."""
+    out = tmp_path / "out"
+    with Farm(FARM) as farm:
+        killer = Killer(farm, WORKER).start()
+        started = time.monotonic()
+        frame = engine.discover(
+            _frame(spark, spellings(farm)),
+            "url",
+            partitions=3,
+            parallel=4,
+            batch_rows=20,
+            allow_private=True,
+        )
+        frame.write.parquet(str(out))
+        seconds = time.monotonic() - started
+        killer.join()
+        gated = farm.site("gated")
+        retried = farm.hits[gated.port, gated.child_path(gated.children - 1)]
+    rows = _read(out)
+    urls, lost, duplicated = tally(rows, farm)
+    Figures(
+        "spark", "13 sites x2 spellings, kill", len(farm.sites), urls, len(killer.killed),
+        lost, duplicated, round(seconds, 2), worker_peaks(WORKER),
+    ).save()  # fmt: skip
+    assert (out / "_SUCCESS").exists()
+    assert killer.killed and retried >= 2
+    check_contract(rows, farm.sites)
+    assert lost == duplicated == 0
+
+
+def test_the_contract(spark: Any, tmp_path: Path) -> None:
+    """Columns exactly SCHEMA's; failures are rows (refused port, a private target
+    without allow_private); ok has a null error; max_urls caps each target."""
+    with Farm([("ok", 2, 50), ("ok", 3, 20), ("down", 0, 0)]) as farm:
+        targets = [s.target for s in farm.sites]
+        plain = engine.discover(_frame(spark, targets), "url", partitions=2)
+        assert plain.columns == SCHEMA.names
+        plain.write.parquet(str(tmp_path / "private"))
+        capped = engine.discover(
+            _frame(spark, targets), "url", partitions=2, max_urls=7, batch_rows=3,
+            parallel=1, allow_private=True,
+        )  # fmt: skip
+        capped.write.parquet(str(tmp_path / "capped"))
+    refused = _read(tmp_path / "private")
+    assert {r["kind"] for r in refused} == {"summary"} and len(refused) == 3
+    assert all(r["status"] == "failed" and "allow_private" in r["error"] for r in refused)
+    rows = _read(tmp_path / "capped")
+    for site in farm.sites:
+        mine = [r for r in rows if r["target"] == site.target]
+        (summary,) = [r for r in mine if r["kind"] == "summary"]
+        assert summary["urls"] == len(mine) - 1 <= 7
+        if site.kind == "down":
+            assert summary["status"] == "failed" and summary["error"]
+        else:
+            assert summary["urls"] == 7 and summary["status"] == "partial"
+
+
+def test_an_ok_target_has_a_null_error(spark: Any, tmp_path: Path) -> None:
+    """A whole site: status ok, error null, urls its URL rows."""
+    with Farm([("plain", 1, 60)]) as farm:
+        site = farm.sites[0]
+        frame = engine.discover(_frame(spark, [site.target]), "url", allow_private=True)
+        frame.write.parquet(str(tmp_path / "ok"))
+    rows = _read(tmp_path / "ok")
+    check_contract(rows, farm.sites)
+
+
+def test_peak_rss_of_a_200k_url_target(spark: Any, tmp_path: Path) -> None:
+    """A 200k-URL site through one Python worker: its peak RSS stays bounded."""
+    with Farm([("ok", 4, 50_000)]) as farm:
+        started = time.monotonic()
+        frame = engine.discover(
+            _frame(spark, [farm.sites[0].target]), "url", partitions=1, allow_private=True
+        )
+        frame.write.parquet(str(tmp_path / "big"))
+        seconds = time.monotonic() - started
+    peaks = worker_peaks(WORKER)
+    rows = _read(tmp_path / "big")
+    urls, lost, duplicated = tally(rows, farm)
+    Figures("spark", "one 200k-URL site", 1, urls, 0, lost, duplicated, round(seconds, 2),
+            peaks).save()  # fmt: skip
+    assert urls == 200_000 and lost == duplicated == 0
+    assert peaks and max(peaks) < 400, peaks
+
+
+def test_without_pyspark_the_message_names_the_extra() -> None:
+    """Importing sitemap_reader.spark without PySpark says which extra to install."""
+    import subprocess
+
+    code = "import sys; sys.modules['pyspark'] = None\nimport sitemap_reader.spark"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "pip install 'sitemap-reader[spark]'" in done.stderr
