@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy import Request
-from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError
+from scrapy import Request, signals
+from scrapy.exceptions import CannotResolveHostError, CloseSpider, DownloadConnectionRefusedError
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import ConnectError
@@ -60,6 +60,9 @@ logger = logging.getLogger("sitemap_reader.scrapy")
 META_KEY: Final = "sitemap_reader"
 #: ``meta`` key of a robots.txt / sitemap request: the core's ticket (a plain dict).
 SITEMAP_META_KEY: Final = "sitemap_reader_sitemap"
+#: The finish reason of a crawl in which every target gave nothing (Scrapy's stats
+#: ``finish_reason``; ``spider_closed`` handlers get it): a script can tell it from "finished".
+FAILED_REASON: Final = "sitemap_reader_failed"
 #: Page priority is ``int(score * PRIORITY_SCALE)``: 0 to 1000.
 PRIORITY_SCALE: Final = 1000
 #: Sitemaps and robots.txt outrank every page: discovery first, then pages best first.
@@ -139,6 +142,10 @@ class ScrapyDriver:
     ``start_requests()`` gives the robots.txt / sitemap requests of the targets; every
     response of those goes to ``on_response()``, every failure to ``on_exception()``; both
     yield further sitemap requests (``SITEMAP_META_KEY`` in their meta) and page requests.
+
+    Never silent: once discovery is over (the middleware read every sitemap, or Scrapy went
+    idle), :meth:`finish` logs an error naming each target that gave nothing; when none
+    gave anything the spider closes with :data:`FAILED_REASON` instead of ``"finished"``.
     """
 
     def __init__(
@@ -151,6 +158,7 @@ class ScrapyDriver:
         record_filter: RecordFilter | None = None,
         callback: Callable[..., Any] | None = None,
         errback: Callable[..., Any] | None = None,
+        verdict: bool = True,
     ) -> None:
         targets = [classify(text) for text in scrapy.targets]
         for target in targets:
@@ -166,6 +174,9 @@ class ScrapyDriver:
         self.callback = callback
         self.errback = errback
         self.maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self.finished = False
+        if verdict:  # off where this process sees only part of the discovery (Redis)
+            crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
 
     @property
     def run(self) -> Run:
@@ -223,6 +234,27 @@ class ScrapyDriver:
         if request is None or failure.value is None:
             return iter(())
         return self.on_exception(request, failure.value)
+
+    def finish(self) -> None:
+        """Discovery is over: the run's verdict (once), an error line per target that gave
+        nothing, and the run's error when none gave anything."""
+        if self.finished:
+            return
+        self.finished = True
+        for _ in self._perform(self.core.finish()):  # a checkpoint at most: no requests
+            pass
+        run = self.core.run
+        for target, why in run.failed_targets.items():
+            self._count("failed_targets")
+            logger.error("sitemap-reader: nothing discovered for %s: %s", target, why)
+        if run.error is not None:
+            logger.error("sitemap-reader: no target gave anything; closing as %s", FAILED_REASON)
+
+    def _on_idle(self) -> None:
+        """Scrapy's ``spider_idle``: no request is left, so neither is any sitemap."""
+        self.finish()
+        if self.core.run.error is not None:
+            raise CloseSpider(FAILED_REASON)
 
     # -- actions -------------------------------------------------------------------------
 

@@ -62,6 +62,7 @@ class SitemapStartMiddleware:
             raise NotConfigured("SITEMAP_READER_TARGETS is empty")
         guard.warn_if_disabled(crawler)
         self.callback_name = self.scrapy.callback
+        self.driver: ScrapyDriver | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -87,6 +88,7 @@ class SitemapStartMiddleware:
             [(re.compile(""), callback)],
             record_filter=getattr(spider, "sitemap_filter", None),
         )
+        self.driver = discovery  # kept: its spider_idle handler is a weak reference
         pending = deque(discovery.start_requests())
         pages: list[Request] = []
         while pending:
@@ -95,6 +97,7 @@ class SitemapStartMiddleware:
                     pending.append(request)
                 else:
                     pages.append(request)
+        discovery.finish()
         # Best first, as the mixin's pages leave Scrapy's scheduler: start requests go out
         # in about the order they are yielded (lazily, as the engine has room), so they
         # are yielded by priority once every sitemap is read (ties: discovery order).

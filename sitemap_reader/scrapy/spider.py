@@ -52,6 +52,9 @@ class SitemapReaderMixin(Spider):
     )
     #: Replaces the default score (and so the page priority): ``(record, now) -> float``.
     sitemap_score: ScoreFunc | None = None
+    #: Whether this process judges the run (error lines, the ``sitemap_reader_failed``
+    #: finish reason): not where each process reads only part of the sitemaps.
+    _sitemap_reader_verdict: bool = True
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -97,6 +100,7 @@ class SitemapReaderMixin(Spider):
             record_filter=self.sitemap_filter,
             callback=self._sitemap_reader_parse,
             errback=self._sitemap_reader_failed,
+            verdict=self._sitemap_reader_verdict,
         )
 
     def _rules(self) -> list[Rule]:

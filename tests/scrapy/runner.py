@@ -1,19 +1,21 @@
 """Run one Scrapy crawl of the test site; the Scrapy tests start it in a subprocess.
 
 ``python tests/scrapy/runner.py MODE BASE OUT [--jobdir DIR] [--stop-after N] [--alternates]
-[--run-json FILE]``
+[--run-json FILE] [--also TARGET]...``
 
 MODE is ``mixin`` (a SitemapReaderMixin spider), ``middleware`` (a plain spider with
 SitemapStartMiddleware) or ``addon`` (a plain spider with the Addon). Every page callback
 appends one JSON line to OUT: the URL, the request priority, ``meta["sitemap_reader"]``.
 With ``--stop-after N`` the spider closes itself after N pages, with ``--pagecount N``
 Scrapy closes it after N responses of any kind (an interrupted job, for ``--jobdir``).
+The last line on stderr is ``runner: finish_reason=REASON`` (Scrapy's stats).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -85,6 +87,7 @@ def main() -> None:
     parser.add_argument("--pagecount", type=int, default=0, help="CLOSESPIDER_PAGECOUNT")
     parser.add_argument("--alternates", action="store_true")
     parser.add_argument("--target", help="crawl this target instead of BASE/")
+    parser.add_argument("--also", action="append", default=[], help="one more target")
     parser.add_argument("--set", action="append", default=[], help="NAME=JSON, a setting")
     parser.add_argument("--run-json", default="", help="mixin: write the run's tree here")
     args = parser.parse_args()
@@ -109,12 +112,12 @@ def main() -> None:
     if args.pagecount:
         settings["CLOSESPIDER_PAGECOUNT"] = args.pagecount
     spider: type[Spider] = MixinSpider
-    target = args.target or args.base + "/"
+    targets = [args.target or args.base + "/", *args.also]
     if args.mode == "mixin":
-        MixinSpider.sitemap_targets = [target]
+        MixinSpider.sitemap_targets = targets
     else:
         spider = PlainSpider
-        settings["SITEMAP_READER_TARGETS"] = [target]
+        settings["SITEMAP_READER_TARGETS"] = targets
     if args.mode == "middleware":
         settings["SPIDER_MIDDLEWARES"] = {"sitemap_reader.scrapy.SitemapStartMiddleware": 950}
     elif args.mode == "addon":
@@ -123,7 +126,11 @@ def main() -> None:
     Recorder.run_json = args.run_json
     process = CrawlerProcess(settings)
     process.crawl(spider)
+    (crawler,) = process.crawlers  # taken before the crawl: it leaves the set when done
     process.start()
+    stats = crawler.stats
+    reason = stats.get_value("finish_reason") if stats is not None else None
+    print(f"runner: finish_reason={reason}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -280,6 +280,33 @@ def test_bare_domain_falls_back_to_http(mode: str, base: str, tmp_path: Path) ->
     assert set(crawl.paths) == EXPECTED_PATHS
 
 
+@pytest.mark.parametrize("mode", ["mixin", "middleware"])
+def test_a_target_that_gave_nothing_is_an_error_naming_it(
+    mode: str, base: str, tmp_path: Path
+) -> None:
+    """Two targets, one a sitemap URL answering an HTML page: its ERROR line names it, the
+    other is crawled whole, and the crawl finishes as "finished"."""
+    missing = base + "/nothing/sitemap.xml"
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--also", missing)
+    assert set(crawl.paths) == EXPECTED_PATHS
+    errors = [line for line in crawl.log.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1 and f"nothing discovered for {missing}: " in errors[0], errors
+    assert crawl.log.rstrip().endswith("runner: finish_reason=finished")
+
+
+@pytest.mark.parametrize("mode", ["mixin", "middleware", "addon"])
+def test_every_target_gave_nothing_closes_as_failed(mode: str, base: str, tmp_path: Path) -> None:
+    """Every target gave nothing: an ERROR line per target, and the finish reason a
+    script reads is sitemap_reader_failed (no page requested)."""
+    first, second = base + "/nothing/a.xml", base + "/nothing/b.xml"
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--target", first, "--also", second)
+    assert crawl.paths == []
+    for target in (first, second):
+        assert f"ERROR: sitemap-reader: nothing discovered for {target}: " in crawl.log
+    assert "'sitemap_reader/failed_targets': 2" in crawl.log
+    assert crawl.log.rstrip().endswith("runner: finish_reason=sitemap_reader_failed")
+
+
 @pytest.mark.parametrize("spider", ["demo", "plain"])
 def test_example_project_crawls_the_demo_site(spider: str) -> None:
     """examples/scrapy_project/run.py crawls every page of the demo site, once, in one command."""
