@@ -93,6 +93,8 @@ _STATS: Final = {
 
 Rule = tuple[re.Pattern[str], Callable[..., Any]]
 RecordFilter = Callable[[Iterable[UrlRecord]], Iterable[UrlRecord]]
+#: The spider's ``sitemap_request(record) -> Request | None`` hook.
+RequestHook = Callable[[UrlRecord], "Request | None"]
 
 
 def priority_of(score: float) -> int:
@@ -156,6 +158,7 @@ class ScrapyDriver:
         rules: Sequence[Rule],
         *,
         record_filter: RecordFilter | None = None,
+        request_hook: RequestHook | None = None,
         callback: Callable[..., Any] | None = None,
         errback: Callable[..., Any] | None = None,
         verdict: bool = True,
@@ -171,6 +174,7 @@ class ScrapyDriver:
         self.crawler = crawler
         self.rules = rules
         self.record_filter = record_filter
+        self.request_hook = request_hook
         self.callback = callback
         self.errback = errback
         self.maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
@@ -315,14 +319,39 @@ class ScrapyDriver:
                         yield from self._page(dataclasses.replace(record, url=alternate.url))
 
     def _page(self, record: UrlRecord) -> Iterator[Request]:
+        """The page request of ``record``: the spider's ``sitemap_request`` hook's, else
+        :meth:`page_request`'s. None drops the record; a hook that raises or returns
+        something else costs that record only, with an error line naming it."""
+        hook = self.request_hook
+        if hook is None:
+            request = self.page_request(record)
+        else:
+            try:
+                request = hook(record)
+                if request is not None and not isinstance(request, Request):
+                    raise TypeError(f"returned {type(request).__name__}, not a Request or None")
+            except Exception as exc:  # the spider's hook: its failure costs this record only
+                self._count("problems/sitemap-request")
+                logger.error(
+                    "sitemap-reader: sitemap_request failed for %s: %s", record.url, _describe(exc)
+                )
+                return
+            if request is None:
+                self._count("urls_dropped_by_hook")
+        if request is not None:
+            yield request
+
+    def page_request(self, record: UrlRecord) -> Request | None:
+        """The default request of a page: the callback of the first rule matching its URL
+        (None when none does), its priority from the score, the record in its meta."""
         callback = next((cb for pattern, cb in self.rules if pattern.search(record.url)), None)
         if callback is None:
             self._count("urls_no_rule")
-            return
+            return None
         # Sitemaps are bookkeeping, not link hops: a page starts at depth 0 (DEPTH_LIMIT
         # counts from it, as from a start URL; Scrapy >= 2.18 honours depth_reset).
         meta = {META_KEY: record.to_dict(), "depth_reset": True}
-        yield Request(record.url, callback=callback, priority=priority_of(record.score), meta=meta)
+        return Request(record.url, callback=callback, priority=priority_of(record.score), meta=meta)
 
     # -- logs and stats ------------------------------------------------------------------
 

@@ -87,6 +87,7 @@ class SitemapStartMiddleware:
             self.crawler,
             [(re.compile(""), callback)],
             record_filter=getattr(spider, "sitemap_filter", None),
+            request_hook=getattr(spider, "sitemap_request", None),
         )
         self.driver = discovery  # kept: its spider_idle handler is a weak reference
         pending = deque(discovery.start_requests())

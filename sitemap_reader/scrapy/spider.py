@@ -68,6 +68,22 @@ class SitemapReaderMixin(Spider):
         """Hook: the records of one sitemap, in scope; return those to crawl."""
         return records
 
+    def sitemap_request(self, record: UrlRecord) -> Request | None:
+        """Hook: the request of one page, or None to skip it. The default follows
+        ``sitemap_rules`` (None when no rule matches); an override may change it::
+
+            def sitemap_request(self, record):
+                if "/archive/" in record.url:
+                    return None                            # not crawled
+                request = super().sitemap_request(record)
+                return request and request.replace(headers={"X-Section": "shop"})
+
+        Its requests are made per record, so they may carry anything (headers, cookies,
+        meta, another callback); an exception it raises costs that record only (an error
+        line naming the URL).
+        """
+        return self._sitemap_reader().page_request(record)
+
     async def start(self) -> AsyncIterator[Any]:
         """The robots.txt / sitemap requests of ``sitemap_targets``, then ``super().start()``."""
         for request in self._sitemap_reader().start_requests():
@@ -98,6 +114,7 @@ class SitemapReaderMixin(Spider):
             self.crawler,
             self._rules(),
             record_filter=self.sitemap_filter,
+            request_hook=self.sitemap_request,
             callback=self._sitemap_reader_parse,
             errback=self._sitemap_reader_failed,
             verdict=self._sitemap_reader_verdict,

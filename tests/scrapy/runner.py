@@ -1,7 +1,7 @@
 """Run one Scrapy crawl of the test site; the Scrapy tests start it in a subprocess.
 
 ``python tests/scrapy/runner.py MODE BASE OUT [--jobdir DIR] [--stop-after N] [--alternates]
-[--run-json FILE] [--also TARGET]...``
+[--run-json FILE] [--also TARGET]... [--hook]``
 
 MODE is ``mixin`` (a SitemapReaderMixin spider), ``middleware`` (a plain spider with
 SitemapStartMiddleware) or ``addon`` (a plain spider with the Addon). Every page callback
@@ -24,6 +24,7 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 
+from sitemap_reader.records import UrlRecord
 from sitemap_reader.scrapy import META_KEY, SitemapReaderMixin
 
 MAXSIZE = 256 * 1024  # testsite.MAXSIZE (this script runs without the tests package)
@@ -43,6 +44,7 @@ class Recorder:
             "priority": response.request.priority if response.request else None,
             "meta": response.meta.get(META_KEY),
             "depth": response.meta.get("depth"),
+            "hooked": response.meta.get("hooked"),
         }
         with open(self.out, "a", encoding="utf-8") as stream:
             stream.write(json.dumps(line) + "\n")
@@ -76,6 +78,31 @@ class PlainSpider(Recorder, Spider):
         return self.record(response)
 
 
+def hooked(record: UrlRecord, request: Request | None) -> Request | None:
+    """The ``--hook`` spiders' ``sitemap_request``: /p/a dropped, /p/b raises, the others
+    marked in their meta."""
+    if record.url.endswith("/p/a"):
+        return None
+    if record.url.endswith("/p/b"):
+        raise LookupError("no request for /p/b")
+    assert request is not None
+    return request.replace(meta={**request.meta, "hooked": True})
+
+
+class HookedMixinSpider(MixinSpider):
+    """The mixin with a ``sitemap_request`` hook over the default request."""
+
+    def sitemap_request(self, record: UrlRecord) -> Request | None:
+        return hooked(record, super().sitemap_request(record))
+
+
+class HookedPlainSpider(PlainSpider):
+    """A plain spider (middleware, add-on) whose hook builds the request itself."""
+
+    def sitemap_request(self, record: UrlRecord) -> Request | None:
+        return hooked(record, Request(record.url, callback=self.parse))
+
+
 def main() -> None:
     """Parse the arguments, configure, crawl."""
     parser = argparse.ArgumentParser()
@@ -88,6 +115,7 @@ def main() -> None:
     parser.add_argument("--alternates", action="store_true")
     parser.add_argument("--target", help="crawl this target instead of BASE/")
     parser.add_argument("--also", action="append", default=[], help="one more target")
+    parser.add_argument("--hook", action="store_true", help="a sitemap_request hook")
     parser.add_argument("--set", action="append", default=[], help="NAME=JSON, a setting")
     parser.add_argument("--run-json", default="", help="mixin: write the run's tree here")
     args = parser.parse_args()
@@ -111,12 +139,12 @@ def main() -> None:
         settings[name] = json.loads(value)
     if args.pagecount:
         settings["CLOSESPIDER_PAGECOUNT"] = args.pagecount
-    spider: type[Spider] = MixinSpider
+    spider: type[Spider] = HookedMixinSpider if args.hook else MixinSpider
     targets = [args.target or args.base + "/", *args.also]
     if args.mode == "mixin":
         MixinSpider.sitemap_targets = targets
     else:
-        spider = PlainSpider
+        spider = HookedPlainSpider if args.hook else PlainSpider
         settings["SITEMAP_READER_TARGETS"] = targets
     if args.mode == "middleware":
         settings["SPIDER_MIDDLEWARES"] = {"sitemap_reader.scrapy.SitemapStartMiddleware": 950}

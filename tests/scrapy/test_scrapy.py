@@ -26,6 +26,7 @@ from sitemap_reader.scrapy import (
     Addon,
     SitemapStartMiddleware,
     options_from_settings,
+    priority_of,
 )
 from tests.scrapy.testsite import (
     ALTERNATE_PATHS,
@@ -305,6 +306,21 @@ def test_every_target_gave_nothing_closes_as_failed(mode: str, base: str, tmp_pa
         assert f"ERROR: sitemap-reader: nothing discovered for {target}: " in crawl.log
     assert "'sitemap_reader/failed_targets': 2" in crawl.log
     assert crawl.log.rstrip().endswith("runner: finish_reason=sitemap_reader_failed")
+
+
+@pytest.mark.parametrize("mode", ["mixin", "middleware", "addon"])
+def test_sitemap_request_hook_makes_each_page_request(mode: str, base: str, tmp_path: Path) -> None:
+    """sitemap_request(record): None drops /p/a, an exception costs /p/b only (an error
+    line naming it), every other page is the hook's request (its meta reaches the callback)."""
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--hook")
+    assert set(crawl.paths) == EXPECTED_PATHS - {"/p/a", "/p/b"}
+    assert all(page["hooked"] is True for page in crawl.pages)
+    errors = [line for line in crawl.log.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1, errors
+    assert f"sitemap_request failed for {base}/p/b: LookupError: no request" in errors[0]
+    assert "'sitemap_reader/urls_dropped_by_hook': 1" in crawl.log
+    if mode == "mixin":  # the default request under the hook: the record and priority
+        assert all(page["priority"] == priority_of(page["meta"]["score"]) for page in crawl.pages)
 
 
 @pytest.mark.parametrize("spider", ["demo", "plain"])
