@@ -15,7 +15,7 @@ from sitemap_reader.records import UrlRecord
 from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.scrapy import guard
 from sitemap_reader.scrapy.driver import Rule, ScrapyDriver
-from sitemap_reader.scrapy.middleware import enable_sharing
+from sitemap_reader.scrapy.middleware import enable_sharing, enable_sitemap_only
 from sitemap_reader.scrapy.settings import options_from_settings, spider_overrides
 
 if TYPE_CHECKING:
@@ -58,11 +58,13 @@ class SitemapReaderMixin(Spider):
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """Scrapy's hook: the spider's settings, plus the private-address guard and the
-        robots.txt sharing (one download when RobotsTxtMiddleware reads it too)."""
+        """Scrapy's hook: the spider's settings, plus the private-address guard, the
+        robots.txt sharing (one download when RobotsTxtMiddleware reads it too) and the
+        sitemap-only filter (``sitemap_links = False``)."""
         super().update_settings(settings)
         guard.enable(settings)
         enable_sharing(settings)
+        enable_sitemap_only(settings)
 
     def sitemap_filter(self, records: Iterable[UrlRecord]) -> Iterable[UrlRecord]:
         """Hook: the records of one sitemap, in scope; return those to crawl."""

@@ -1,7 +1,7 @@
 """Run one Scrapy crawl of the test site; the Scrapy tests start it in a subprocess.
 
 ``python tests/scrapy/runner.py MODE BASE OUT [--jobdir DIR] [--stop-after N] [--alternates]
-[--run-json FILE] [--also TARGET]... [--hook]``
+[--run-json FILE] [--also TARGET]... [--hook] [--links]``
 
 MODE is ``mixin`` (a SitemapReaderMixin spider), ``middleware`` (a plain spider with
 SitemapStartMiddleware) or ``addon`` (a plain spider with the Addon). Every page callback
@@ -37,6 +37,7 @@ class Recorder:
     run_json: str = ""
     stop_after: int = 0
     pages: int = 0
+    links: bool = False
 
     def record(self, response: Response) -> Iterator[Request]:
         line = {
@@ -51,6 +52,15 @@ class Recorder:
         self.pages += 1
         if self.stop_after and self.pages >= self.stop_after:
             raise CloseSpider("paused")
+        if self.links and META_KEY in response.meta:  # a sitemap page leads on
+            return iter(
+                [
+                    response.follow("/extra/plain", callback=self.record),
+                    response.follow(
+                        "/extra/asked", self.record, meta={"sitemap_reader_link": True}
+                    ),
+                ]
+            )
         return iter(())
 
 
@@ -116,6 +126,7 @@ def main() -> None:
     parser.add_argument("--target", help="crawl this target instead of BASE/")
     parser.add_argument("--also", action="append", default=[], help="one more target")
     parser.add_argument("--hook", action="store_true", help="a sitemap_request hook")
+    parser.add_argument("--links", action="store_true", help="each page yields two links")
     parser.add_argument("--set", action="append", default=[], help="NAME=JSON, a setting")
     parser.add_argument("--run-json", default="", help="mixin: write the run's tree here")
     args = parser.parse_args()
@@ -152,6 +163,7 @@ def main() -> None:
         settings["ADDONS"] = {"sitemap_reader.scrapy.Addon": 0}
     Recorder.out, Recorder.stop_after = args.out, args.stop_after
     Recorder.run_json = args.run_json
+    Recorder.links = args.links
     process = CrawlerProcess(settings)
     process.crawl(spider)
     (crawler,) = process.crawlers  # taken before the crawl: it leaves the set when done

@@ -28,6 +28,7 @@ from sitemap_reader.scrapy import (
     options_from_settings,
     priority_of,
 )
+from sitemap_reader.scrapy.settings import spider_overrides
 from tests.scrapy.testsite import (
     ALTERNATE_PATHS,
     EXPECTED_PATHS,
@@ -321,6 +322,31 @@ def test_sitemap_request_hook_makes_each_page_request(mode: str, base: str, tmp_
     assert "'sitemap_reader/urls_dropped_by_hook': 1" in crawl.log
     if mode == "mixin":  # the default request under the hook: the record and priority
         assert all(page["priority"] == priority_of(page["meta"]["score"]) for page in crawl.pages)
+
+
+@pytest.mark.parametrize("mode", ["mixin", "addon"])
+def test_sitemap_only_drops_the_links_of_pages_unless_asked(
+    mode: str, base: str, tmp_path: Path
+) -> None:
+    """Each page yields /extra/plain and /extra/asked (meta sitemap_reader_link): by default
+    both are crawled; with SITEMAP_READER_LINKS=false only the asked one is."""
+    extra = {"/extra/plain", "/extra/asked"}
+    crawl = run_crawl(mode, base, tmp_path / "on.jsonl", "--links")
+    assert set(crawl.paths) == EXPECTED_PATHS | extra
+    only = ("--links", "--set", "SITEMAP_READER_LINKS=false")
+    crawl = run_crawl(mode, base, tmp_path / "off.jsonl", *only)
+    assert set(crawl.paths) == EXPECTED_PATHS | {"/extra/asked"}
+    dropped = len(EXPECTED_PATHS)  # each page's /extra/plain
+    assert f"'sitemap_reader/links_dropped': {dropped}" in crawl.log
+
+
+def test_sitemap_links_attribute_turns_the_mode_on() -> None:
+    """A mixin spider's ``sitemap_links = False`` is the links option, checked."""
+
+    class Spider:
+        sitemap_links = False
+
+    assert spider_overrides(Spider()) == {"links": False}
 
 
 @pytest.mark.parametrize("spider", ["demo", "plain"])
