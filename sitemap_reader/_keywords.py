@@ -65,6 +65,7 @@ ReaderKeywords = TypedDict(
         "headers": "Mapping[str, str] | Sequence[str | tuple[str, str]]",
         "header_hosts": "Literal['site', 'any']",
         "proxy": "str | None",
+        "per_target": "Mapping[str, Mapping[str, object]]",
         "trust_env": "bool",
         "allow_private": "bool | Literal['never'] | None",
         "incremental": "Incremental",

@@ -48,6 +48,7 @@ class Spec:
     the flag may stand alone, meaning ``const``. ``setting`` names Scrapy's own setting
     read for the option instead of ``SITEMAP_READER_NAME``. ``accepts`` is the type a
     Python caller may pass, when wider than the field's (the converter narrows it).
+    ``per_target``: one target of a run may have a value of its own (``per_target=``).
     """
 
     help: str
@@ -61,6 +62,7 @@ class Spec:
     scrapy: bool | str = True
     setting: str | None = None
     accepts: str | None = None
+    per_target: bool = False
 
 
 def option(
@@ -77,9 +79,13 @@ def option(
     scrapy: bool | str = True,
     setting: str | None = None,
     accepts: str | None = None,
+    per_target: bool = False,
 ) -> Any:
     """A field declared once (see the module docstring and :class:`Spec`)."""
-    spec = Spec(help, convert, metavar, choices, cli, flag, repeat, const, scrapy, setting, accepts)
+    spec = Spec(
+        help, convert, metavar, choices, cli, flag, repeat, const, scrapy, setting, accepts,
+        per_target,
+    )  # fmt: skip
     return field(default=default, metadata={"option": spec})
 
 

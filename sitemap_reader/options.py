@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from sitemap_reader.declare import (
     boolean,
     callable_or_none,
     choice,
+    convert_value,
     count,
     file_path,
     follow_rule,
@@ -69,6 +71,8 @@ if TYPE_CHECKING:
     from sitemap_reader.scoring import ScoreFunc
 
 G = TypeVar("G")
+#: ``per_target``: each target (as given) with its own option values, by flat name.
+PerTarget = tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
 
 #: Where the project lives (the User-Agent names it).
 PROJECT_URL: Final = "https://github.com/sitemap-reader/sitemap-reader"
@@ -288,6 +292,7 @@ class Network(Declared):
         repeat=True,
         scrapy="Scrapy's DEFAULT_REQUEST_HEADERS",
         accepts="Mapping[str, str] | Sequence[str | tuple[str, str]]",
+        per_target=True,
     )
     header_hosts: str = option(
         "site",
@@ -296,6 +301,7 @@ class Network(Declared):
         choices=("site", "any"),
         scrapy="Scrapy's DEFAULT_REQUEST_HEADERS",
         accepts="Literal['site', 'any']",
+        per_target=True,
     )
     proxy: str | None = option(
         None,
@@ -303,6 +309,16 @@ class Network(Declared):
         convert=proxy_url,
         metavar="URL",
         scrapy="Scrapy's HttpProxyMiddleware",
+        per_target=True,
+    )
+    per_target: PerTarget = option(
+        (),
+        "options of some targets only: {target: {option: value}}, for headers, header_hosts "
+        "and proxy (a target's own replace the run's; Scrapy: its robots.txt and sitemap "
+        "requests)",
+        convert=lambda value: per_target_options(value),
+        cli="a mapping of targets: Python and Scrapy only",
+        accepts="Mapping[str, Mapping[str, object]]",
     )
     trust_env: bool = option(
         False,
@@ -319,6 +335,51 @@ class Network(Declared):
         const="yes",
         accepts="bool | Literal['never'] | None",
     )
+
+
+def target_fields() -> dict[str, dataclasses.Field[Any]]:
+    """The options one target may have a value of its own for (declared ``per_target``)."""
+    return {
+        item.name: item
+        for group in GROUPS.values()
+        for item in dataclasses.fields(group)
+        if spec_of(item).per_target
+    }
+
+
+def per_target_options(value: object) -> PerTarget:
+    """``per_target``: ``{target: {option: value}}`` as frozen pairs, each option one a
+    target may have of its own, its value read by that option's converter.
+
+    >>> per_target_options({"a.example": {"proxy": "http://p:3128"}})
+    (('a.example', (('proxy', 'http://p:3128'),)),)
+
+    A string is read as JSON (a Scrapy setting given with ``-s``).
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            shape = "expected {target: {option: value}} as JSON"
+            raise ValueError(f"{shape}, got {value!r}") from None
+    if isinstance(value, str) or not isinstance(value, Mapping | Iterable):
+        raise ValueError(f"expected {{target: {{option: value}}}}, got {value!r}")
+    items = value.items() if isinstance(value, Mapping) else value
+    own = target_fields()
+    found: list[tuple[str, tuple[tuple[str, object], ...]]] = []
+    for pair in items:
+        target, given = pair if isinstance(pair, tuple) and len(pair) == 2 else (pair, None)
+        if not isinstance(target, str) or not isinstance(given, Mapping | tuple):
+            raise ValueError(f"expected {{target: {{option: value}}}}, got {pair!r}")
+        values = []
+        for name, raw in dict(given).items():
+            if name not in own:
+                raise ValueError(f"{name!r} cannot be set per target (only {', '.join(own)})")
+            values.append((name, convert_value(own[name], raw)))
+        found.append((target, tuple(values)))
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -51,7 +51,7 @@ from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
-from sitemap_reader.discovery.targets import Target, classify
+from sitemap_reader.discovery.targets import Target, check_per_target, classify, options_for
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.guard import AddressPolicy, private_allowed, private_mode
 from sitemap_reader.limits import Limits
@@ -147,9 +147,11 @@ class SitemapReader:
 
     async def __aenter__(self) -> SitemapReader:
         self._resolver = self._given_resolver or aiohttp.DefaultResolver()
-        proxy = self.options.network.proxy
-        if proxy is not None:  # we connect to the proxy, the proxy resolves the rest
-            self._policy.trust(URL(proxy).host or "")
+        network = self.options.network
+        proxies = [network.proxy, *(dict(own).get("proxy") for _, own in network.per_target)]
+        for proxy in proxies:
+            if isinstance(proxy, str):  # we connect to the proxy, the proxy resolves the rest
+                self._policy.trust(URL(proxy).host or "")
         self._fetcher = self._new_fetcher(private=self.options.network.allow_private is True)
         self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
@@ -180,12 +182,15 @@ class SitemapReader:
         return fetcher
 
     def fetcher_for(self, target: Target) -> Fetcher:
-        """The fetcher for the site of ``target``: guarded unless private is allowed."""
+        """The fetcher for the site of ``target``: guarded unless private is allowed, with
+        the target's own headers and proxy when ``per_target`` gives it some."""
         policy = self.options.network.allow_private
         private = private_allowed(target, policy)
         if not private and private_mode(policy) == "typed" and target.host:
             self._policy.trust(target.host)  # the user typed this name: it may be anywhere
-        return self._new_fetcher(private=private)
+        fetcher = self._new_fetcher(private=private)
+        own = options_for(target, self.options)
+        return fetcher if own is self.options else fetcher.with_options(own)
 
     async def __aexit__(
         self,
@@ -347,6 +352,8 @@ class SitemapReader:
         if not targets:
             raise UsageError("no target given")
         classified = [classify(t) for t in targets]  # a UsageError before anything starts
+        if len(classified) > 1:  # a one-target run (an engine's, a worker's) takes its own
+            check_per_target(classified, self.options)
         run = Run(targets=targets)
         self.last_run = run
         return run, classified

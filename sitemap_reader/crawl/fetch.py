@@ -420,6 +420,13 @@ class Fetcher:
         self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
         self._rand = rand
 
+    def with_options(self, options: Options) -> Fetcher:
+        """A fetcher on the same session, guard and pacer with other network options (a
+        target's own headers and proxy: ``per_target``)."""
+        return Fetcher(
+            self._session, options, policy=self._policy, rand=self._rand, pacer=self._pacer
+        )
+
     @contextlib.asynccontextmanager
     async def open(
         self,

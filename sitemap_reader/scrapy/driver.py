@@ -45,6 +45,7 @@ from sitemap_reader.discovery import (
     SitemapNode,
     classify,
 )
+from sitemap_reader.discovery.targets import check_per_target, options_for
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.records import Problem, UrlRecord
@@ -167,9 +168,12 @@ class ScrapyDriver:
         for target in targets:
             if target.kind in ("file", "stdin"):
                 raise UsageError(f"a Scrapy crawl needs http(s) targets, not {target.text!r}")
+        check_per_target(targets, options)
         self.options = options
         self.scrapy = scrapy
         self.core = Discovery(targets, options)
+        #: Each target's options (``per_target``: its own headers and proxy).
+        self.own = [options_for(target, options) for target in targets]
         self.seconds = options.timeouts.timeout
         self.crawler = crawler
         self.rules = rules
@@ -286,11 +290,17 @@ class ScrapyDriver:
             "handle_httpstatus_list": list(_STATUSES),
         }
         sequence = int(ticket.get("job") or 0)
+        headers = dict(fetch.request_headers or {})
+        own = self.own[fetch.target] if fetch.target < len(self.own) else self.options
+        if own is not self.options:  # the target's own (per_target): headers and proxy
+            headers = {**dict(own.network.headers), **headers}
+            if own.network.proxy is not None:
+                meta["proxy"] = own.network.proxy
         return Request(
             fetch.url,
             callback=self.callback,
             errback=self.errback,
-            headers=dict(fetch.request_headers) if fetch.request_headers else None,
+            headers=headers or None,
             priority=SITEMAP_PRIORITY + max(0, _SITEMAP_SPAN - sequence),
             meta=meta,
             dont_filter=True,

@@ -141,14 +141,16 @@ async def test_ignore_crawl_delay(site: Site) -> None:
 
 @pytest.fixture
 async def proxy() -> AsyncIterator[tuple[str, list[str]]]:
-    """A tiny forward HTTP proxy on 127.0.0.1: the URLs it was asked for, and its URL."""
+    """A tiny forward HTTP proxy on 127.0.0.1 (passing X- headers on): the URLs it was
+    asked for, and its URL."""
     seen: list[str] = []
     client = aiohttp.ClientSession(auto_decompress=False)
 
     async def forward(request: web.Request) -> web.StreamResponse:
         target = str(request.url)  # an absolute-form request target: the URL asked for
         seen.append(target)
-        async with client.get(target, allow_redirects=False) as upstream:
+        ours = {k: v for k, v in request.headers.items() if k.startswith("X-")}
+        async with client.get(target, allow_redirects=False, headers=ours) as upstream:
             body = await upstream.read()
             return web.Response(
                 status=upstream.status, body=body, content_type=upstream.content_type
@@ -172,6 +174,43 @@ async def test_proxy_carries_every_request(site: Site, proxy: tuple[str, list[st
     assert sorted(s.removeprefix(site.base) for s in seen) == [
         "/index.xml", "/robots.txt", "/s0.xml", "/s1.xml", "/s2.xml",
     ]  # fmt: skip
+
+
+async def test_per_target_headers_and_proxy_stay_with_their_target(
+    make_site: Callable[[str], Awaitable[Site]], proxy: tuple[str, list[str]]
+) -> None:
+    """per_target: the first site's requests carry its own header and go through the
+    proxy; the second's carry the run's header and go direct (scrapy PR #7174)."""
+    url, seen = proxy
+    first, second = await make_site("127.0.0.1"), await make_site("127.0.0.1")
+    for served in (first, second):
+        _four_sitemaps(served)
+    own = {first.base: {"headers": {"X-Team": "first"}, "proxy": url}}
+    targets = [first.url("/"), second.url("/")]
+    records, _ = await collect(targets, headers={"X-Team": "run"}, per_target=own)
+    assert len(records) == 6
+    assert {r.headers.get("X-Team") for r in first.requests} == {"first"}
+    assert {r.headers.get("X-Team") for r in second.requests} == {"run"}
+    assert sorted(seen) == sorted(first.base + path for path in first.hits)
+    assert len(seen) == 5 and not any(s.startswith(second.base) for s in seen)
+
+
+async def test_per_target_naming_no_target_is_a_usage_error(site: Site) -> None:
+    """A per_target entry for a site that is not a target of a run of several targets:
+    UsageError at once (a one-target run, as an engine makes, leaves it aside)."""
+    _four_sitemaps(site)
+    own = {"other.example": {"proxy": "http://p:1"}}
+    with pytest.raises(UsageError, match=r"per_target names 'other\.example'"):
+        await collect([site.url("/"), site.url("/s0.xml")], per_target=own)
+    assert not site.hits
+    records, _ = await collect(site.url("/"), per_target=own)
+    assert len(records) == 3
+
+
+async def test_per_target_refuses_an_option_a_target_cannot_have() -> None:
+    """Only headers, header_hosts and proxy may be set per target."""
+    with pytest.raises(UsageError, match="'deadline' cannot be set per target"):
+        SitemapReader(per_target={"a.example": {"deadline": 5}})
 
 
 async def test_a_proxy_must_be_a_url() -> None:

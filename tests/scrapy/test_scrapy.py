@@ -34,6 +34,7 @@ from tests.scrapy.testsite import (
     EXPECTED_PATHS,
     HITS,
     HOSTILE,
+    TEAMS,
     ServerThread,
     make_app,
 )
@@ -338,6 +339,31 @@ def test_sitemap_only_drops_the_links_of_pages_unless_asked(
     assert set(crawl.paths) == EXPECTED_PATHS | {"/extra/asked"}
     dropped = len(EXPECTED_PATHS)  # each page's /extra/plain
     assert f"'sitemap_reader/links_dropped': {dropped}" in crawl.log
+
+
+@pytest.mark.parametrize("mode", ["mixin", "addon"])
+def test_per_target_headers_go_with_that_targets_sitemaps(mode: str, tmp_path: Path) -> None:
+    """SITEMAP_READER_PER_TARGET gives the first site's robots.txt and sitemap requests its
+    own header; the second site's, and every page request, carry none."""
+    first, second = make_app(), make_app()
+    with ServerThread(first) as one, ServerThread(second) as two:
+        own = json.dumps({one + "/": {"headers": {"X-Team": "first"}}})
+        setting = f"SITEMAP_READER_PER_TARGET={own}"
+        crawl = run_crawl(
+            mode, one, tmp_path / "pages.jsonl", "--also", two + "/", "--set", setting
+        )
+    assert len(crawl.pages) == 2 * len(EXPECTED_PATHS)
+
+    def teams(app: Any, sitemaps: bool) -> set[str | None]:
+        return {
+            team
+            for (path, team) in app[TEAMS]
+            if (path == "/robots.txt" or path.endswith((".xml", ".gz", ".txt"))) == sitemaps
+        }
+
+    assert teams(first, sitemaps=True) == {"first"}
+    assert teams(first, sitemaps=False) == {None}
+    assert teams(second, sitemaps=True) == teams(second, sitemaps=False) == {None}
 
 
 def test_sitemap_links_attribute_turns_the_mode_on() -> None:
