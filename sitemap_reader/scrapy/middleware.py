@@ -14,6 +14,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.misc import load_object
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import MAX_SHARED_ROBOTS
@@ -72,6 +73,11 @@ class SitemapStartMiddleware:
         if not self.scrapy.targets:
             raise NotConfigured("SITEMAP_READER_TARGETS is empty")
         guard.warn_if_disabled(crawler)
+        if not self.scrapy.links and not _enabled(crawler, SitemapOnly):
+            raise UsageError(
+                "SITEMAP_READER_LINKS = False needs sitemap_reader.scrapy.middleware.SitemapOnly "
+                "in SPIDER_MIDDLEWARES (the add-on enables it)"
+            )
         self.callback_name = self.scrapy.callback
         self.driver: ScrapyDriver | None = None
 
@@ -210,6 +216,16 @@ class RobotsTxtShare:
                     self._kept.pop(next(iter(self._kept)))
                 self._kept[url] = response
         return response
+
+
+def _enabled(crawler: Crawler, component: type) -> bool:
+    """Whether ``component`` is in the crawl's SPIDER_MIDDLEWARES (by class or path)."""
+    enabled = crawler.settings.getwithbase("SPIDER_MIDDLEWARES")
+    return any(
+        (load_object(name) if isinstance(name, str) else name) is component
+        for name, order in enabled.items()
+        if order is not None
+    )
 
 
 def _is_robots(url: str) -> bool:

@@ -366,6 +366,19 @@ def test_per_target_headers_go_with_that_targets_sitemaps(mode: str, tmp_path: P
     assert teams(second, sitemaps=True) == teams(second, sitemaps=False) == {None}
 
 
+def test_sitemap_only_without_its_filter_is_refused(base: str, tmp_path: Path) -> None:
+    """The start middleware enabled by hand with SITEMAP_READER_LINKS=false but no
+    SitemapOnly: the crawl refuses to start, naming the middleware (never a silent no-op)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = ["middleware", base, str(tmp_path / "p.jsonl"), "--set", "SITEMAP_READER_LINKS=false"]
+    done = subprocess.run(
+        [sys.executable, str(RUNNER), *argv], env=env, capture_output=True, timeout=60
+    )
+    log = done.stderr.decode("utf-8", "replace")
+    assert "needs sitemap_reader.scrapy.middleware.SitemapOnly in SPIDER_MIDDLEWARES" in log
+    assert not (tmp_path / "p.jsonl").exists()
+
+
 def test_sitemap_links_attribute_turns_the_mode_on() -> None:
     """A mixin spider's ``sitemap_links = False`` is the links option, checked."""
 
