@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from sitemap_reader.handout import HandOut
     from sitemap_reader.limits import Limits
     from sitemap_reader.options import (
         Incremental,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from sitemap_reader.scoring import ScoreFunc
 
 __all__ = ["LoaderKeywords", "ReaderKeywords"]
-__all__ += ["Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # used in strings
+__all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
 
 ReaderKeywords = TypedDict(
     "ReaderKeywords",
@@ -36,7 +37,7 @@ ReaderKeywords = TypedDict(
         "robots": "bool",
         "guess": "bool",
         "guess_paths": "Sequence[str] | None",
-        "follow": "Sequence[str | re.Pattern[str]]",
+        "follow": "Sequence[str | re.Pattern[str]] | Callable[[str], bool]",
         "read_depth": "int | None",
         "since": "datetime | date | str | None",
         "trust_index_lastmod": "bool",
@@ -65,6 +66,7 @@ ReaderKeywords = TypedDict(
         "headers": "Mapping[str, str] | Sequence[str | tuple[str, str]]",
         "header_hosts": "Literal['site', 'any']",
         "proxy": "str | None",
+        "per_target": "Mapping[str, Mapping[str, object]]",
         "trust_env": "bool",
         "allow_private": "bool | Literal['never'] | None",
         "incremental": "Incremental",
@@ -117,4 +119,7 @@ class LoaderKeywords(ReaderKeywords, total=False):
     progress: str | os.PathLike[str] | None
     buffer: int
     best_first: bool
+    order: Literal["hosts", "intake"] | Callable[[bool], HandOut]
     max_tries: int
+    extend: bool
+    restart: bool

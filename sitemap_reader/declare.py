@@ -48,6 +48,7 @@ class Spec:
     the flag may stand alone, meaning ``const``. ``setting`` names Scrapy's own setting
     read for the option instead of ``SITEMAP_READER_NAME``. ``accepts`` is the type a
     Python caller may pass, when wider than the field's (the converter narrows it).
+    ``per_target``: one target of a run may have a value of its own (``per_target=``).
     """
 
     help: str
@@ -61,6 +62,7 @@ class Spec:
     scrapy: bool | str = True
     setting: str | None = None
     accepts: str | None = None
+    per_target: bool = False
 
 
 def option(
@@ -77,9 +79,13 @@ def option(
     scrapy: bool | str = True,
     setting: str | None = None,
     accepts: str | None = None,
+    per_target: bool = False,
 ) -> Any:
     """A field declared once (see the module docstring and :class:`Spec`)."""
-    spec = Spec(help, convert, metavar, choices, cli, flag, repeat, const, scrapy, setting, accepts)
+    spec = Spec(
+        help, convert, metavar, choices, cli, flag, repeat, const, scrapy, setting, accepts,
+        per_target,
+    )  # fmt: skip
     return field(default=default, metadata={"option": spec})
 
 
@@ -278,6 +284,29 @@ def patterns(value: object) -> tuple[re.Pattern[str], ...]:
         except re.error as exc:
             raise ValueError(f"bad regular expression {item!r}: {exc}") from None
     return tuple(compiled)
+
+
+#: ``follow``: regexes, or a function of a child sitemap's URL.
+FollowRule: TypeAlias = tuple[re.Pattern[str], ...] | Callable[[str], bool]
+
+
+def follow_rule(value: object) -> FollowRule:
+    """``follow``: a function ``url -> bool`` as given, else :func:`patterns`.
+
+    >>> [p.pattern for p in follow_rule(["/blog/"])], follow_rule(str.isascii)("x")
+    (['/blog/'], True)
+    """
+    if callable(value) and not isinstance(value, re.Pattern):
+        return value
+    return patterns(value)
+
+
+def follows(rule: FollowRule, url: str) -> bool:
+    """Whether ``rule`` (see :func:`follow_rule`) lets an index's child ``url`` be read:
+    an empty tuple lets every child be, patterns when one matches."""
+    if callable(rule):
+        return bool(rule(url))
+    return not rule or any(p.search(url) for p in rule)
 
 
 def url_paths(value: object) -> tuple[str, ...] | None:

@@ -5,15 +5,17 @@ Theory of operation
 A :class:`SitemapLoader` runs one :class:`~sitemap_reader.SitemapReader` discovery in a
 task (the *intake*) and writes every new record into its progress file
 (:mod:`sitemap_reader.store.progress`) before anyone can have it. :meth:`SitemapLoader.next`
-hands out queued records, oldest first (or, with ``best_first``, the best of the
-``buffer`` oldest), marking each *out*; :meth:`~SitemapLoader.ack` marks it done and
-commits, so an acknowledged URL is never handed out again, not even by a loader that
-starts after this process was killed; :meth:`~SitemapLoader.fail` queues it again, up to
-``max_tries`` times.
+hands out waiting records (round-robin across hosts by default: :mod:`sitemap_reader.handout`),
+marking each *out*; :meth:`~SitemapLoader.ack` marks it done and commits, so an
+acknowledged URL is never handed out again, not even by a loader that starts after this
+process was killed; :meth:`~SitemapLoader.fail` queues it again, up to ``max_tries`` times.
 
 Backpressure: the intake stops pulling from the reader while ``buffer`` records wait
 unclaimed, so the reader stops reading (its output channel is bounded) and memory is
-bounded by the buffer, not by the site.
+bounded by the buffer, not by the site. The records waiting are loaded from the file
+into the hand-out policy's *window* as they arrive (all of them while reading: there
+are at most ``buffer`` and a batch); a file resumed with more waiting than that is
+loaded ``buffer`` at a time, again when the window is half empty.
 
 The loader observes the run (``SitemapReader.batches(observe=...)``): when a sitemap is
 read completely, a checkpoint that runs behind its records marks it done in the file,
@@ -21,17 +23,23 @@ with the children it listed. A new loader on the same file asks for none of thos
 again: its observer answers for them before any fetch (they are walked from the file,
 as an incremental run walks an unchanged index), so only robots.txt and the sitemaps not
 finished are read again; their records already in the file are not taken in twice.
-Once a discovery ended on its own (not stopped by a deadline or a budget), the file
-says so and a new loader reads nothing: it only hands out what was never acknowledged.
+Once a discovery ended on its own (not stopped by a deadline or a budget) with something
+found for every target, the file says so and a new loader reads nothing: it only hands
+out what was never acknowledged. A target that gave nothing is logged as an error and
+read again by the next loader; when every target gave nothing, :meth:`~SitemapLoader.next`
+raises :class:`~sitemap_reader.errors.DiscoveryError`.
+
+The file belongs to its targets: a loader given other targets is refused (``extend``
+adds them, ``restart`` starts the file afresh), and a loader on a finished file says so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import tempfile
-from collections import deque
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -43,10 +51,11 @@ from aiohttp.abc import AbstractResolver
 from sitemap_reader._keywords import LoaderKeywords
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
-from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch
+from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.errors import StateError, UsageError
+from sitemap_reader.handout import make_policy
 from sitemap_reader.options import Options, loader_options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store.progress import (
@@ -58,6 +67,8 @@ from sitemap_reader.store.progress import (
     DoneSitemap,
     ProgressStore,
 )
+
+logger = logging.getLogger("sitemap_reader")
 
 #: What a sitemap answered from the progress file says in the tree.
 FROM_PROGRESS = "read completely by an earlier loader (progress file)"
@@ -75,10 +86,15 @@ class SitemapLoader:
     ``targets`` are what :meth:`SitemapReader.urls` takes. The loader's own keywords
     (:class:`~sitemap_reader.options.LoaderOptions`): ``progress`` is the SQLite progress
     file (None: a temporary file, removed on close); ``buffer`` bounds the records
-    waiting unclaimed; ``best_first`` hands out the best-scored of them first;
-    ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`).
+    waiting unclaimed; ``order`` picks the next of them (``"hosts"``: round-robin across
+    hosts; :mod:`sitemap_reader.handout`), ``best_first`` the best-scored first (within a
+    host); ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`);
+    ``extend`` / ``restart``: a file made for other targets takes these too / starts afresh.
     ``options``, the other keywords, ``session`` and ``resolver`` are
     :class:`~sitemap_reader.SitemapReader`'s (scope, follow, limits, state, deadline...).
+
+    ``async with`` opens and closes it; without it, the first :meth:`next` opens it and
+    it closes itself once finished (or call :meth:`close`).
     """
 
     def __init__(
@@ -94,6 +110,8 @@ class SitemapLoader:
         self.targets = (targets,) if isinstance(targets, str) else tuple(targets)
         if not self.targets:
             raise UsageError("SitemapLoader: no target given")
+        self._keys = {classify(t).url: t for t in self.targets}  # a bad target fails here
+        self.own = own
         self.buffer = own.buffer
         self.best_first = own.best_first
         self.max_tries = own.max_tries
@@ -101,10 +119,10 @@ class SitemapLoader:
         self._temporary: str | None = None
         self._reader = SitemapReader(reader, session=session, resolver=resolver)
         self._store: ProgressStore | None = None
-        self._ready: deque[tuple[int, UrlRecord]] = deque()
+        self._window = make_policy(own.order, own.best_first)
         #: Handed out and not settled yet: URL -> id in the file.
         self._out: dict[str, int] = {}
-        #: The highest id loaded into ``_ready`` (every queued row above it is not).
+        #: The highest id loaded into the window (every queued row above it is not).
         self._cursor = 0
         self._counts = dict.fromkeys((QUEUED, OUT, DONE, GAVE_UP), 0)
         self._done: dict[str, DoneSitemap] = {}
@@ -113,21 +131,72 @@ class SitemapLoader:
         self._error: BaseException | None = None
         self._arrived = asyncio.Event()
         self._claimed = asyncio.Event()
+        #: Opened by first use (not ``async with``): it closes itself once finished.
+        self._implicit = False
+        self._closed = False
+        #: True when the progress file was finished before this loader opened it.
+        self.already_finished = False
+        #: Each target that gave nothing in this loader's discovery, and why.
+        self.failed_targets: dict[str, str] = {}
 
     # -- lifetime --------------------------------------------------------------------------
 
-    async def __aenter__(self) -> SitemapLoader:
+    async def open(self) -> SitemapLoader:
+        """Open the progress file and start reading (``async with`` and first use call it)."""
+        if self._store is not None:
+            return self
+        if self._closed:
+            raise UsageError("the loader is closed: make a new one on the same progress file")
         if self._path is None:
             handle, self._temporary = tempfile.mkstemp(prefix="sitemap-loader-", suffix=".db")
             os.close(handle)
-        store = self._store = ProgressStore(self._path or self._temporary or "")
-        self._counts.update(store.counts())
-        self._done = store.done_sitemaps()
-        if not store.all_read():
-            await self._reader.__aenter__()
+        try:
+            store = ProgressStore(self._path or self._temporary or "")
+        except BaseException:
+            self._remove_temporary()
+            raise
+        try:
+            own = self.own
+            claimed = store.claim(self._keys, extend=own.extend, restart=own.restart)
+            self.targets = tuple(claimed)
+            note = store.finished_note()
+            if note is not None:
+                self.already_finished = True
+                logger.warning("%s", note)
+            self._counts.update(store.counts())
+            self._done = store.done_sitemaps()
+            reading = not store.all_read()
+            if reading:
+                await self._reader.__aenter__()
+        except BaseException:
+            store.close()
+            self._remove_temporary()
+            raise
+        self._store = store
+        if reading:
             self._reading = True
             self._intake = asyncio.create_task(self._take_in())
         return self
+
+    async def close(self) -> None:
+        """Stop reading, close the progress file (idempotent; ``async with`` calls it)."""
+        self._closed = True
+        intake, self._intake = self._intake, None
+        try:
+            if intake is not None:
+                intake.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await intake
+                await self._reader.__aexit__(None, None, None)
+        finally:
+            self._reading = False
+            store, self._store = self._store, None
+            if store is not None:
+                store.close()
+            self._remove_temporary()
+
+    async def __aenter__(self) -> SitemapLoader:
+        return await self.open()
 
     async def __aexit__(
         self,
@@ -135,21 +204,7 @@ class SitemapLoader:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        intake, self._intake = self._intake, None
-        try:
-            if intake is not None:
-                intake.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await intake
-                await self._reader.__aexit__(kind, exc, tb)
-        finally:
-            store, self._store = self._store, None
-            if store is not None:
-                store.close()
-            if self._temporary is not None:
-                for suffix in ("", "-wal", "-shm"):
-                    with contextlib.suppress(OSError):
-                        os.remove(self._temporary + suffix)
+        await self.close()
 
     # -- the consumer's side -----------------------------------------------------------------
 
@@ -158,22 +213,25 @@ class SitemapLoader:
 
         Waits while the reader is still reading and nothing is ready. Records handed
         out but neither acknowledged nor failed are not waited for: ``fail`` puts one
-        back, and ``next`` then hands it out again.
+        back, and ``next`` then hands it out again. Raises
+        :class:`~sitemap_reader.errors.DiscoveryError` once every target failed.
         """
-        store = self._open()
+        if self._closed and self._implicit:
+            return None  # it closed itself at the end
+        store = await self._use()
         while True:
-            if self._ready:
-                row_id, record = self._ready.popleft()
+            self._load(store)
+            row = self._window.take()
+            if row is not None:
+                row_id, record = row
                 self._out[record.url] = row_id
                 self._move(QUEUED, OUT)
                 self._claimed.set()
                 return record
             if self._error is not None:
                 raise self._error
-            if self._counts[QUEUED]:
-                self._refill(store)
-                continue
-            if not self._reading:
+            if not self._reading and self._counts[QUEUED] <= len(self._window):
+                await self._close_if_finished()
                 return None
             self._arrived.clear()
             await self._arrived.wait()
@@ -181,10 +239,12 @@ class SitemapLoader:
     async def ack(self, url: str) -> None:
         """``url`` was handled: it is never handed out again (durable when this returns)."""
         self._settle(url, ok=True)
+        await self._close_if_finished()
 
     async def fail(self, url: str) -> None:
         """Handling ``url`` failed: hand it out again later (given up after ``max_tries``)."""
         self._settle(url, ok=False)
+        await self._close_if_finished()
 
     @property
     def handled(self) -> int:
@@ -217,9 +277,28 @@ class SitemapLoader:
         return self._reading
 
     @property
+    def opened(self) -> bool:
+        """True between :meth:`open` (or first use) and :meth:`close`."""
+        return self._store is not None
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (or the loader closed itself at the end)."""
+        return self._closed
+
+    @property
     def finished(self) -> bool:
-        """True once nothing more can be handed out: reading ended, nothing queued or out."""
+        """True once nothing more can be handed out: reading ended, nothing queued or out
+        (False before the loader opened: it does not know yet)."""
+        if self._store is None and not self._closed:
+            return False
         return not self._reading and not self._counts[QUEUED] and not self._counts[OUT]
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why reading failed (a :class:`~sitemap_reader.errors.DiscoveryError` when every
+        target gave nothing); :meth:`next` raises it once nothing else is left."""
+        return self._error
 
     @property
     def run(self) -> Run | None:
@@ -228,20 +307,42 @@ class SitemapLoader:
 
     # -- internals ---------------------------------------------------------------------------
 
+    async def _use(self) -> ProgressStore:
+        """The open progress file; the first use opens the loader (closed again at the end)."""
+        if self._store is None:
+            if self._closed:
+                raise UsageError("the loader is closed: make a new one on the same progress file")
+            await self.open()
+            self._implicit = True
+        assert self._store is not None
+        return self._store
+
     def _open(self) -> ProgressStore:
         if self._store is None:
-            raise UsageError("use the loader inside `async with SitemapLoader(...) as loader:`")
+            raise UsageError("the loader is not open: nothing was handed out")
         return self._store
+
+    async def _close_if_finished(self) -> None:
+        """A loader opened by first use closes itself once nothing more can come."""
+        if self._implicit and self._store is not None and self.finished:
+            await self.close()
+
+    def _remove_temporary(self) -> None:
+        temporary, self._temporary = self._temporary, None
+        if temporary is not None:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.remove(temporary + suffix)
 
     def _move(self, old: int, new: int) -> None:
         self._counts[old] -= 1
         self._counts[new] += 1
 
     def _settle(self, url: str, *, ok: bool) -> None:
-        store = self._open()
         row_id = self._out.pop(url, None)
         if row_id is None:
             raise UsageError(f"not handed out (or already settled): {url}")
+        store = self._open()
         if ok:
             store.ack(row_id)
             state = DONE
@@ -251,15 +352,20 @@ class SitemapLoader:
         self._move(OUT, state)
         store.commit()
 
-    def _refill(self, store: ProgressStore) -> None:
-        """Load the oldest queued records not loaded yet (``_ready`` is empty)."""
-        rows = store.queued(self._cursor, self.buffer)
+    def _load(self, store: ProgressStore) -> None:
+        """Queued records into the window: every one while they fit in ``buffer``, else
+        ``buffer`` at a time once the window is half empty."""
+        window = len(self._window)
+        waiting = self._counts[QUEUED] - window  # in the file, not in the window yet
+        room = self.buffer - window
+        if waiting <= 0 or (waiting > room and window > self.buffer // 2):
+            return
+        rows = store.queued(self._cursor, min(waiting, room))
         if not rows:
             raise StateError(f"progress file {store.path}: queued URLs are missing")
         self._cursor = rows[-1][0]
-        if self.best_first:
-            rows.sort(key=lambda row: -row[1].score)
-        self._ready.extend(rows)
+        for row in rows:
+            self._window.put(row)
 
     async def _take_in(self) -> None:
         """The intake: the reader's batches into the file, paused while the buffer is full."""
@@ -276,14 +382,19 @@ class SitemapLoader:
                         self._claimed.clear()
                         await self._claimed.wait()
             run = reader.last_run
-            if run is not None and run.stats.stopped is None:
-                store.read_done()  # a deadline or a budget stop leaves the rest for later
+            # A deadline or a budget stop leaves the rest for later, a target that gave
+            # nothing is tried again by the next loader.
+            if run is not None and run.stats.stopped is None and not run.failed_targets:
+                store.read_done()
             store.commit()
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # next() raises it in the consumer
             self._error = exc
         finally:
+            run = reader.last_run
+            if run is not None:
+                self.failed_targets = dict(run.failed_targets)
             self._reading = False
             self._arrived.set()
 

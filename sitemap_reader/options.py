@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
+import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,18 +42,20 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from sitemap_reader._version import __version__
 from sitemap_reader.declare import (
     Declared,
+    FollowRule,
     OptionError,
     PrivateSetting,
     boolean,
     callable_or_none,
     choice,
+    convert_value,
     count,
     file_path,
+    follow_rule,
     header_pairs,
     html_mode,
     moment,
     option,
-    patterns,
     private_policy,
     proxy_url,
     seconds,
@@ -62,12 +64,15 @@ from sitemap_reader.declare import (
     url_paths,
 )
 from sitemap_reader.errors import UsageError
+from sitemap_reader.handout import Order, order_policy
 from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES, Limits
 
 if TYPE_CHECKING:
     from sitemap_reader.scoring import ScoreFunc
 
 G = TypeVar("G")
+#: ``per_target``: each target (as given) with its own option values, by flat name.
+PerTarget = tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
 
 #: Where the project lives (the User-Agent names it).
 PROJECT_URL: Final = "https://github.com/sitemap-reader/sitemap-reader"
@@ -109,14 +114,15 @@ class Walk(Declared):
         flag="--paths",
         accepts="Sequence[str] | None",
     )
-    follow: tuple[re.Pattern[str], ...] = option(
+    follow: FollowRule = option(
         (),
-        "fetch only the child sitemaps of an index matching one of these regexes (robots.txt's "
-        "are always read), as Scrapy's sitemap_follow",
-        convert=patterns,
+        "fetch only the child sitemaps of an index matching one of these regexes, or for "
+        "which this function of the URL is true (robots.txt's are always read), as Scrapy's "
+        "sitemap_follow",
+        convert=follow_rule,
         metavar="REGEX",
         repeat=True,
-        accepts="Sequence[str | re.Pattern[str]]",
+        accepts="Sequence[str | re.Pattern[str]] | Callable[[str], bool]",
     )
     read_depth: int | None = option(
         None,
@@ -292,6 +298,7 @@ class Network(Declared):
         repeat=True,
         scrapy="Scrapy's DEFAULT_REQUEST_HEADERS",
         accepts="Mapping[str, str] | Sequence[str | tuple[str, str]]",
+        per_target=True,
     )
     header_hosts: str = option(
         "site",
@@ -300,6 +307,7 @@ class Network(Declared):
         choices=("site", "any"),
         scrapy="Scrapy's DEFAULT_REQUEST_HEADERS",
         accepts="Literal['site', 'any']",
+        per_target=True,
     )
     proxy: str | None = option(
         None,
@@ -307,6 +315,16 @@ class Network(Declared):
         convert=proxy_url,
         metavar="URL",
         scrapy="Scrapy's HttpProxyMiddleware",
+        per_target=True,
+    )
+    per_target: PerTarget = option(
+        (),
+        "options of some targets only: {target: {option: value}}, for headers, header_hosts "
+        "and proxy (a target's own replace the run's; Scrapy: its robots.txt and sitemap "
+        "requests)",
+        convert=lambda value: per_target_options(value),
+        cli="a mapping of targets: Python and Scrapy only",
+        accepts="Mapping[str, Mapping[str, object]]",
     )
     trust_env: bool = option(
         False,
@@ -323,6 +341,51 @@ class Network(Declared):
         const="yes",
         accepts="bool | Literal['never'] | None",
     )
+
+
+def target_fields() -> dict[str, dataclasses.Field[Any]]:
+    """The options one target may have a value of its own for (declared ``per_target``)."""
+    return {
+        item.name: item
+        for group in GROUPS.values()
+        for item in dataclasses.fields(group)
+        if spec_of(item).per_target
+    }
+
+
+def per_target_options(value: object) -> PerTarget:
+    """``per_target``: ``{target: {option: value}}`` as frozen pairs, each option one a
+    target may have of its own, its value read by that option's converter.
+
+    >>> per_target_options({"a.example": {"proxy": "http://p:3128"}})
+    (('a.example', (('proxy', 'http://p:3128'),)),)
+
+    A string is read as JSON (a Scrapy setting given with ``-s``).
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            shape = "expected {target: {option: value}} as JSON"
+            raise ValueError(f"{shape}, got {value!r}") from None
+    if isinstance(value, str) or not isinstance(value, Mapping | Iterable):
+        raise ValueError(f"expected {{target: {{option: value}}}}, got {value!r}")
+    items = value.items() if isinstance(value, Mapping) else value
+    own = target_fields()
+    found: list[tuple[str, tuple[tuple[str, object], ...]]] = []
+    for pair in items:
+        target, given = pair if isinstance(pair, tuple) and len(pair) == 2 else (pair, None)
+        if not isinstance(target, str) or not isinstance(given, Mapping | tuple):
+            raise ValueError(f"expected {{target: {{option: value}}}}, got {pair!r}")
+        values = []
+        for name, raw in dict(given).items():
+            if name not in own:
+                raise ValueError(f"{name!r} cannot be set per target (only {', '.join(own)})")
+            values.append((name, convert_value(own[name], raw)))
+        found.append((target, tuple(values)))
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -364,16 +427,21 @@ class Incremental(Declared):
             raise OptionError("state", "changed_only and removed need a state file")
 
 
+#: Why the loader's ordering knobs are not Scrapy settings.
+_SCRAPY_ORDER = "Scrapy's scheduler orders pages by priority"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoaderOptions(Declared):
-    """The knobs of :class:`~sitemap_reader.SitemapLoader` (and the Crawlee loader)."""
+    """The knobs of :class:`~sitemap_reader.SitemapLoader` (the Crawlee loader's and a
+    Scrapy spider's with a progress file too)."""
 
     progress: str | None = option(
         None,
-        "the progress file (SQLite): what was handed out and acknowledged; None: a temporary file",
+        "the progress file (SQLite): what was handed out and acknowledged; None: a temporary "
+        "file (Scrapy: the mixin reads sitemaps with the loader, resumable)",
         convert=file_path,
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
         accepts="str | os.PathLike[str] | None",
     )
     buffer: int = option(
@@ -381,21 +449,40 @@ class LoaderOptions(Declared):
         "records that may wait unclaimed (bounds memory and how far reading runs ahead)",
         convert=count(1),
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
     )
     best_first: bool = option(
         False,
-        "hand out the best-scored of the waiting records first",
+        "hand out the best-scored of the waiting records first (within each host)",
         convert=boolean,
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
+        scrapy=_SCRAPY_ORDER,
+    )
+    order: Order = option(
+        "hosts",
+        "which waiting record goes next: hosts (round-robin across hosts), intake (all "
+        "together), or a function best_first -> HandOut",
+        convert=order_policy,
+        cli="the loader is Python only",
+        scrapy=_SCRAPY_ORDER,
+        accepts='Literal["hosts", "intake"] | Callable[[bool], HandOut]',
     )
     max_tries: int = option(
         LOADER_MAX_TRIES,
         "hand-outs of a URL before it is given up",
         convert=count(1),
         cli="the loader is Python only",
-        scrapy="the loader is Python only",
+    )
+    extend: bool = option(
+        False,
+        "a progress file made for other targets takes these too (else it is refused)",
+        convert=boolean,
+        cli="the loader is Python only",
+    )
+    restart: bool = option(
+        False,
+        "start the progress file afresh: forget what it holds, take these targets",
+        convert=boolean,
+        cli="the loader is Python only",
     )
 
 
@@ -609,11 +696,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from sitemap_reader.handout import HandOut
     from sitemap_reader.limits import Limits
     from sitemap_reader.options import (
         Incremental,
@@ -627,7 +715,7 @@ if TYPE_CHECKING:
     from sitemap_reader.scoring import ScoreFunc
 
 __all__ = ["LoaderKeywords", "ReaderKeywords"]
-__all__ += ["Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # used in strings
+__all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
 '''
 
 

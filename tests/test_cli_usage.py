@@ -77,12 +77,13 @@ async def test_no_help_line_over_100_characters(command: str | None) -> None:
 
 
 async def test_connection_refused_is_said_plainly(unused_tcp_port: int) -> None:
-    """A refused connection reads 'connection refused', not the raw aiohttp text."""
+    """A refused connection reads 'connection refused', not the raw aiohttp text, in one
+    line with the attempts made (issue 32: one line per target, not one per retry)."""
     result = await run_cli("dump", f"http://127.0.0.1:{unused_tcp_port}/sitemap.xml")
     assert result.code == 1
     assert result.err.strip() == (
         f"sitemap-reader: nothing discovered: http://127.0.0.1:{unused_tcp_port}/sitemap.xml: "
-        f"cannot connect: connection refused (127.0.0.1:{unused_tcp_port})"
+        f"cannot connect: connection refused (127.0.0.1:{unused_tcp_port}) (4 attempts)"
     )
 
 

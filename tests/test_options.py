@@ -52,6 +52,10 @@ SAMPLES: dict[str, tuple[object, str]] = {
     "robots_agent": ("mybot", "mybot"),
     "header_hosts": ("any", "any"),
     "proxy": ("http://proxy.example:3128", "http://proxy.example:3128"),
+    "per_target": (
+        (("a.example", (("proxy", "http://p.example:3128"),)),),
+        '{"a.example": {"proxy": "http://p.example:3128"}}',
+    ),
     "allow_private": ("never", "never"),
     "state": ("state.db", "state.db"),
     "state_commit": ("run", "run"),

@@ -22,8 +22,8 @@ def test_reader_follow(bad: str) -> None:
 
 def test_reader_follow_alone_and_compiled() -> None:
     """A lone string is one pattern (not its characters); compiled patterns pass through."""
-    reader = sr.SitemapReader(follow="part-0[12]")
-    assert [p.pattern for p in reader.options.walk.follow] == ["part-0[12]"]
+    follow = sr.SitemapReader(follow="part-0[12]").options.walk.follow
+    assert isinstance(follow, tuple) and [p.pattern for p in follow] == ["part-0[12]"]
     compiled = re.compile("x")
     assert sr.SitemapReader(follow=[compiled]).options.walk.follow == (compiled,)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 from collections.abc import AsyncGenerator, Callable, Sequence
 from types import TracebackType
@@ -51,7 +52,7 @@ from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
-from sitemap_reader.discovery.targets import Target, classify
+from sitemap_reader.discovery.targets import Target, check_per_target, classify, options_for
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.guard import AddressPolicy, private_allowed, private_mode
 from sitemap_reader.limits import Limits
@@ -63,6 +64,17 @@ from sitemap_reader.store import StateStore
 #: one 64 KiB chunk, at most 2,048): enough to keep the consumer busy, small enough to
 #: bound memory.
 CHANNEL_BATCHES = 8
+
+logger = logging.getLogger("sitemap_reader")
+
+
+def report_failed_targets(run: Run) -> None:
+    """One error line per target that gave nothing, when others did (when none did, the
+    caller raises :class:`~sitemap_reader.errors.DiscoveryError` naming each instead)."""
+    if run.error is not None:
+        return
+    for target, why in run.failed_targets.items():
+        logger.error("nothing discovered for %s: %s", target, why)
 
 
 class SitemapReader:
@@ -136,9 +148,11 @@ class SitemapReader:
 
     async def __aenter__(self) -> SitemapReader:
         self._resolver = self._given_resolver or aiohttp.DefaultResolver()
-        proxy = self.options.network.proxy
-        if proxy is not None:  # we connect to the proxy, the proxy resolves the rest
-            self._policy.trust(URL(proxy).host or "")
+        network = self.options.network
+        proxies = [network.proxy, *(dict(own).get("proxy") for _, own in network.per_target)]
+        for proxy in proxies:
+            if isinstance(proxy, str):  # we connect to the proxy, the proxy resolves the rest
+                self._policy.trust(URL(proxy).host or "")
         self._fetcher = self._new_fetcher(private=self.options.network.allow_private is True)
         self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
@@ -169,12 +183,15 @@ class SitemapReader:
         return fetcher
 
     def fetcher_for(self, target: Target) -> Fetcher:
-        """The fetcher for the site of ``target``: guarded unless private is allowed."""
+        """The fetcher for the site of ``target``: guarded unless private is allowed, with
+        the target's own headers and proxy when ``per_target`` gives it some."""
         policy = self.options.network.allow_private
         private = private_allowed(target, policy)
         if not private and private_mode(policy) == "typed" and target.host:
             self._policy.trust(target.host)  # the user typed this name: it may be anywhere
-        return self._new_fetcher(private=private)
+        fetcher = self._new_fetcher(private=private)
+        own = options_for(target, self.options)
+        return fetcher if own is self.options else fetcher.with_options(own)
 
     async def __aexit__(
         self,
@@ -214,7 +231,9 @@ class SitemapReader:
         URL) once the whole run is done. The run's tree and stats are in
         :attr:`last_run` (live while it goes). Raises
         :class:`~sitemap_reader.errors.DiscoveryError` at the end when nothing could be
-        discovered for any target (unreachable, or no sitemap anywhere).
+        discovered for any target (unreachable, or no sitemap anywhere); when only some
+        targets gave nothing, each is logged as an error (logger ``sitemap_reader``) and
+        listed in ``last_run.failed_targets``.
 
         Ranked output holds ``Limits.max_ranked_in_memory`` records in memory and spills
         the rest to a temporary SQLite file; ``top=N`` yields only the N best (implies
@@ -281,6 +300,7 @@ class SitemapReader:
                 state.close()
         if run.error is not None:
             raise DiscoveryError(run.error)
+        report_failed_targets(run)
 
     async def tree(self, target: str | Sequence[str], *, observer: Observer | None = None) -> Run:
         """Walk every sitemap of the target(s) without keeping the records.
@@ -346,6 +366,8 @@ class SitemapReader:
         if not targets:
             raise UsageError("no target given")
         classified = [classify(t) for t in targets]  # a UsageError before anything starts
+        if len(classified) > 1:  # a one-target run (an engine's, a worker's) takes its own
+            check_per_target(classified, self.options)
         run = Run(targets=targets)
         self.last_run = run
         return run, classified

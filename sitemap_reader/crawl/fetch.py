@@ -348,8 +348,17 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _translate(exc: BaseException) -> FetchFailed:
-    """aiohttp / OS exceptions to our codes (not raised here: the caller chains it)."""
+def _translate(exc: BaseException, attempts: int = 1) -> FetchFailed:
+    """aiohttp / OS exceptions to our codes (not raised here: the caller chains it); a
+    message says how many attempts were made when there was more than one, so a failure
+    is one line with its count, not a line per retry."""
+    failed = _failure(exc)
+    if attempts > 1:
+        failed = FetchFailed(failed.code, f"{failed.message} ({attempts} attempts)")
+    return failed
+
+
+def _failure(exc: BaseException) -> FetchFailed:
     if _is_blocked(exc):
         return FetchFailed("blocked", str(getattr(exc, "os_error", exc)))
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientSSLError):
@@ -410,6 +419,13 @@ class Fetcher:
         self._pacer = pacer or Pacer()
         self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
         self._rand = rand
+
+    def with_options(self, options: Options) -> Fetcher:
+        """A fetcher on the same session, guard and pacer with other network options (a
+        target's own headers and proxy: ``per_target``)."""
+        return Fetcher(
+            self._session, options, policy=self._policy, rand=self._rand, pacer=self._pacer
+        )
 
     @contextlib.asynccontextmanager
     async def open(
@@ -531,7 +547,7 @@ class Fetcher:
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
-                    raise _translate(exc) from exc
+                    raise _translate(exc, attempt + 1) from exc
                 pause = self._backoff(attempt)
             else:
                 if raw.status not in RETRY_STATUSES:

@@ -2,9 +2,9 @@
 :class:`~sitemap_reader.SitemapLoader` (install the ``crawlee`` extra).
 
 >>> async def main() -> None:                                           # doctest: +SKIP
-...     async with SitemapRequestLoader(["example.com"], progress="crawl.db") as loader:
-...         crawler = HttpCrawler(request_manager=await loader.to_tandem())
-...         await crawler.run()
+...     loader = SitemapRequestLoader(["example.com"], progress="crawl.db")
+...     crawler = HttpCrawler(request_manager=await loader.to_tandem())
+...     await crawler.run()   # raises DiscoveryError when no target had a sitemap
 """
 
 from __future__ import annotations
@@ -16,6 +16,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "sitemap_reader.crawlee needs Crawlee: pip install 'sitemap-reader[crawlee]'"
     ) from exc
 
-from sitemap_reader.crawlee.loader import RECORD_KEY, SitemapRequestLoader, Transform
+from sitemap_reader.crawlee.loader import (
+    RECORD_KEY,
+    SitemapRequestLoader,
+    SitemapTandem,
+    Transform,
+    record_of,
+)
 
-__all__ = ["RECORD_KEY", "SitemapRequestLoader", "Transform"]
+__all__ = ["RECORD_KEY", "SitemapRequestLoader", "SitemapTandem", "Transform", "record_of"]

@@ -1,10 +1,11 @@
 """Crawlee's request loader contract over :class:`~sitemap_reader.SitemapLoader`.
 
 Crawlee pulls requests from a ``RequestLoader`` and reports each one handled. Ours hands
-out a request per sitemap record (best first within the buffer, if asked), with the
-record as ``request.user_data["sitemap_reader"]`` (its JSON shape), and acknowledges
-the record when Crawlee marks the request handled: the loader's progress file then
-knows it is done, and a crawl restarted after a crash is handed only the rest.
+out a request per sitemap record (round-robin across hosts, best first within each if
+asked), with the record as ``request.user_data["sitemap_reader"]`` (its JSON shape;
+:func:`record_of` gives it back typed), and acknowledges the record when Crawlee marks
+the request handled: the loader's progress file then knows it is done, and a crawl
+restarted after a crash is handed only the rest.
 
 :meth:`SitemapRequestLoader.to_tandem` gives Crawlee the request manager its crawlers
 take (``request_manager=``). Unlike Crawlee's generic tandem, which moves each request
@@ -13,18 +14,37 @@ crawler directly, so "handled" means the crawler handled it; a retried request
 (``reclaim_request``) stays ours and unacknowledged until then. Requests the crawler adds
 itself (``enqueue_links``) go to the request manager given (Crawlee's default request
 queue when none).
+
+Theory of operation
+-------------------
+*Identity.* Crawlee knows a page by its request's ``unique_key`` (the URL normalised its
+own way: host case, trailing slash, query order, some tracking parameters), which may
+join two of our records (we deduplicate by our own normalisation). A record whose key is
+already in flight rides on that request: no second request, and when Crawlee marks the
+request handled every record it stands for is settled. A request Crawlee gave up on
+(its state is ``ERROR``: retries exhausted, or no retry) is *failed* in the loader, not
+acknowledged: it is handed out again later as a new request, until ``max_tries``.
+
+*Never silent.* The loader opens on Crawlee's first question (no ``async with`` needed)
+and closes itself once finished. When reading failed (every target unreachable or
+without sitemaps) the error is raised from ``is_finished()`` / ``is_empty()``, which
+Crawlee's pool calls outside its retry wrapper: ``crawler.run()`` raises it, once,
+instead of logging ``retrying (1/3)`` per waiting task and ending with 0 pages.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
-from typing import Literal, Unpack
+from typing import Any, Literal, Union, Unpack, get_args, get_origin, get_type_hints
 
 from aiohttp import ClientSession
 from aiohttp.abc import AbstractResolver
-from crawlee import Request, RequestOptions
+from crawlee import Request, RequestOptions, RequestState
 from crawlee.request_loaders import RequestLoader, RequestManager, RequestManagerTandem
 from crawlee.storage_clients.models import ProcessedRequest
 
@@ -41,12 +61,64 @@ RECORD_KEY = "sitemap_reader"
 Transform = Callable[[UrlRecord, RequestOptions], RequestOptions | Literal["skip", "unchanged"]]
 
 
+def record_of(request: Request) -> UrlRecord:
+    """The sitemap record of a request the loader handed out, typed.
+
+    >>> async def page(context: HttpCrawlingContext) -> None:     # doctest: +SKIP
+    ...     record = record_of(context.request)
+    ...     print(record.url, record.lastmod, record.score)
+
+    Built from ``request.user_data["sitemap_reader"]`` (the record's JSON shape, which
+    Crawlee persists with the request): scores are rounded to 4 digits there. A request
+    without one (not ours, or a ``transform`` dropped it) is a UsageError.
+    """
+    data = request.user_data.get(RECORD_KEY)
+    if not isinstance(data, Mapping):
+        raise UsageError(f"{request.url}: not a request of SitemapRequestLoader (no record)")
+    try:
+        record = _build(UrlRecord, data)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{request.url}: the record in user_data is damaged: {exc}") from exc
+    assert isinstance(record, UrlRecord)
+    return record
+
+
+def _build(kind: type, data: Mapping[str, Any]) -> object:
+    """A record class (or one of its nested classes) from its ``to_dict()`` shape."""
+    hints = get_type_hints(kind)
+    given = {
+        item.name: _value(hints[item.name], data[item.name])
+        for item in dataclasses.fields(kind)
+        if item.name in data
+    }
+    return kind(**given)
+
+
+def _value(hint: Any, value: Any) -> Any:
+    """One field back from JSON: datetimes, nested records, tuples of them."""
+    if value is None:
+        return None
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        (hint,) = [arg for arg in get_args(hint) if arg is not type(None)]
+        return _value(hint, value)
+    if origin is tuple:
+        items = value.items() if isinstance(value, Mapping) else value  # PageMap attributes
+        return tuple(_value(get_args(hint)[0], item) for item in items)
+    if hint is datetime:
+        return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _build(hint, value)
+    return value
+
+
 class SitemapRequestLoader(RequestLoader):
     """A Crawlee ``RequestLoader`` fed by a site's sitemaps, acknowledged and resumable.
 
     ``targets``, ``options``, ``session``, ``resolver`` and every keyword (the loader's
     and the reader's) are those of :class:`~sitemap_reader.SitemapLoader`. ``transform``
-    may change or skip the request of each record. Use it inside ``async with``.
+    may change or skip the request of each record. ``async with`` opens and closes it;
+    without it, it opens on the crawler's first question and closes once finished.
     """
 
     def __init__(
@@ -64,13 +136,17 @@ class SitemapRequestLoader(RequestLoader):
         )
         self.loader = SitemapLoader(targets, reader, session=session, resolver=resolver, loader=own)
         self.transform = transform
-        #: Our requests handed out and not handled yet, by unique key: the record's URL.
-        self._ours: dict[str, str] = {}
+        #: Our requests handed out and not handled yet, by unique key: the URLs of the
+        #: records each stands for.
+        self._ours: dict[str, list[str]] = {}
         #: Our requests the crawler gave back for a retry, to hand out again first.
         self._reclaimed: deque[Request] = deque()
+        #: Why handing out failed (raised from is_finished / is_empty).
+        self._failure: BaseException | None = None
+        self._implicit = False
 
     async def __aenter__(self) -> SitemapRequestLoader:
-        await self.loader.__aenter__()
+        await self.loader.open()
         return self
 
     async def __aexit__(
@@ -79,7 +155,11 @@ class SitemapRequestLoader(RequestLoader):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.loader.__aexit__(kind, exc, tb)
+        await self.loader.close()
+
+    async def close(self) -> None:
+        """Close the loader (idempotent; ``async with`` and the end of a crawl call it)."""
+        await self.loader.close()
 
     # -- the RequestLoader contract ---------------------------------------------------------
 
@@ -87,30 +167,56 @@ class SitemapRequestLoader(RequestLoader):
         return self.loader.handled
 
     async def get_total_count(self) -> int:
+        await self._started()
         return self.loader.total_known
 
     async def is_empty(self) -> bool:
-        return not self._reclaimed and not self.loader.queued and not self.loader.reading
+        loader = await self._started()
+        if self._reclaimed:
+            return False
+        await self._raise_when_failed()
+        return not loader.queued and not loader.reading
 
     async def is_finished(self) -> bool:
-        return not self._reclaimed and not self._ours and self.loader.finished
+        loader = await self._started()
+        if self._reclaimed or self._ours:
+            return False
+        await self._raise_when_failed()
+        if not loader.finished:
+            return False
+        if self._implicit:
+            await loader.close()
+        return True
 
     async def fetch_next_request(self) -> Request | None:
         if self._reclaimed:
             return self._reclaimed.popleft()
-        while (record := await self.loader.next()) is not None:
-            request = self._request(record)
-            if request is not None:
-                self._ours[request.unique_key] = record.url
+        loader = await self._started()
+        try:
+            while (record := await loader.next()) is not None:
+                request = self._request(record)
+                if request is None:
+                    await loader.ack(record.url)  # skipped by the transform: nothing to do
+                    continue
+                riders = self._ours.get(request.unique_key)
+                if riders is not None:  # Crawlee's one page: rides on the request in flight
+                    riders.append(record.url)
+                    continue
+                self._ours[request.unique_key] = [record.url]
                 return request
-            await self.loader.ack(record.url)  # skipped by the transform: nothing to do
+        except UsageError:
+            raise  # a bad transform: the caller's mistake, said at once
+        except Exception as exc:  # Crawlee retries this call, logging each: raise it once
+            self._failure = exc
         return None
 
     async def mark_request_as_handled(self, request: Request) -> ProcessedRequest | None:
-        url = self._ours.pop(request.unique_key, None)
-        if url is None:
+        urls = self._ours.pop(request.unique_key, None)
+        if urls is None:
             return None
-        await self.loader.ack(url)
+        settle = self.loader.fail if request.state == RequestState.ERROR else self.loader.ack
+        for url in urls:
+            await settle(url)
         return ProcessedRequest(
             unique_key=request.unique_key, was_already_present=True, was_already_handled=True
         )
@@ -131,6 +237,32 @@ class SitemapRequestLoader(RequestLoader):
 
             request_manager = await RequestQueue.open()
         return SitemapTandem(self, request_manager)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    async def _started(self) -> SitemapLoader:
+        """The loader, opened on first use (then it closes itself once finished)."""
+        loader = self.loader
+        if not loader.opened and not loader.closed:
+            await loader.open()
+            self._implicit = True
+        return loader
+
+    async def _raise_when_failed(self) -> None:
+        """Once nothing is left to hand out, a failed read is the crawl's failure."""
+        failure = self._failure or self.loader.error
+        if failure is not None and not self.loader.queued:
+            if self._implicit:
+                await self.loader.close()
+            raise failure
+
+    def has_more(self) -> bool:
+        """True while our requests may still come (reading, queued or given back); never
+        raises: a failed read is raised by ``is_empty`` / ``is_finished`` instead."""
+        loader = self.loader
+        if self._failure is not None or loader.error is not None:
+            return bool(self._reclaimed or loader.queued)
+        return bool(self._reclaimed or loader.queued or loader.reading or not loader.opened)
 
     def _request(self, record: UrlRecord) -> Request | None:
         options: RequestOptions = {"url": record.url, "user_data": {RECORD_KEY: record.to_dict()}}
@@ -155,8 +287,11 @@ class SitemapTandem(RequestManagerTandem):
         self.sitemaps = loader
         self.manager = request_manager
 
+    async def get_handled_count(self) -> int:
+        return await self.sitemaps.get_handled_count() + await self.manager.get_handled_count()
+
     async def fetch_next_request(self) -> Request | None:
-        if not await self.sitemaps.is_empty():  # waits while the sitemaps are still read
+        if self.sitemaps.has_more():  # waits while the sitemaps are still read
             request = await self.sitemaps.fetch_next_request()
             if request is not None:
                 return request

@@ -17,6 +17,7 @@ from collections.abc import Container
 from datetime import datetime
 from typing import NamedTuple
 
+from sitemap_reader.declare import follows
 from sitemap_reader.discovery.actions import Action, Done
 from sitemap_reader.discovery.job import Job, Listed
 from sitemap_reader.discovery.model import HTML_KINDS, NOT_READ, SitemapNode
@@ -96,10 +97,9 @@ def skip_reason(
         return _bound("limit-depth", f"deeper than max_depth={limits.max_depth}")
     if sitemaps >= limits.max_sitemaps:
         return _bound("limit-sitemaps", f"over max_sitemaps={limits.max_sitemaps}")
-    follow = walk.follow
     # Scrapy's sitemap_follow: only an index's children (depth > 0) are filtered; the
     # sitemaps robots.txt lists (depth 0) are always read.
-    if follow and kind == "sitemap" and depth > 0 and not any(p.search(key) for p in follow):
+    if kind == "sitemap" and depth > 0 and not follows(walk.follow, key):
         return Skip("not matched by follow")
     return None
 

@@ -79,7 +79,7 @@ from sitemap_reader.discovery.observer import Observer
 from sitemap_reader.discovery.parsing import Expired, ParserFactory, local_parser
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.robots import RobotsJob
-from sitemap_reader.discovery.rules import run_error
+from sitemap_reader.discovery.rules import run_error, target_errors
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
 from sitemap_reader.discovery.sitemaps import FileJob, SitemapJob, feed_size
@@ -222,14 +222,17 @@ class Discovery:
         return self.state.remaining()
 
     def finish(self) -> list[Action]:
-        """Every job is done: the observer's last write; the run's verdict in ``run.error``."""
+        """Every job is done: the observer's last write; the run's verdict in
+        ``run.failed_targets`` (each target that gave nothing) and ``run.error`` (all did)."""
         state = self.state
         actions: list[Action] = []
         checkpoint = state.observer.finale()
         if checkpoint is not None:
             actions.append(checkpoint)
         state.stats.finished = time.monotonic()
-        state.run.error = run_error(state.sites, state.options.walk.guess)
+        failed = target_errors(state.sites, state.options.walk.guess)
+        state.run.failed_targets = failed
+        state.run.error = run_error(state.sites, failed)
         return actions
 
     def delay_for(self, url: str) -> float:

@@ -245,14 +245,17 @@ class Stats:
 class Run:
     """One run over one or more targets: a root node per target and the stats.
 
-    ``error`` is set when nothing could be discovered for any target (the same one-line
-    reason :class:`~sitemap_reader.errors.DiscoveryError` carries).
+    ``failed_targets`` holds, once the run ended, each target for which nothing could be
+    discovered (unreachable, or no sitemap anywhere) with one line saying why; ``error``
+    is set when that is every target (the line :class:`~sitemap_reader.errors.DiscoveryError`
+    carries: each target's reason, joined).
     """
 
     targets: tuple[str, ...]
     tree: list[SitemapNode] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     error: str | None = None
+    failed_targets: dict[str, str] = field(default_factory=dict)
 
     def nodes(self) -> Iterator[SitemapNode]:
         """Every node of every target, depth first."""
@@ -273,4 +276,5 @@ class Run:
             "tree": [n.to_dict() for n in self.tree],
             "stats": self.stats.to_dict(),
             "error": self.error,
+            **({"failed_targets": self.failed_targets} if self.failed_targets else {}),
         }

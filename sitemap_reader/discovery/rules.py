@@ -22,15 +22,21 @@ def is_robots(url: str) -> bool:
     return path.count("/") == 3 and path.endswith("/robots.txt")
 
 
-def run_error(sites: Sequence[Site], probing: bool) -> str | None:
-    """None when anything was discovered, else one line saying why for each target
+def target_errors(sites: Sequence[Site], probing: bool) -> dict[str, str]:
+    """Each target for which nothing was discovered, with one line saying why
     (``probing``: the well-known paths are probed when robots.txt lists none)."""
-    reasons = []
-    for site in sites:
-        if any(found_sitemap(n) for n in site.root.walk()):
-            return None
-        reasons.append(f"{site.target.text}: {_why_nothing(site, probing)}")
-    return "; ".join(reasons) or None
+    return {
+        site.target.text: _why_nothing(site, probing)
+        for site in sites
+        if not any(found_sitemap(n) for n in site.root.walk())
+    }
+
+
+def run_error(sites: Sequence[Site], failed: dict[str, str]) -> str | None:
+    """None when anything was discovered, else the reasons of every target, joined."""
+    if len(failed) < len(sites) or not sites:
+        return None
+    return "; ".join(f"{target}: {why}" for target, why in failed.items())
 
 
 def found_sitemap(node: SitemapNode) -> bool:

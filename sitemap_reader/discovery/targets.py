@@ -15,11 +15,13 @@ Rules, in order:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from yarl import URL
 
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options import Options
 from sitemap_reader.safe_text import printable
 
 #: Well-known sitemap locations probed (concurrently) when robots.txt lists no sitemap,
@@ -138,3 +140,22 @@ def canonical_spelling(text: str) -> str:
     if target.schemes == ("https", "http"):  # a domain with a path: keep it a domain
         return netloc + url.raw_path_qs
     return str(url)
+
+
+def options_for(target: Target, options: Options) -> Options:
+    """The options of one target: its ``per_target`` values over the run's (the target
+    named by any spelling of it: ``example.com``, ``https://example.com/``...)."""
+    for text, values in options.network.per_target:
+        if values and classify(text).url == target.url:
+            return Options.of(options, door=f"per_target[{text!r}]", **dict(values))
+    return options
+
+
+def check_per_target(targets: Sequence[Target], options: Options) -> None:
+    """A ``per_target`` entry that names none of the run's targets is a UsageError (a
+    run of several targets: one-target runs of a longer list, as the engines and the
+    distributed workers make, each take their own entry and leave the others)."""
+    urls = {target.url for target in targets}
+    for text, _ in options.network.per_target:
+        if classify(text).url not in urls:
+            raise UsageError(f"per_target names {text!r}, which is not a target of the run")

@@ -36,7 +36,10 @@ its pages by priority). Each sitemap request carries its own traversal state in
 ``meta["sitemap_reader_sitemap"]`` (a plain dict), so nothing is lost when a job resumes.
 
 Content problems never raise: each becomes a log line (WARNING when it ended the sitemap)
-and a ``sitemap_reader/problems/<code>`` stat; the crawl goes on.
+and a ``sitemap_reader/problems/<code>`` stat; the crawl goes on. A target that gave
+nothing at all is an ERROR line naming it (and a ``sitemap_reader/failed_targets`` stat);
+when no target gave anything the spider closes with the finish reason
+:data:`FAILED_REASON` (``sitemap_reader_failed``), not ``finished``.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ if scrapy.version_info < (2, 13):  # pragma: no cover
     )
 
 from sitemap_reader.scrapy.driver import (
+    FAILED_REASON,
     META_KEY,
     SITEMAP_META_KEY,
     ScrapyDriver,
@@ -72,6 +76,7 @@ from sitemap_reader.scrapy.spider import SitemapReaderMixin
 
 __all__ = [
     "DEFAULT_SETTINGS",
+    "FAILED_REASON",
     "META_KEY",
     "MIDDLEWARE_ORDER",
     "SITEMAP_META_KEY",

@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy import Request
-from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError
+from scrapy import Request, signals
+from scrapy.exceptions import CannotResolveHostError, CloseSpider, DownloadConnectionRefusedError
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import ConnectError
@@ -45,6 +45,7 @@ from sitemap_reader.discovery import (
     SitemapNode,
     classify,
 )
+from sitemap_reader.discovery.targets import check_per_target, options_for
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.records import Problem, UrlRecord
@@ -60,6 +61,9 @@ logger = logging.getLogger("sitemap_reader.scrapy")
 META_KEY: Final = "sitemap_reader"
 #: ``meta`` key of a robots.txt / sitemap request: the core's ticket (a plain dict).
 SITEMAP_META_KEY: Final = "sitemap_reader_sitemap"
+#: The finish reason of a crawl in which every target gave nothing (Scrapy's stats
+#: ``finish_reason``; ``spider_closed`` handlers get it): a script can tell it from "finished".
+FAILED_REASON: Final = "sitemap_reader_failed"
 #: Page priority is ``int(score * PRIORITY_SCALE)``: 0 to 1000.
 PRIORITY_SCALE: Final = 1000
 #: Sitemaps and robots.txt outrank every page: discovery first, then pages best first.
@@ -90,6 +94,8 @@ _STATS: Final = {
 
 Rule = tuple[re.Pattern[str], Callable[..., Any]]
 RecordFilter = Callable[[Iterable[UrlRecord]], Iterable[UrlRecord]]
+#: The spider's ``sitemap_request(record) -> Request | None`` hook.
+RequestHook = Callable[[UrlRecord], "Request | None"]
 
 
 def priority_of(score: float) -> int:
@@ -139,6 +145,10 @@ class ScrapyDriver:
     ``start_requests()`` gives the robots.txt / sitemap requests of the targets; every
     response of those goes to ``on_response()``, every failure to ``on_exception()``; both
     yield further sitemap requests (``SITEMAP_META_KEY`` in their meta) and page requests.
+
+    Never silent: once discovery is over (the middleware read every sitemap, or Scrapy went
+    idle), :meth:`finish` logs an error naming each target that gave nothing; when none
+    gave anything the spider closes with :data:`FAILED_REASON` instead of ``"finished"``.
     """
 
     def __init__(
@@ -149,23 +159,32 @@ class ScrapyDriver:
         rules: Sequence[Rule],
         *,
         record_filter: RecordFilter | None = None,
+        request_hook: RequestHook | None = None,
         callback: Callable[..., Any] | None = None,
         errback: Callable[..., Any] | None = None,
+        verdict: bool = True,
     ) -> None:
         targets = [classify(text) for text in scrapy.targets]
         for target in targets:
             if target.kind in ("file", "stdin"):
                 raise UsageError(f"a Scrapy crawl needs http(s) targets, not {target.text!r}")
+        check_per_target(targets, options)
         self.options = options
         self.scrapy = scrapy
         self.core = Discovery(targets, options)
+        #: Each target's options (``per_target``: its own headers and proxy).
+        self.own = [options_for(target, options) for target in targets]
         self.seconds = options.timeouts.timeout
         self.crawler = crawler
         self.rules = rules
         self.record_filter = record_filter
+        self.request_hook = request_hook
         self.callback = callback
         self.errback = errback
         self.maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self.finished = False
+        if verdict:  # off where this process sees only part of the discovery (Redis)
+            crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
 
     @property
     def run(self) -> Run:
@@ -224,6 +243,27 @@ class ScrapyDriver:
             return iter(())
         return self.on_exception(request, failure.value)
 
+    def finish(self) -> None:
+        """Discovery is over: the run's verdict (once), an error line per target that gave
+        nothing, and the run's error when none gave anything."""
+        if self.finished:
+            return
+        self.finished = True
+        for _ in self._perform(self.core.finish()):  # a checkpoint at most: no requests
+            pass
+        run = self.core.run
+        for target, why in run.failed_targets.items():
+            self._count("failed_targets")
+            logger.error("sitemap-reader: nothing discovered for %s: %s", target, why)
+        if run.error is not None:
+            logger.error("sitemap-reader: no target gave anything; closing as %s", FAILED_REASON)
+
+    def _on_idle(self) -> None:
+        """Scrapy's ``spider_idle``: no request is left, so neither is any sitemap."""
+        self.finish()
+        if self.core.run.error is not None:
+            raise CloseSpider(FAILED_REASON)
+
     # -- actions -------------------------------------------------------------------------
 
     def _perform(self, actions: list[Action]) -> Iterator[Request]:
@@ -250,11 +290,17 @@ class ScrapyDriver:
             "handle_httpstatus_list": list(_STATUSES),
         }
         sequence = int(ticket.get("job") or 0)
+        headers = dict(fetch.request_headers or {})
+        own = self.own[fetch.target] if fetch.target < len(self.own) else self.options
+        if own is not self.options:  # the target's own (per_target): headers and proxy
+            headers = {**dict(own.network.headers), **headers}
+            if own.network.proxy is not None:
+                meta["proxy"] = own.network.proxy
         return Request(
             fetch.url,
             callback=self.callback,
             errback=self.errback,
-            headers=dict(fetch.request_headers) if fetch.request_headers else None,
+            headers=headers or None,
             priority=SITEMAP_PRIORITY + max(0, _SITEMAP_SPAN - sequence),
             meta=meta,
             dont_filter=True,
@@ -283,14 +329,39 @@ class ScrapyDriver:
                         yield from self._page(dataclasses.replace(record, url=alternate.url))
 
     def _page(self, record: UrlRecord) -> Iterator[Request]:
+        """The page request of ``record``: the spider's ``sitemap_request`` hook's, else
+        :meth:`page_request`'s. None drops the record; a hook that raises or returns
+        something else costs that record only, with an error line naming it."""
+        hook = self.request_hook
+        if hook is None:
+            request = self.page_request(record)
+        else:
+            try:
+                request = hook(record)
+                if request is not None and not isinstance(request, Request):
+                    raise TypeError(f"returned {type(request).__name__}, not a Request or None")
+            except Exception as exc:  # the spider's hook: its failure costs this record only
+                self._count("problems/sitemap-request")
+                logger.error(
+                    "sitemap-reader: sitemap_request failed for %s: %s", record.url, _describe(exc)
+                )
+                return
+            if request is None:
+                self._count("urls_dropped_by_hook")
+        if request is not None:
+            yield request
+
+    def page_request(self, record: UrlRecord) -> Request | None:
+        """The default request of a page: the callback of the first rule matching its URL
+        (None when none does), its priority from the score, the record in its meta."""
         callback = next((cb for pattern, cb in self.rules if pattern.search(record.url)), None)
         if callback is None:
             self._count("urls_no_rule")
-            return
+            return None
         # Sitemaps are bookkeeping, not link hops: a page starts at depth 0 (DEPTH_LIMIT
         # counts from it, as from a start URL; Scrapy >= 2.18 honours depth_reset).
         meta = {META_KEY: record.to_dict(), "depth_reset": True}
-        yield Request(record.url, callback=callback, priority=priority_of(record.score), meta=meta)
+        return Request(record.url, callback=callback, priority=priority_of(record.score), meta=meta)
 
     # -- logs and stats ------------------------------------------------------------------
 

@@ -12,13 +12,19 @@ from urllib.parse import urlsplit
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.misc import load_object
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.limits import MAX_SHARED_ROBOTS
 from sitemap_reader.scrapy import bodies, guard
-from sitemap_reader.scrapy.driver import SITEMAP_META_KEY, ScrapyDriver
-from sitemap_reader.scrapy.settings import default_settings, options_from_settings
+from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY, ScrapyDriver
+from sitemap_reader.scrapy.settings import (
+    default_settings,
+    options_from_settings,
+    spider_overrides,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -31,6 +37,12 @@ MIDDLEWARE_ORDER: Final = 950
 #: (100), whose own robots.txt request then passes it first, and before retries and
 #: redirects (550, 600), so it sees only final responses.
 SHARE_ORDER: Final = 120
+#: Place of :class:`SitemapOnly` in SPIDER_MIDDLEWARES: next to the spider, so it drops a
+#: link before the others count it.
+ONLY_ORDER: Final = 960
+#: ``meta`` key of a request a sitemap page's callback yields: True lets it go in
+#: sitemap-only mode.
+LINK_META_KEY: Final = "sitemap_reader_link"
 #: The flag of a robots.txt response handed to its second party (never kept again).
 SHARED_FLAG: Final = "sitemap-reader: shared robots.txt"
 #: The add-on's defaults, at "addon" priority (project and spider settings win): every
@@ -61,7 +73,13 @@ class SitemapStartMiddleware:
         if not self.scrapy.targets:
             raise NotConfigured("SITEMAP_READER_TARGETS is empty")
         guard.warn_if_disabled(crawler)
+        if not self.scrapy.links and not _enabled(crawler, SitemapOnly):
+            raise UsageError(
+                "SITEMAP_READER_LINKS = False needs sitemap_reader.scrapy.middleware.SitemapOnly "
+                "in SPIDER_MIDDLEWARES (the add-on enables it)"
+            )
         self.callback_name = self.scrapy.callback
+        self.driver: ScrapyDriver | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -86,7 +104,9 @@ class SitemapStartMiddleware:
             self.crawler,
             [(re.compile(""), callback)],
             record_filter=getattr(spider, "sitemap_filter", None),
+            request_hook=getattr(spider, "sitemap_request", None),
         )
+        self.driver = discovery  # kept: its spider_idle handler is a weak reference
         pending = deque(discovery.start_requests())
         pages: list[Request] = []
         while pending:
@@ -95,6 +115,7 @@ class SitemapStartMiddleware:
                     pending.append(request)
                 else:
                     pages.append(request)
+        discovery.finish()
         # Best first, as the mixin's pages leave Scrapy's scheduler: start requests go out
         # in about the order they are yielded (lazily, as the engine has room), so they
         # are yielded by priority once every sitemap is read (ties: discovery order).
@@ -121,6 +142,36 @@ class SitemapStartMiddleware:
         engine = self.crawler.engine
         if engine is not None and engine.needs_backout():
             await self.crawler.signals.wait_for(signals.scheduler_empty)
+
+
+class SitemapOnly(BaseSpiderMiddleware):
+    """A spider middleware: with ``SITEMAP_READER_LINKS = False`` (``sitemap_links = False``
+    on a mixin spider), the requests a sitemap page's callback yields are dropped, so only
+    the sitemaps' pages are crawled; a request whose meta has ``sitemap_reader_link=True``
+    still goes. Items pass, and so does the output of responses that are not sitemap pages
+    (the spider's own start URLs). The mixin and the add-on enable it."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.links: bool | None = None
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
+        """The request, or None when it is a link of a sitemap page in sitemap-only mode."""
+        if response is None or META_KEY not in response.meta or request.meta.get(LINK_META_KEY):
+            return request
+        if self._links():
+            return request
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value("sitemap_reader/links_dropped")
+        return None
+
+    def _links(self) -> bool:
+        if self.links is None:
+            spider = self.crawler.spider
+            overrides = spider_overrides(spider) if spider is not None else {}
+            self.links = options_from_settings(self.crawler.settings, overrides)[1].links
+        return self.links
 
 
 class RobotsTxtShare:
@@ -167,6 +218,16 @@ class RobotsTxtShare:
         return response
 
 
+def _enabled(crawler: Crawler, component: type) -> bool:
+    """Whether ``component`` is in the crawl's SPIDER_MIDDLEWARES (by class or path)."""
+    enabled = crawler.settings.getwithbase("SPIDER_MIDDLEWARES")
+    return any(
+        (load_object(name) if isinstance(name, str) else name) is component
+        for name, order in enabled.items()
+        if order is not None
+    )
+
+
 def _is_robots(url: str) -> bool:
     """True for ``scheme://host/robots.txt`` (no query)."""
     parts = urlsplit(url)
@@ -189,6 +250,7 @@ class Addon:
             "SPIDER_MIDDLEWARES", SitemapStartMiddleware, MIDDLEWARE_ORDER
         )
         enable_sharing(settings)
+        enable_sitemap_only(settings)
         guard.enable(settings)
         bodies.enable(settings)
         for name, value in DEFAULT_SETTINGS.items():
@@ -200,3 +262,9 @@ def enable_sharing(settings: BaseSettings) -> None:
     settings.setdefault_in_component_priority_dict(
         "DOWNLOADER_MIDDLEWARES", RobotsTxtShare, SHARE_ORDER
     )
+
+
+def enable_sitemap_only(settings: BaseSettings) -> None:
+    """Add :class:`SitemapOnly` to ``SPIDER_MIDDLEWARES`` (an order given is kept); it does
+    nothing unless ``SITEMAP_READER_LINKS`` (or ``sitemap_links``) is off."""
+    settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", SitemapOnly, ONLY_ORDER)

@@ -576,8 +576,11 @@ class RedisSitemapMixin(SitemapReaderMixin):
     """:class:`SitemapReaderMixin` for N processes on :class:`Scheduler` (scrapy-redis).
 
     The same attributes and callbacks; each robots.txt / sitemap callback's output ends with
-    a marker telling the scheduler that every request of that sitemap is in Redis.
+    a marker telling the scheduler that every request of that sitemap is in Redis. No
+    process judges the run's targets: each reads only some of the sitemaps.
     """
+
+    _sitemap_reader_verdict = False
 
     def _sitemap_reader_parse(self, response: Response) -> Iterator[Request]:
         """The mixin's callback, then the end-of-sitemap marker."""

@@ -7,7 +7,7 @@ own converter, so a setting means what the Python keyword and the CLI flag mean
 options Scrapy already has a setting for (``USER_AGENT``) are read from it; those its
 downloader does itself (concurrency, headers, proxies, delays) say so in their
 declaration and are not settings. The few options only a Scrapy crawl has (the targets,
-the callback, the alternates) are declared here, in :class:`ScrapyOptions`.
+the callback, the alternates, links) are declared here, in :class:`ScrapyOptions`.
 
 A spider of the mixin may set any of them as a class attribute (or a spider argument)
 ``sitemap_<name>``: ``sitemap_follow``, ``sitemap_since``, ``sitemap_limits``... over the
@@ -59,7 +59,7 @@ def target_list(value: object) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScrapyOptions(Declared):
     """What only a Scrapy crawl has: its targets, the callback of the start middleware,
-    and whether the hreflang alternates are crawled too."""
+    whether the hreflang alternates are crawled too, and whether pages may lead further."""
 
     targets: tuple[str, ...] = option(
         (),
@@ -77,6 +77,13 @@ class ScrapyOptions(Declared):
     alternates: bool = option(
         False,
         "also crawl the hreflang alternates of each page (in scope, once each)",
+        convert=boolean,
+        cli=_SCRAPY_ONLY,
+    )
+    links: bool = option(
+        True,
+        "let the callback of a sitemap page request further pages; off (sitemap only), "
+        "its requests are dropped unless their meta has sitemap_reader_link=True",
         convert=boolean,
         cli=_SCRAPY_ONLY,
     )

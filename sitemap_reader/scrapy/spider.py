@@ -15,7 +15,7 @@ from sitemap_reader.records import UrlRecord
 from sitemap_reader.scoring import ScoreFunc
 from sitemap_reader.scrapy import bodies, guard
 from sitemap_reader.scrapy.driver import Rule, ScrapyDriver
-from sitemap_reader.scrapy.middleware import enable_sharing
+from sitemap_reader.scrapy.middleware import enable_sharing, enable_sitemap_only
 from sitemap_reader.scrapy.settings import options_from_settings, spider_overrides
 
 if TYPE_CHECKING:
@@ -52,19 +52,40 @@ class SitemapReaderMixin(Spider):
     )
     #: Replaces the default score (and so the page priority): ``(record, now) -> float``.
     sitemap_score: ScoreFunc | None = None
+    #: Whether this process judges the run (error lines, the ``sitemap_reader_failed``
+    #: finish reason): not where each process reads only part of the sitemaps.
+    _sitemap_reader_verdict: bool = True
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """Scrapy's hook: the spider's settings, plus the private-address guard and the
-        robots.txt sharing (one download when RobotsTxtMiddleware reads it too)."""
+        """Scrapy's hook: the spider's settings, plus the private-address guard, the
+        robots.txt sharing (one download when RobotsTxtMiddleware reads it too) and the
+        sitemap-only filter (``sitemap_links = False``)."""
         super().update_settings(settings)
         guard.enable(settings)
         bodies.enable(settings)
         enable_sharing(settings)
+        enable_sitemap_only(settings)
 
     def sitemap_filter(self, records: Iterable[UrlRecord]) -> Iterable[UrlRecord]:
         """Hook: the records of one sitemap, in scope; return those to crawl."""
         return records
+
+    def sitemap_request(self, record: UrlRecord) -> Request | None:
+        """Hook: the request of one page, or None to skip it. The default follows
+        ``sitemap_rules`` (None when no rule matches); an override may change it::
+
+            def sitemap_request(self, record):
+                if "/archive/" in record.url:
+                    return None                            # not crawled
+                request = super().sitemap_request(record)
+                return request and request.replace(headers={"X-Section": "shop"})
+
+        Its requests are made per record, so they may carry anything (headers, cookies,
+        meta, another callback); an exception it raises costs that record only (an error
+        line naming the URL).
+        """
+        return self._sitemap_reader().page_request(record)
 
     async def start(self) -> AsyncIterator[Any]:
         """The robots.txt / sitemap requests of ``sitemap_targets``, then ``super().start()``."""
@@ -96,8 +117,10 @@ class SitemapReaderMixin(Spider):
             self.crawler,
             self._rules(),
             record_filter=self.sitemap_filter,
+            request_hook=self.sitemap_request,
             callback=self._sitemap_reader_parse,
             errback=self._sitemap_reader_failed,
+            verdict=self._sitemap_reader_verdict,
         )
 
     def _rules(self) -> list[Rule]:

@@ -15,6 +15,12 @@ Tables:
     being read got), ``done`` once it was read completely and every record it gave is
     in ``urls``, with its children (an index's listed sitemaps) so a new loader walks
     them without reading the index again.
+``targets``
+    What the file was made for: each target as given (``text``) and its ``key`` (the
+    URL it is read from first: ``example.com``, ``https://example.com/`` and
+    ``https://example.com/robots.txt`` are one target). A loader given other targets is
+    refused unless it extends the file or restarts it (:meth:`ProgressStore.restart`). A
+    file made before this table existed takes the targets of the first loader to open it.
 ``meta``
     The schema version and ``read``: 1 once the whole discovery ended.
 
@@ -71,6 +77,7 @@ CREATE TABLE IF NOT EXISTS urls (
     record BLOB
 );
 CREATE INDEX IF NOT EXISTS urls_queued ON urls (id) WHERE state = 0;
+CREATE TABLE IF NOT EXISTS targets (key TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sitemaps (
     url TEXT PRIMARY KEY,
     records INTEGER NOT NULL DEFAULT 0,
@@ -343,6 +350,64 @@ class ProgressStore:
     def read_done(self) -> None:
         """The whole discovery ended: a new loader reads nothing."""
         self._write().execute("UPDATE meta SET value = 1 WHERE name = 'read'")
+
+    def restart(self) -> None:
+        """Forget everything: no URL, no sitemap, no target, discovery not begun."""
+        db = self._write()
+        for table in ("urls", "sitemaps", "targets"):
+            db.execute(f"DELETE FROM {table}")
+        db.execute("UPDATE meta SET value = 0 WHERE name = 'read'")
+        self._next_id = 0
+
+    # -- what it was made for ------------------------------------------------------------
+
+    def targets(self) -> dict[str, str]:
+        """The targets the file was made for: key -> the text given, in key order."""
+        rows = self._db.execute("SELECT key, text FROM targets ORDER BY key")
+        return dict(rows)
+
+    def claim(self, targets: dict[str, str], *, extend: bool, restart: bool) -> list[str]:
+        """Make the file a loader's (``targets``: key -> text): a new file (or one made
+        before files knew their targets) records them; a file made for other targets is
+        refused (a StateError saying the ways out) unless ``extend`` adds them (the
+        discovery opens again) or ``restart`` forgets everything first. Returns the
+        targets the loader reads: the file's (and the new ones)."""
+        if restart:
+            self.restart()
+        stored = self.targets()
+        if stored and set(stored) != set(targets) and not extend:
+            raise StateError(
+                f"progress file {self.path} was made for {', '.join(stored.values())}, "
+                f"not {', '.join(targets.values())}: give another file, extend=True to "
+                "add these targets to it, or restart=True to start it afresh"
+            )
+        self.add_targets(targets, reopen=bool(stored))
+        self.commit()
+        return [*stored.values(), *(text for key, text in targets.items() if key not in stored)]
+
+    def finished_note(self) -> str | None:
+        """When the file is finished (discovery ended, nothing waiting), one line saying
+        so, with its counts and the way to start again; None otherwise."""
+        counts = self.counts()
+        if not self.all_read() or counts.get(QUEUED):
+            return None
+        made_for = ", ".join(self.targets().values())
+        return (
+            f"progress file {self.path} is finished (made for {made_for}): "
+            f"{counts.get(DONE, 0)} URLs handled, {counts.get(GAVE_UP, 0)} given up, nothing "
+            "left to hand out; to crawl again, restart=True or delete the file"
+        )
+
+    def add_targets(self, targets: dict[str, str], *, reopen: bool) -> None:
+        """The file is for these targets too (key -> text); with ``reopen``, new ones open
+        the discovery again (a file that had no targets yet only records them)."""
+        new = {k: t for k, t in targets.items() if k not in self.targets()}
+        if not new:
+            return
+        db = self._write()
+        db.executemany("INSERT INTO targets (key, text) VALUES (?, ?)", new.items())
+        if reopen:
+            db.execute("UPDATE meta SET value = 0 WHERE name = 'read'")
 
     # -- what was read ---------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.errors import UsageError
+from sitemap_reader.errors import DiscoveryError, UsageError
 from tests.crawl.crawl_kit import FAST, Site, collect, gz, index, node_by_url, tree, urlset
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -141,14 +141,16 @@ async def test_ignore_crawl_delay(site: Site) -> None:
 
 @pytest.fixture
 async def proxy() -> AsyncIterator[tuple[str, list[str]]]:
-    """A tiny forward HTTP proxy on 127.0.0.1: the URLs it was asked for, and its URL."""
+    """A tiny forward HTTP proxy on 127.0.0.1 (passing X- headers on): the URLs it was
+    asked for, and its URL."""
     seen: list[str] = []
     client = aiohttp.ClientSession(auto_decompress=False)
 
     async def forward(request: web.Request) -> web.StreamResponse:
         target = str(request.url)  # an absolute-form request target: the URL asked for
         seen.append(target)
-        async with client.get(target, allow_redirects=False) as upstream:
+        ours = {k: v for k, v in request.headers.items() if k.startswith("X-")}
+        async with client.get(target, allow_redirects=False, headers=ours) as upstream:
             body = await upstream.read()
             return web.Response(
                 status=upstream.status, body=body, content_type=upstream.content_type
@@ -172,6 +174,43 @@ async def test_proxy_carries_every_request(site: Site, proxy: tuple[str, list[st
     assert sorted(s.removeprefix(site.base) for s in seen) == [
         "/index.xml", "/robots.txt", "/s0.xml", "/s1.xml", "/s2.xml",
     ]  # fmt: skip
+
+
+async def test_per_target_headers_and_proxy_stay_with_their_target(
+    make_site: Callable[[str], Awaitable[Site]], proxy: tuple[str, list[str]]
+) -> None:
+    """per_target: the first site's requests carry its own header and go through the
+    proxy; the second's carry the run's header and go direct (scrapy PR #7174)."""
+    url, seen = proxy
+    first, second = await make_site("127.0.0.1"), await make_site("127.0.0.1")
+    for served in (first, second):
+        _four_sitemaps(served)
+    own = {first.base: {"headers": {"X-Team": "first"}, "proxy": url}}
+    targets = [first.url("/"), second.url("/")]
+    records, _ = await collect(targets, headers={"X-Team": "run"}, per_target=own)
+    assert len(records) == 6
+    assert {r.headers.get("X-Team") for r in first.requests} == {"first"}
+    assert {r.headers.get("X-Team") for r in second.requests} == {"run"}
+    assert sorted(seen) == sorted(first.base + path for path in first.hits)
+    assert len(seen) == 5 and not any(s.startswith(second.base) for s in seen)
+
+
+async def test_per_target_naming_no_target_is_a_usage_error(site: Site) -> None:
+    """A per_target entry for a site that is not a target of a run of several targets:
+    UsageError at once (a one-target run, as an engine makes, leaves it aside)."""
+    _four_sitemaps(site)
+    own = {"other.example": {"proxy": "http://p:1"}}
+    with pytest.raises(UsageError, match=r"per_target names 'other\.example'"):
+        await collect([site.url("/"), site.url("/s0.xml")], per_target=own)
+    assert not site.hits
+    records, _ = await collect(site.url("/"), per_target=own)
+    assert len(records) == 3
+
+
+async def test_per_target_refuses_an_option_a_target_cannot_have() -> None:
+    """Only headers, header_hosts and proxy may be set per target."""
+    with pytest.raises(UsageError, match="'deadline' cannot be set per target"):
+        SitemapReader(per_target={"a.example": {"deadline": 5}})
 
 
 async def test_a_proxy_must_be_a_url() -> None:
@@ -250,6 +289,34 @@ async def test_follow_fetches_only_matching_children(site: Site) -> None:
     assert [r.url for r in records] == [site.url("/p/1")]
     assert site.hits["/s0.xml"] == 0 and site.hits["/s2.xml"] == 0
     assert node_by_url(run, site.url("/s0.xml")).skipped == "not matched by follow"
+
+
+async def test_follow_as_a_function_sees_each_child_url(site: Site) -> None:
+    """follow=function: asked once per index child with its URL; only /s2.xml is read."""
+    _four_sitemaps(site)
+    asked: list[str] = []
+
+    def wanted(url: str) -> bool:
+        asked.append(url)
+        return url.endswith("/s2.xml")
+
+    records, run = await collect(site.url("/"), follow=wanted)
+    assert [r.url for r in records] == [site.url("/p/2")]
+    assert sorted(asked) == [site.url(f"/s{i}.xml") for i in range(3)]
+    assert site.hits["/s0.xml"] == 0 and site.hits["/s1.xml"] == 0
+    assert node_by_url(run, site.url("/s1.xml")).skipped == "not matched by follow"
+
+
+async def test_follow_function_that_raises_ends_the_run(site: Site) -> None:
+    """A follow function that raises: the index fails naming the exception, and the run
+    (whose only index it was) raises DiscoveryError saying so, never a silent skip."""
+    _four_sitemaps(site)
+
+    def broken(url: str) -> bool:
+        raise LookupError(f"no rule for {url}")
+
+    with pytest.raises(DiscoveryError, match="internal error: LookupError: no rule for"):
+        await collect(site.url("/"), follow=broken)
 
 
 async def test_guess_paths_replace_the_well_known_ones(site: Site) -> None:

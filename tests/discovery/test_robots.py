@@ -210,6 +210,26 @@ def test_follow_filters_only_index_children() -> None:
     assert BASE + "/part-03.xml" not in harness.fetched
 
 
+def test_follow_function_filters_the_same_children() -> None:
+    """follow=function of the URL (usp #105): the same filtering as the regexes, and
+    robots.txt's sitemaps are never put to it."""
+    bodies: Bodies = {
+        "/robots.txt": f"Sitemap: {BASE}/index.xml\n".encode(),
+        "/index.xml": index("/part-01.xml", "/part-02.xml"),
+        "/part-01.xml": urlset("/1"),
+        "/part-02.xml": urlset("/2"),
+    }
+    asked: list[str] = []
+
+    def wanted(url: str) -> bool:
+        asked.append(url)
+        return url.endswith("-02.xml")
+
+    harness = walk(bodies, follow=wanted)
+    assert [r.url.removeprefix(BASE) for r in harness.records] == ["/2"]
+    assert sorted(asked) == [BASE + "/part-01.xml", BASE + "/part-02.xml"]
+
+
 @pytest.mark.parametrize("bad", ["(", "[a-", "*x"])
 def test_bad_pattern_is_a_usage_error(bad: str) -> None:
     """A bad regex given as ``follow`` is a UsageError naming the door and the option."""

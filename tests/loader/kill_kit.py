@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -81,6 +82,14 @@ class GeneratedSite(Site):
             for n in range(self.per_sitemap)
         )
         return web.Response(body=(head + entries + "</urlset>\n").encode(), content_type="text/xml")
+
+
+def dead_target() -> str:
+    """A loopback site URL nothing listens on (its port was free a moment ago)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    return f"http://127.0.0.1:{port}/"
 
 
 @dataclass(slots=True)

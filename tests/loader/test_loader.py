@@ -110,11 +110,24 @@ async def test_ack_of_a_url_not_handed_out(make_site: MakeSite, tmp_path: Path) 
             await loader.ack(record.url)
 
 
-async def test_next_outside_async_with() -> None:
-    """next() before entering the loader is a clear usage error."""
-    loader = sr.SitemapLoader("http://127.0.0.1:9/")
-    with pytest.raises(UsageError, match="async with"):
-        await loader.next()
+async def test_without_async_with_opens_on_first_use_and_closes_at_the_end(
+    make_site: MakeSite,
+) -> None:
+    """Without ``async with``: the first next() opens the loader, every URL comes once, and
+    the loader closes itself once finished (its temporary file removed)."""
+    site = await make_site(2, 15)
+    loader = sr.SitemapLoader(site.base, options=FAST)
+    assert not loader.opened and not loader.finished
+    first = await loader.next()
+    assert first is not None and loader.opened
+    temporary = loader._temporary
+    assert temporary is not None and Path(temporary).exists()
+    await loader.ack(first.url)
+    taken = [first, *await drain(loader)]
+    assert sorted(r.url for r in taken) == sorted(site.page_urls())
+    assert not loader.opened and loader.finished and loader.handled == 30
+    assert await loader.next() is None
+    assert not Path(temporary).exists()
 
 
 def test_bad_options() -> None:

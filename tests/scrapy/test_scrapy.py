@@ -26,12 +26,15 @@ from sitemap_reader.scrapy import (
     Addon,
     SitemapStartMiddleware,
     options_from_settings,
+    priority_of,
 )
+from sitemap_reader.scrapy.settings import spider_overrides
 from tests.scrapy.testsite import (
     ALTERNATE_PATHS,
     EXPECTED_PATHS,
     HITS,
     HOSTILE,
+    TEAMS,
     ServerThread,
     make_app,
 )
@@ -280,6 +283,111 @@ def test_bare_domain_falls_back_to_http(mode: str, base: str, tmp_path: Path) ->
     assert set(crawl.paths) == EXPECTED_PATHS
 
 
+@pytest.mark.parametrize("mode", ["mixin", "middleware"])
+def test_a_target_that_gave_nothing_is_an_error_naming_it(
+    mode: str, base: str, tmp_path: Path
+) -> None:
+    """Two targets, one a sitemap URL answering an HTML page: its ERROR line names it, the
+    other is crawled whole, and the crawl finishes as "finished"."""
+    missing = base + "/nothing/sitemap.xml"
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--also", missing)
+    assert set(crawl.paths) == EXPECTED_PATHS
+    errors = [line for line in crawl.log.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1 and f"nothing discovered for {missing}: " in errors[0], errors
+    assert crawl.log.rstrip().endswith("runner: finish_reason=finished")
+
+
+@pytest.mark.parametrize("mode", ["mixin", "middleware", "addon"])
+def test_every_target_gave_nothing_closes_as_failed(mode: str, base: str, tmp_path: Path) -> None:
+    """Every target gave nothing: an ERROR line per target, and the finish reason a
+    script reads is sitemap_reader_failed (no page requested)."""
+    first, second = base + "/nothing/a.xml", base + "/nothing/b.xml"
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--target", first, "--also", second)
+    assert crawl.paths == []
+    for target in (first, second):
+        assert f"ERROR: sitemap-reader: nothing discovered for {target}: " in crawl.log
+    assert "'sitemap_reader/failed_targets': 2" in crawl.log
+    assert crawl.log.rstrip().endswith("runner: finish_reason=sitemap_reader_failed")
+
+
+@pytest.mark.parametrize("mode", ["mixin", "middleware", "addon"])
+def test_sitemap_request_hook_makes_each_page_request(mode: str, base: str, tmp_path: Path) -> None:
+    """sitemap_request(record): None drops /p/a, an exception costs /p/b only (an error
+    line naming it), every other page is the hook's request (its meta reaches the callback)."""
+    crawl = run_crawl(mode, base, tmp_path / "pages.jsonl", "--hook")
+    assert set(crawl.paths) == EXPECTED_PATHS - {"/p/a", "/p/b"}
+    assert all(page["hooked"] is True for page in crawl.pages)
+    errors = [line for line in crawl.log.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1, errors
+    assert f"sitemap_request failed for {base}/p/b: LookupError: no request" in errors[0]
+    assert "'sitemap_reader/urls_dropped_by_hook': 1" in crawl.log
+    if mode == "mixin":  # the default request under the hook: the record and priority
+        assert all(page["priority"] == priority_of(page["meta"]["score"]) for page in crawl.pages)
+
+
+@pytest.mark.parametrize("mode", ["mixin", "addon"])
+def test_sitemap_only_drops_the_links_of_pages_unless_asked(
+    mode: str, base: str, tmp_path: Path
+) -> None:
+    """Each page yields /extra/plain and /extra/asked (meta sitemap_reader_link): by default
+    both are crawled; with SITEMAP_READER_LINKS=false only the asked one is."""
+    extra = {"/extra/plain", "/extra/asked"}
+    crawl = run_crawl(mode, base, tmp_path / "on.jsonl", "--links")
+    assert set(crawl.paths) == EXPECTED_PATHS | extra
+    only = ("--links", "--set", "SITEMAP_READER_LINKS=false")
+    crawl = run_crawl(mode, base, tmp_path / "off.jsonl", *only)
+    assert set(crawl.paths) == EXPECTED_PATHS | {"/extra/asked"}
+    dropped = len(EXPECTED_PATHS)  # each page's /extra/plain
+    assert f"'sitemap_reader/links_dropped': {dropped}" in crawl.log
+
+
+@pytest.mark.parametrize("mode", ["mixin", "addon"])
+def test_per_target_headers_go_with_that_targets_sitemaps(mode: str, tmp_path: Path) -> None:
+    """SITEMAP_READER_PER_TARGET gives the first site's robots.txt and sitemap requests its
+    own header; the second site's, and every page request, carry none."""
+    first, second = make_app(), make_app()
+    with ServerThread(first) as one, ServerThread(second) as two:
+        own = json.dumps({one + "/": {"headers": {"X-Team": "first"}}})
+        setting = f"SITEMAP_READER_PER_TARGET={own}"
+        crawl = run_crawl(
+            mode, one, tmp_path / "pages.jsonl", "--also", two + "/", "--set", setting
+        )
+    assert len(crawl.pages) == 2 * len(EXPECTED_PATHS)
+
+    def teams(app: Any, sitemaps: bool) -> set[str | None]:
+        return {
+            team
+            for (path, team) in app[TEAMS]
+            if (path == "/robots.txt" or path.endswith((".xml", ".gz", ".txt"))) == sitemaps
+        }
+
+    assert teams(first, sitemaps=True) == {"first"}
+    assert teams(first, sitemaps=False) == {None}
+    assert teams(second, sitemaps=True) == teams(second, sitemaps=False) == {None}
+
+
+def test_sitemap_only_without_its_filter_is_refused(base: str, tmp_path: Path) -> None:
+    """The start middleware enabled by hand with SITEMAP_READER_LINKS=false but no
+    SitemapOnly: the crawl refuses to start, naming the middleware (never a silent no-op)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = ["middleware", base, str(tmp_path / "p.jsonl"), "--set", "SITEMAP_READER_LINKS=false"]
+    done = subprocess.run(
+        [sys.executable, str(RUNNER), *argv], env=env, capture_output=True, timeout=60
+    )
+    log = done.stderr.decode("utf-8", "replace")
+    assert "needs sitemap_reader.scrapy.middleware.SitemapOnly in SPIDER_MIDDLEWARES" in log
+    assert not (tmp_path / "p.jsonl").exists()
+
+
+def test_sitemap_links_attribute_turns_the_mode_on() -> None:
+    """A mixin spider's ``sitemap_links = False`` is the links option, checked."""
+
+    class Spider:
+        sitemap_links = False
+
+    assert spider_overrides(Spider()) == {"links": False}
+
+
 @pytest.mark.parametrize("spider", ["demo", "plain"])
 def test_example_project_crawls_the_demo_site(spider: str) -> None:
     """examples/scrapy_project/run.py crawls every page of the demo site, once, in one command."""
@@ -327,7 +435,8 @@ def test_options_read_the_settings() -> None:
     )
     options, scrapy = options_from_settings(settings)
     assert scrapy.targets == ("a.example", "https://b.example/sitemap.xml")
-    assert [p.pattern for p in options.walk.follow] == ["/products"]
+    follow = options.walk.follow
+    assert isinstance(follow, tuple) and [p.pattern for p in follow] == ["/products"]
     assert options.limits.max_sitemaps == 5
     assert options.limits.max_depth == 8
     assert options.walk.scope == "site"

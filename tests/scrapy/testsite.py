@@ -107,6 +107,7 @@ def _body(path: str, base: str) -> tuple[bytes, str] | None:
 
 async def _handle(request: web.Request) -> web.Response:
     request.app[HITS][request.path] += 1
+    request.app[TEAMS][request.path, request.headers.get("X-Team")] += 1
     if request.path == "/sitemaps/missing.xml":
         raise web.HTTPNotFound()
     if request.path == "/robots.txt" and not request.app[ROBOTS]:
@@ -122,6 +123,8 @@ async def _handle(request: web.Request) -> web.Response:
 ROBOTS: Final = web.AppKey("robots", bool)
 #: Requests the site answered, by path (read by the tests from the server's thread).
 HITS: Final = web.AppKey("hits", Counter[str])
+#: Requests by path and X-Team header (None: none sent).
+TEAMS: Final = web.AppKey("teams", Counter[tuple[str, str | None]])
 
 
 def make_app(*, robots: bool = True) -> web.Application:
@@ -129,6 +132,7 @@ def make_app(*, robots: bool = True) -> web.Application:
     app = web.Application()
     app[ROBOTS] = robots
     app[HITS] = Counter()
+    app[TEAMS] = Counter()
     app.router.add_get("/{tail:.*}", _handle)
     return app
 
