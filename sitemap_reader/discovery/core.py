@@ -229,7 +229,7 @@ class Discovery:
         if checkpoint is not None:
             actions.append(checkpoint)
         state.stats.finished = time.monotonic()
-        state.run.error = run_error(state.sites, state.options.walk.guess)
+        state.run.error = run_error(state.sites, state.options.walk.guess, state.stopped)
         return actions
 
     def delay_for(self, url: str) -> float:
