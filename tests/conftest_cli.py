@@ -1,8 +1,9 @@
 """Helpers for the CLI tests: run the installed command, serve small sites on 127.0.0.1.
 
 The command runs as a real subprocess (the ``sitemap-reader`` script of the venv that runs
-the tests), driven from the test's event loop with asyncio subprocesses, so an aiohttp
-test server in the same loop answers its requests.
+the tests, forked from a process that imported it: see :mod:`tests.cli_zygote`), driven
+from the test's event loop with asyncio subprocesses, so an aiohttp test server in the
+same loop answers its requests.
 """
 
 from __future__ import annotations
@@ -11,16 +12,18 @@ import asyncio
 import gzip
 import json
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-#: The installed console script, next to the interpreter running the tests.
-SITEMAP_READER = str(Path(sys.executable).parent / "sitemap-reader")
+from tests.cli_zygote import write_shim
+
+#: The command to run: the shim of :mod:`tests.cli_zygote`, which runs the installed console
+#: script (next to the interpreter running the tests) as a fork of a process that imported
+#: it already, or execs it when it cannot (``pytest --real-cli``: always).
+SITEMAP_READER = write_shim()
 
 #: One URL set as a template; ``{base}`` becomes the server's origin.
 URLSET = """<?xml version="1.0" encoding="UTF-8"?>

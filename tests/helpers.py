@@ -1,8 +1,11 @@
-"""Shared test helpers: parse a body whole, in chunks and one byte at a time."""
+"""Shared test helpers: parse a body whole, in chunks and one byte at a time; a closed port."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import socket
+from collections.abc import Iterator
 from typing import Any
 
 from sitemap_reader.limits import Limits
@@ -68,3 +71,13 @@ def urlset(*entries: str, ns: str = 'xmlns="http://www.sitemaps.org/schemas/site
     """A urlset document around raw ``<url>`` entry strings."""
     body = "".join(entries)
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset {ns}>{body}</urlset>'.encode()
+
+
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback TCP port that refuses connections, for the block: bound and never
+    listened on, so it stays closed and nobody else gets it meanwhile (a port bound and
+    released at once may go to the next server any test starts, on any worker)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]

@@ -1,4 +1,8 @@
-"""The protocol checker (sitemap_reader.parse.checker) and the ``check`` command."""
+"""The protocol checker (sitemap_reader.parse.checker) and the ``check`` command.
+
+Time bounds on the checker are on the thread's CPU time (:func:`time.thread_time`): a
+machine busy with other work stretches the wall clock, not the checker's work.
+"""
 
 from __future__ import annotations
 
@@ -172,18 +176,18 @@ def test_entity_declarations_are_refused_fast() -> None:
         + NS.encode()
         + b'"><url><loc>https://example.com/&lol9;</loc></url></urlset>'
     )
-    started = time.monotonic()
+    started = time.thread_time()
     found = findings(lol)
-    assert time.monotonic() - started < 1.0
+    assert time.thread_time() - started < 1.0
     assert [f.code for f in found] == ["xml-forbidden"]
 
 
 def test_deep_nesting_is_bounded() -> None:
     """A million nested elements stop at the nesting bound with one finding."""
     body = doc("<a>" * 1_000_000)
-    started = time.monotonic()
+    started = time.thread_time()
     found = findings(body)
-    assert time.monotonic() - started < 5.0
+    assert time.thread_time() - started < 5.0
     depth = Limits().max_xml_depth
     assert [(f.code, f.message) for f in found] == [
         ("check-limit", f"elements nested more than {depth} deep; the rest was not checked")
@@ -201,9 +205,9 @@ def test_feeds_are_not_held_to_the_sitemap_rules() -> None:
 def test_huge_token_ends_at_the_parsers_token_bound() -> None:
     """A 4 MiB attribute fed in 64 KiB chunks ends at max_xml_token, as in the parser."""
     body = doc(f'<url a="{"x" * (4 << 20)}"><loc>https://example.com/a</loc></url>')
-    started = time.monotonic()
+    started = time.thread_time()
     found = findings(body, step=65536)
-    assert time.monotonic() - started < 5.0
+    assert time.thread_time() - started < 5.0
     assert [(f.code, f.line) for f in found] == [("check-limit", 3)]
     assert "longer than 65536 bytes" in found[0].message
 
@@ -347,12 +351,12 @@ def test_gzip_bombs_are_bounded() -> None:
         bomb = packer.compress(head) + b"".join(packer.compress(filler) for _ in range(80))
         bomb += packer.flush()
         assert len(bomb) < 1_000_000
-        started = time.monotonic()
+        started = time.thread_time()
         checker = BodyChecker(BASE, now=NOW)
         for start in range(0, len(bomb), 65536):
             checker.feed(bomb[start : start + 65536])
         found = checker.close()
-        assert time.monotonic() - started < 10.0
+        assert time.thread_time() - started < 10.0
         assert [f.code for f in found] == expected
         assert checker.bytes_out <= 64 * 1024 * 1024 + 256 * 1024
 

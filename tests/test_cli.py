@@ -301,22 +301,39 @@ async def test_killed_run_leaves_no_half_file(
         assert out.read_text() == previous
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "txt"])
 async def test_ctrl_c_prints_summary_and_keeps_whole_lines(
-    hanging: tuple[str, asyncio.Event], tmp_path: Path
+    hanging: tuple[str, asyncio.Event], fmt: str
 ) -> None:
-    """SIGINT mid-run: exit 130, summary on stderr, every stdout line a whole record."""
+    """SIGINT mid-run: exit 130, summary on stderr, every record the summary counts
+    written whole. The signal lands while a batch of ~200 KB is being written to a full
+    pipe; with PYTHONUNBUFFERED=1 (as in many containers) the text layer used to drop
+    what the interrupted write did not take, and the next batch began mid-line."""
     base, sent = hanging
     proc = await start_cli(
-        "dump", base + "/slow.xml", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        "dump",
+        base + "/slow.xml",
+        "--format",
+        fmt,
+        env=cli_env(PYTHONUNBUFFERED="1"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     await asyncio.wait_for(sent.wait(), 20)
     assert proc.stdout is not None
-    await asyncio.wait_for(proc.stdout.readline(), 20)  # records are flowing
+    first = await asyncio.wait_for(proc.stdout.readline(), 20)  # records are flowing
     proc.send_signal(signal.SIGINT)
     rest, err = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 130
-    assert all(json.loads(line)["url"] for line in rest.decode().splitlines())
+    lines = (first + rest).decode().splitlines()
+    if fmt == "csv":
+        lines = [row[0] for row in csv.reader(lines[1:])]
+    elif fmt == "jsonl":
+        lines = [json.loads(line)["url"] for line in lines]
+    assert lines == [f"{base}/page/{i}" for i in range(len(lines))]
     text = err.decode()
+    written = re.search(r"([\d,]+) written", text)
+    assert written is not None and int(written[1].replace(",", "")) == len(lines)
     assert "interrupted" in text and "sitemaps:" in text and "Traceback" not in text
 
 

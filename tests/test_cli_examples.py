@@ -3,9 +3,11 @@
 Help examples name ``example.com``; they run against a loopback site standing in for it
 (``example.com`` becomes ``127.0.0.1:PORT``, https URLs become http ones). README shell
 blocks run as written from a scratch directory with the venv's command first on PATH
-(``.venv/bin/`` is the project's own venv). Python blocks run with ``example.com``
-pointed at the loopback site the same way. ``jq`` comes with the machine image; if it is
-missing, the examples that pipe into it are skipped with that reason.
+(``.venv/bin/`` is the project's own venv); ``sitemap-reader`` there, or on PATH, is the
+shim of the CLI zygote (:mod:`tests.cli_zygote`): each run a fork of a process that
+imported the CLI already. Python blocks run with ``example.com`` pointed at the loopback
+site the same way. ``jq`` comes with the machine image; if it is missing, the examples
+that pipe into it are skipped with that reason.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from aiohttp.test_utils import TestServer
 
 from sitemap_reader.cli.args import build_parser
 from sitemap_reader.cli.distributed import add_commands
-from tests.conftest_cli import Doc, Site, cli_env, urlset
+from tests.conftest_cli import SITEMAP_READER, Doc, Site, cli_env, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,6 +86,19 @@ def readme_blocks(language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```$", README.read_text(), re.S | re.M)
 
 
+def _venv_of_the_shim(folder: Path) -> None:
+    """``folder`` as the project's venv (every part of it linked), but for its
+    ``bin/sitemap-reader``: the zygote's shim (:mod:`tests.cli_zygote`)."""
+    folder.mkdir()
+    for part in BIN.parent.iterdir():
+        if part != BIN:
+            (folder / part.name).symlink_to(part)
+    (folder / BIN.name).mkdir()
+    for command in BIN.iterdir():
+        mine = SITEMAP_READER if command.name == "sitemap-reader" else command
+        (folder / BIN.name / command.name).symlink_to(mine)
+
+
 def _needs_jq(text: str) -> None:
     if "jq " in text and shutil.which("jq") is None:
         pytest.skip("jq is not installed on this machine (the machine image ships it)")
@@ -91,7 +106,9 @@ def _needs_jq(text: str) -> None:
 
 async def _bash(script: str, cwd: Path, *, pipefail: bool = True) -> tuple[int, str, str]:
     """Run a script with bash -e (and -o pipefail: every stage of a pipe must succeed)."""
-    env = cli_env(PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    # The command is the zygote's shim (tests/cli_zygote.py), the venv's scripts next.
+    path = os.pathsep.join([os.path.dirname(SITEMAP_READER), str(BIN), os.environ.get("PATH", "")])
+    env = cli_env(PATH=path)
     flags = ["-eo", "pipefail"] if pipefail else ["-e"]
     proc = await asyncio.create_subprocess_exec(
         "bash", *flags, "-c", script, cwd=cwd, env=env,
@@ -153,7 +170,7 @@ async def test_readme_shell_blocks_run_in_order(tmp_path: Path) -> None:
     assert len(blocks) >= 3
     if shutil.which("jq") is None:
         blocks = [b for b in blocks if "jq " not in b]  # jq ships with the machine image
-    (tmp_path / ".venv").symlink_to(BIN.parent)
+    _venv_of_the_shim(tmp_path / ".venv")
     for block in blocks:
         code, out, err = await _bash(block, tmp_path, pipefail=False)
         assert code == 0, (block, err)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 
 import pytest
@@ -13,6 +12,7 @@ import sitemap_reader as sr
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.errors import DiscoveryError, UsageError
 from tests.crawl.crawl_kit import FAST, Reply, Site, collect, gz, index, node_by_url, tree, urlset
+from tests.helpers import closed_port
 
 
 def pages(site: Site, prefix: str, n: int) -> list[str]:
@@ -338,13 +338,11 @@ async def test_dedupe_across_sitemaps_and_targets(site: Site) -> None:
 
 async def test_unreachable_target_raises_discovery_error() -> None:
     """Nothing listening: DiscoveryError with a one-line reason; tree() reports it instead."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    with pytest.raises(DiscoveryError) as caught:
-        await collect(f"http://127.0.0.1:{port}/")
+    with closed_port() as port:
+        with pytest.raises(DiscoveryError) as caught:
+            await collect(f"http://127.0.0.1:{port}/")
+        run = await tree(f"http://127.0.0.1:{port}/")
     assert "cannot connect" in str(caught.value) and "\n" not in str(caught.value)
-    run = await tree(f"http://127.0.0.1:{port}/")
     assert run.error is not None and run.tree[0].failed
 
 

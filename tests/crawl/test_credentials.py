@@ -8,7 +8,6 @@ The target is a site on 127.0.0.1; "other hosts" are sites on 127.0.0.2 and 127.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Awaitable, Callable
 
 import aiohttp
@@ -18,6 +17,7 @@ from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.errors import UsageError
 from tests.conftest_cli import run_cli
 from tests.crawl.crawl_kit import Reply, Site, collect, index, urlset
+from tests.helpers import closed_port
 
 MakeSite = Callable[[str], Awaitable[Site]]
 SECRETS = {"Cookie": "session=s3cret", "Authorization": "Bearer t0ken"}
@@ -133,21 +133,14 @@ async def test_header_hosts(make_site: MakeSite, hosts: str, elsewhere: bool) ->
     assert _saw_secrets(other) == [elsewhere]
 
 
-def _closed_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.mark.parametrize("command", ["dump", "tree"])
 async def test_a_proxy_password_is_never_printed(make_site: MakeSite, command: str) -> None:
     """A proxy that refuses connections: the error names the proxy, not its password."""
     site = await make_site("127.0.0.1")
     site.add("/s.xml", urlset([site.url("/a")]))
-    proxy = f"http://crawler:pr0xyS3cret@127.0.0.1:{_closed_port()}"
-    result = await run_cli(command, site.url("/s.xml"), "--proxy", proxy, "-v")
+    with closed_port() as port:
+        proxy = f"http://crawler:pr0xyS3cret@127.0.0.1:{port}"
+        result = await run_cli(command, site.url("/s.xml"), "--proxy", proxy, "-v")
     assert site.requests == []
     assert result.code != 2, result.err
     assert "pr0xyS3cret" not in result.out + result.err

@@ -7,13 +7,13 @@ request heads, so what the client sends is seen without any HTTP library in betw
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import pytest
 
 from tests.crawl.crawl_kit import FAST, collect, tree, urlset
+from tests.helpers import closed_port
 
 #: A complete keep-alive answer: the connection stays open for the next request.
 OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n\r\n"
@@ -117,10 +117,8 @@ async def test_one_drop_then_an_answer_is_one_retry(counting: MakeServer) -> Non
 async def test_a_refused_connection_stays_a_connect_failure() -> None:
     """No connection at all is not a drop: the problem stays 'connect' (the https ->
     http fallback and retry_connect depend on it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    run = await tree(f"http://127.0.0.1:{port}/s.xml")
+    with closed_port() as port:
+        run = await tree(f"http://127.0.0.1:{port}/s.xml")
     assert [p.code for p in run.tree[0].problems] == ["connect"]
 
 

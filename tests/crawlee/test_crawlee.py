@@ -92,6 +92,7 @@ async def test_transform_changes_and_skips(make_site: MakeSite, tmp_path: Path) 
     assert site.page_hits()["/p/0/0"] == 0
 
 
+@pytest.mark.slow
 async def test_restart_after_sigkill(make_site: MakeSite, tmp_path: Path) -> None:
     """A Crawlee crawl killed with SIGKILL at a random page and restarted on the same
     progress file crawls the rest: every page handled, none crawled twice beyond the

@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from aiohttp import web
 from sitemap_reader import SitemapReader
 from sitemap_reader.options import Options
 from tests.crawl.crawl_kit import FAST
+from tests.helpers import closed_port
 from tests.scrapy.testsite import ServerThread
 
 pytest.importorskip("scrapy")
@@ -37,13 +37,6 @@ RUNNER = ROOT / "tests" / "scrapy" / "runner.py"
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 #: The record fields both drivers must agree on.
 FIELDS = ("url", "lastmod", "changefreq", "priority", "score", "revisit", "sitemap", "robots")
-
-
-def _closed_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _urlset(*entries: str) -> str:
@@ -125,7 +118,7 @@ def make_app(closed: int) -> web.Application:
 @pytest.fixture(scope="module")
 def base() -> Iterator[str]:
     """The parity site, served from a thread (the Scrapy crawl runs in a subprocess)."""
-    with ServerThread(make_app(_closed_port())) as origin:
+    with closed_port() as dead, ServerThread(make_app(dead)) as origin:
         yield origin
 
 

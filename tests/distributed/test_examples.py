@@ -19,6 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import redis
+
+from tests.conftest_cli import SITEMAP_READER
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import DEADLINE, ROOT
 from tests.distributed.redis_kit import RedisServer
@@ -45,8 +48,9 @@ def _drained(line: str) -> str:
 
 
 def _bash(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # The command is the zygote's shim (tests/cli_zygote.py), the venv's scripts next.
+    folders = [os.path.dirname(SITEMAP_READER), str(Path(sys.executable).parent)]
+    env = {**os.environ, "PATH": os.pathsep.join([*folders, os.environ.get("PATH", "")])}
     return subprocess.run(
         ["bash", "-eo", "pipefail", "-c", script],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=DEADLINE,
@@ -55,10 +59,11 @@ def _bash(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def _setup(redis_server: RedisServer, tmp_path: Path, farm: Farm) -> tuple[str, Path]:
     url = redis_server.url.rsplit("/", 1)[0] + f"/{EXAMPLES_DB}"
-    subprocess.run(
-        [sys.executable, "-c", f"import redis; redis.Redis.from_url({url!r}).flushdb()"],
-        check=True, timeout=DEADLINE,
-    )  # fmt: skip
+    client = redis.Redis.from_url(url)  # set-up: no interpreter of its own for one FLUSHDB
+    try:
+        client.flushdb()
+    finally:
+        client.close()
     targets = "".join(f"{site.target}\n" for site in farm.sites)
     (tmp_path / "domains.txt").write_text(targets)
     (tmp_path / "domains.txt.gz").write_bytes(gzip.compress(targets.encode()))

@@ -30,6 +30,9 @@ from tests.distributed.proc_kit import (
 )
 from tests.distributed.redis_kit import RedisServer, find_redis_server
 
+#: Every case injects a fault into real processes and waits it out: make test-slow runs them.
+pytestmark = pytest.mark.slow
+
 PASSWORD = "pw-Zq81x"
 
 

@@ -8,6 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import (
     DEADLINE,
@@ -74,6 +76,7 @@ def test_two_workers_share_150_targets_exactly_once(
         peek.close()
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_then_a_new_worker_loses_and_duplicates_nothing(
     redis_server: RedisServer, namespace: str, tmp_path: Path
 ) -> None:
@@ -129,6 +132,7 @@ def test_kill_9_mid_run_then_a_new_worker_loses_and_duplicates_nothing(
     print(f"\nkill -9: {before}/40 done at the kill, {len(held)} held, {extra} extra fetches")
 
 
+@pytest.mark.slow
 def test_a_target_failing_every_time_lands_in_the_dead_letter_stream(
     redis_server: RedisServer, namespace: str, tmp_path: Path
 ) -> None:
@@ -226,6 +230,7 @@ def test_without_the_extra_the_commands_name_it(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_sigterm_gives_the_targets_in_flight_back_at_once(
     redis_server: RedisServer, namespace: str, tmp_path: Path
 ) -> None:

@@ -15,7 +15,8 @@ Properties:
     size (measured with tracemalloc) and a time bound.
 
 Short by default (a few seconds); ``SITEMAP_READER_FUZZ=long`` runs 1,000 to 5,000 examples
-per property.
+per property. Time bounds are on the thread's CPU time (:func:`time.thread_time`): a machine
+busy with other work stretches the wall clock, not the work the parser does.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import time
 import tracemalloc
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +111,7 @@ def _bomb(head: bytes, filler: bytes, member: int, layers: int) -> Iterable[byte
     return stream
 
 
+@pytest.mark.slow
 @fuzz_settings(30, 1_000)
 @given(
     head=st.sampled_from(HEADS),
@@ -119,7 +122,7 @@ def _bomb(head: bytes, filler: bytes, member: int, layers: int) -> Iterable[byte
 def test_gzip_bombs_end_at_the_cap(head: bytes, filler: bytes, member: int, layers: int) -> None:
     """(b) A bomb anywhere, under 1-2 layers: stopped at the cap with a problem, quickly."""
     parser = SitemapParser(SITEMAP_URL, limits=Limits(max_decompressed_bytes=SMALL_CAP), now=NOW)
-    started = time.monotonic()
+    started = time.thread_time()
     fed = 0
     for piece in _bomb(head, filler, member, layers):
         fed += len(piece)
@@ -130,7 +133,7 @@ def test_gzip_bombs_end_at_the_cap(head: bytes, filler: bytes, member: int, laye
     parser.close()
     assert parser.done and parser.problems and not parser.complete
     assert parser.bytes_out <= SMALL_CAP + PIECE
-    assert time.monotonic() - started < 2.0
+    assert time.thread_time() - started < 2.0
 
 
 @st.composite
@@ -166,14 +169,14 @@ def entity_documents(draw: st.DrawFn) -> bytes:
 def _measured(body: bytes, sizes: list[int]) -> tuple[int, float]:
     """Peak traced allocation (bytes) and seconds of one chunked parse."""
     tracemalloc.start()
-    started = time.monotonic()
+    started = time.thread_time()
     try:
         outcome = feed(body, sizes)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert outcome.format in {"urlset", "sitemapindex", "text", "rss", "atom", "unknown"}
-    return peak, time.monotonic() - started
+    return peak, time.thread_time() - started
 
 
 @fuzz_settings(60, 5_000)
@@ -206,9 +209,9 @@ def test_html_sniffer_is_linear_on_comment_floods() -> None:
     """Regression (found by (b)): thousands of comments or blank runs before the root are
     classified at once; the HTML-start regex once backtracked exponentially on them."""
     for head in (b"<!-- x -->" * 2000, b"<!-- x --> \n\t " * 2000, b"<!---->" * 5000):
-        started = time.monotonic()
+        started = time.thread_time()
         assert sniff.classify(head, final=False) == sniff.XML
-        assert time.monotonic() - started < 0.5
+        assert time.thread_time() - started < 0.5
 
 
 # --------------------------------------------------------------------------- (e) markup bombs
@@ -266,7 +269,7 @@ def test_markup_bombs_end_on_their_bound(kind: str, gzipped: bool, piece: int) -
     items = []
     fed = 0
     tracemalloc.start()
-    started = time.monotonic()
+    started = time.thread_time()
     try:
         for chunk in _markup_stream(kind, gzipped, piece):
             items += parser.feed(chunk)
@@ -281,4 +284,4 @@ def test_markup_bombs_end_on_their_bound(kind: str, gzipped: bool, piece: int) -
     assert [i.url for i in items] == ["https://example.com/dir/g"]
     assert parser.bytes_out < 8 << 20, parser.bytes_out
     assert peak < 16 << 20, peak
-    assert time.monotonic() - started < 5.0
+    assert time.thread_time() - started < 5.0

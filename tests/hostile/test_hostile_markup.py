@@ -23,7 +23,7 @@ from tests.hostile.hostile_site import HostileSite
 
 #: Peak RSS bound for a run's process (the CLI alone is about 40 MiB).
 MIB = 100
-#: Wall-time bound: two interpreters starting on a busy machine, and the bomb cut early.
+#: CPU seconds a run may spend: its interpreter starting, and the bomb cut early.
 QUICK = 10.0
 
 

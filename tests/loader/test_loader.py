@@ -220,6 +220,7 @@ async def test_a_directory_is_refused(tmp_path: Path) -> None:
         await loader.__aenter__()
 
 
+@pytest.mark.slow
 async def test_sigkill_at_random_points(make_site: MakeSite, tmp_path: Path) -> None:
     """A loader child killed with SIGKILL at random points (once or twice), then run to its end: no
     URL lost, none handed out again after its acknowledgement, at most the one in flight

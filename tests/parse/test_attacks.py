@@ -245,8 +245,9 @@ class Run:
 
 
 def feed_all(body: bytes, chunk: int = CHUNK) -> Run:
-    """Feed ``body`` in chunks (stopping once the parser is done) and close."""
-    started = time.perf_counter()
+    """Feed ``body`` in chunks (stopping once the parser is done) and close; ``seconds`` is
+    the CPU time it took (a busy machine stretches the wall clock, not the work)."""
+    started = time.thread_time()
     parser = SitemapParser(SITEMAP_URL)
     items: list[UrlRecord | SitemapRef] = []
     for start in range(0, len(body), chunk):
@@ -254,7 +255,7 @@ def feed_all(body: bytes, chunk: int = CHUNK) -> Run:
         if parser.done:
             break
     items += parser.close()
-    seconds = time.perf_counter() - started
+    seconds = time.thread_time() - started
     text = repr(items) + repr(parser.problems)
     return Run(
         items=items,

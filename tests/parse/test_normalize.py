@@ -202,6 +202,7 @@ _fast_candidates = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(_fast_candidates)
 def test_fast_path_agrees_with_yarl(url: str) -> None:
@@ -232,6 +233,7 @@ _urlish = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(_urlish, st.sampled_from([None, BASE, "https://Example.com:8443/a/b/c?d#e", "junk"]))
 def test_idempotent_on_urlish(raw: str, base: str | None) -> None:
@@ -452,6 +454,7 @@ _bases = st.sampled_from([None, BASE, "https://Example.com:8443/a/b/c?d#e", "jun
 _DIFFERENTIAL = 10 if os.environ.get("SITEMAP_READER_FUZZ") == "long" else 1
 
 
+@pytest.mark.slow
 @settings(max_examples=2000 * _DIFFERENTIAL, deadline=None)
 @given(_any_url, _bases, st.booleans(), st.sampled_from([8192, 8192, 30, 45]))
 def test_normalize_url_equals_yarl_path(
@@ -462,6 +465,7 @@ def test_normalize_url_equals_yarl_path(
     assert normalize_url(raw, base, absolute_only=strict, max_length=max_length) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=1000 * _DIFFERENTIAL, deadline=None)
 @given(_urlish, _bases)
 def test_normalize_url_equals_yarl_path_on_urlish(raw: str, base: str | None) -> None:
@@ -665,6 +669,6 @@ def test_long_idn_labels_cost_no_idna_encoding() -> None:
     """200 hosts with 4,000-character non-ASCII labels: refused in well under 2 s (they
     took about 0.2 s each when IDNA-encoded before the label rule)."""
     urls = [f"https://{chr(0x4E00 + i) * 4000}.example/{i}" for i in range(200)]
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a busy machine does not stretch it
     assert [normalize_url(u) for u in urls] == [None] * 200
-    assert time.perf_counter() - started < 2.0
+    assert time.thread_time() - started < 2.0

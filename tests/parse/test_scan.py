@@ -220,6 +220,7 @@ _LIMITS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=600,
     deadline=None,
@@ -238,6 +239,7 @@ def test_scanner_on_and_off_agree(body: bytes, sizes: list[int], limits: Limits 
 REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (REALDATA / "files").is_dir(), reason="../shared/realdata is absent")
 def test_real_files_read_the_same_with_and_without_the_scanner() -> None:
     """Every real XML sitemap gives the same records and problems, scanner on or off."""

@@ -134,6 +134,7 @@ def test_scope_drops_the_foreign_host(mixin: Crawl) -> None:
     assert "'sitemap_reader/urls_out_of_scope': 1" in mixin.log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["mixin", "middleware"])
 def test_jobdir_interrupted_after_pages_resumes_without_loss(
     mode: str, base: str, tmp_path: Path
@@ -149,6 +150,7 @@ def test_jobdir_interrupted_after_pages_resumes_without_loss(
     assert set(counts.values()) == {1}
 
 
+@pytest.mark.slow
 def test_jobdir_interrupted_during_discovery_resumes_the_sitemaps(
     base: str, tmp_path: Path
 ) -> None:

@@ -108,6 +108,7 @@ def test_limits_are_shared(redis_server: RedisServer, tmp_path: Path) -> None:
     assert set(hits) <= read
 
 
+@pytest.mark.slow
 def test_sigkill_then_restart_reads_the_lost_sitemap(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -193,6 +194,7 @@ CHAOS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CHAOS)
 def test_process_hit_mid_crawl_loses_no_page(
     redis_server: RedisServer, tmp_path: Path, case: dict[str, Any]
