@@ -1,18 +1,24 @@
-"""Every human line true (issue 34, rows 4-6 and 8-15): each row of the issue's table as the
-user met it, on a loopback site, with the command run as a subprocess; what the line says
-now, and the exit code."""
+"""Every human line true, every field in every format (issue 34, rows 4-15): each row of
+the issue's table as the user met it, on a loopback site, with the command run as a
+subprocess; what the line says now, and the exit code."""
 
 from __future__ import annotations
 
 import asyncio
+import csv
+import dataclasses
+import io
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from sitemap_reader.frame import to_dataframe
+from sitemap_reader.records import UrlRecord
 from tests.conftest_cli import Doc, Site, index, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
@@ -221,3 +227,56 @@ async def test_row15_messages_are_plural_aware_and_usage_errors_exit_2(
         assert helped.code == 0
         wide = [line for line in helped.out.splitlines() if len(line) > 80]
         assert wide == [], (command, wide)
+
+
+async def test_row7_every_record_field_in_every_format(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Row 7: csv, parquet and ``to_dataframe`` have a column per :class:`UrlRecord` field,
+    ``robots`` and ``source`` among them, filled when the record has the value and empty
+    when not (the README promises every field)."""
+    pd = pytest.importorskip("pandas")
+    pq = pytest.importorskip("pyarrow.parquet")
+    fields = [item.name for item in dataclasses.fields(UrlRecord)]
+    assert {"robots", "source"} <= set(fields)
+    docs = {
+        "/robots.txt": Doc("User-agent: *\nDisallow: /private/\n", content_type=TEXT),
+        "/": Doc(
+            "<!doctype html><html><body><main>hi</main>"
+            "<footer><a href='/site-map'>Site map</a></footer></body></html>",
+            content_type=HTML,
+        ),
+        "/site-map": Doc(
+            "<!doctype html><html><body><main><ul><li><a href='/a'>a</a></li>"
+            "<li><a href='/private/b'>b</a></li></ul></main></body></html>",
+            content_type=HTML,
+        ),
+    }
+    server = await aiohttp_server(Site(docs).app())
+    base = origin(server)
+    csv_run = await run_cli("dump", base + "/", "--html", "--format", "csv")
+    assert csv_run.code == 0, csv_run.err
+    rows = list(csv.DictReader(io.StringIO(csv_run.out)))
+    assert list(rows[0]) == fields
+    by_url = {row["url"]: row for row in rows}
+    assert by_url[base + "/private/b"]["robots"] == "disallowed"
+    assert by_url[base + "/a"]["robots"] == "allowed"
+    assert {row["source"] for row in rows} == {"html"}
+    assert {row["pagemaps"] for row in rows} == {""}  # absent: empty
+    out = tmp_path / "urls.parquet"
+    parquet = await run_cli("dump", base + "/", "--html", "--format", "parquet", "-o", str(out))
+    assert parquet.code == 0, parquet.err
+    table = pq.read_table(out)
+    assert table.column_names == fields
+    read = table.to_pydict()
+    assert dict(zip(read["url"], read["robots"], strict=True)) == {
+        base + "/a": "allowed",
+        base + "/private/b": "disallowed",
+    }
+    assert set(read["source"]) == {"html"}
+    frame = to_dataframe(
+        [UrlRecord("https://e.example/a", robots="disallowed", source="html"), UrlRecord("u")]
+    )
+    assert list(frame.columns) == fields
+    assert frame["robots"][0] == "disallowed" and frame["source"][0] == "html"
+    assert pd.isna(frame["robots"][1]) and pd.isna(frame["source"][1])
