@@ -10,6 +10,7 @@ import dataclasses
 import io
 import json
 import re
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from aiohttp.test_utils import TestServer
 
 from sitemap_reader.frame import to_dataframe
 from sitemap_reader.records import UrlRecord
-from tests.conftest_cli import Doc, Site, index, run_cli, urlset
+from tests.conftest_cli import Doc, Site, cli_env, index, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 HTML = "text/html"
@@ -280,3 +281,29 @@ async def test_row7_every_record_field_in_every_format(
     assert list(frame.columns) == fields
     assert frame["robots"][0] == "disallowed" and frame["source"][0] == "html"
     assert pd.isna(frame["robots"][1]) and pd.isna(frame["source"][1])
+
+
+async def test_row14_report_on_a_full_disk_is_one_line(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Row 14: ``report -o`` when the disk takes no more (a file size limit: the write
+    fails with an OSError as on a full disk): one line naming the file, exit 1, the old
+    report kept whole. The real console script (a limit must be the process's own)."""
+    docs = {"/sitemap.xml": Doc(urlset(*(f"/page-{n}" for n in range(200))))}
+    server = await aiohttp_server(Site(docs).app())
+    out = tmp_path / "r.html"
+    out.write_text("the old report\n")
+    script = str(Path(sys.executable).parent / "sitemap-reader")
+    # ulimit -f 4: no file past 4 KiB, far below the report of 200 URLs.
+    proc = await asyncio.create_subprocess_exec(
+        "bash", "-c", 'ulimit -f 4 && exec "$@"', "bash",
+        script, "report", origin(server) + "/sitemap.xml", "-o", str(out),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=cli_env(),
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    text = err.decode()
+    assert proc.returncode == 1, text
+    assert "Traceback" not in text and len(text.splitlines()) == 1, text
+    assert str(out) in text
+    assert out.read_text() == "the old report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]  # no temporary file left
