@@ -10,6 +10,7 @@ import dataclasses
 import io
 import json
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -307,3 +308,70 @@ async def test_row14_report_on_a_full_disk_is_one_line(
     assert str(out) in text
     assert out.read_text() == "the old report\n"
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]  # no temporary file left
+
+
+async def test_row11_a_closed_pipe_stops_quietly(aiohttp_server: ServerFactory) -> None:
+    """Row 11: ``dump SITE --format txt | head -3``: three lines out, nothing on stderr
+    after the pipe closed (no robots line counting records never written)."""
+    entries = [f"/p{n}" for n in range(30_000)]  # far more than a pipe holds
+    docs = {
+        "/robots.txt": Doc(
+            "User-agent: *\nDisallow: /p1\nSitemap: {base}/s.xml\n", content_type=TEXT
+        ),
+        "/s.xml": Doc(urlset(*entries)),
+    }
+    server = await aiohttp_server(Site(docs).app())
+    script = str(Path(sys.executable).parent / "sitemap-reader")
+    proc = await asyncio.create_subprocess_exec(
+        "bash", "-o", "pipefail", "-c", '"$@" | head -3', "bash",
+        script, "dump", origin(server) + "/", "--format", "txt",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=cli_env(),
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert out.decode().splitlines() == [origin(server) + p for p in ("/p0", "/p1", "/p2")]
+    assert err.decode() == ""
+    assert proc.returncode == 0
+
+
+async def test_row11_ctrl_c_counts_add_up(
+    aiohttp_server: ServerFactory, stalls: asyncio.Event, tmp_path: Path
+) -> None:
+    """Row 11: Ctrl-C with ``-o`` while three children are being read (the signal sent
+    once the server has had all three requests): the summary's count of the files not
+    read to the end is the number it lists, and none is called failed."""
+    asked: set[str] = set()
+    all_asked = asyncio.Event()
+
+    async def stalling(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/xml"})
+        await response.prepare(request)
+        base = str(request.url.origin())
+        await response.write(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
+        await response.write(f"<url><loc>{base}{request.path}/1</loc></url>\n".encode())
+        asked.add(request.path)
+        if len(asked) == 3:
+            all_asked.set()
+        await stalls.wait()
+        return response
+
+    children = ["/c1.xml", "/c2.xml", "/c3.xml"]
+    site = Site({"/sitemap.xml": Doc(index(*children))}, dict.fromkeys(children, stalling))
+    server = await aiohttp_server(site.app())
+    out = tmp_path / "urls.jsonl"
+    proc = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "sitemap-reader"),
+        "dump", origin(server) + "/sitemap.xml", "-o", str(out),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=cli_env(),
+    )  # fmt: skip
+    await asyncio.wait_for(all_asked.wait(), 30)
+    proc.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    text = err.decode()
+    listed = [line for line in text.splitlines() if line.startswith("not finished: ")]
+    counted = re.search(r"(\d+) failed, (\d+) not finished", text)
+    assert counted is not None, text
+    assert counted.group(1) == "0" and int(counted.group(2)) == len(listed) == 3, text
+    assert "Traceback" not in text
+    # Nothing was emitted yet (each child's first records wait for the lastmod vote):
+    # no file is made, and the summary says the output was left as it was.
+    assert f"{out} left as it was" in text and list(tmp_path.iterdir()) == []
