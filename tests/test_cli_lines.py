@@ -375,3 +375,20 @@ async def test_row11_ctrl_c_counts_add_up(
     # Nothing was emitted yet (each child's first records wait for the lastmod vote):
     # no file is made, and the summary says the output was left as it was.
     assert f"{out} left as it was" in text and list(tmp_path.iterdir()) == []
+
+
+async def test_row15_other_host_names_each_host_once(aiohttp_server: ServerFactory) -> None:
+    """Row 15: a child its host's robots.txt submits, checked by its own URL, listing a
+    URL on another host: the other-host line names the allowed host once, not
+    "on H or H" (the file's host and the host vouching for it are the same)."""
+    docs = {
+        "/robots.txt": Doc("Sitemap: {base}/sitemap_index.xml\n", content_type=TEXT),
+        "/sitemap_index.xml": Doc(index("/sitemaps/part-1.xml")),
+        "/sitemaps/part-1.xml": Doc(urlset("/a", "<url><loc>https://other.example/x</loc></url>")),
+    }
+    server = await aiohttp_server(Site(docs).app())
+    result = await run_cli("check", origin(server) + "/sitemaps/part-1.xml")
+    assert result.code == 2, result.out
+    lines = [line for line in result.out.splitlines() if "other-host" in line]
+    assert len(lines) == 1, result.out
+    assert lines[0].endswith("other-host: https://other.example/x is not on 127.0.0.1")
