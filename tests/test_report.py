@@ -268,3 +268,44 @@ async def test_report_with_html_shows_the_pages_in_the_tree(
         listed = {row[0][1] for row in page.table[section] if row}
         assert {f"{base}/", f"{base}/site-map"} <= listed, section
     assert page.urls_card == 6
+
+
+def _alternates(page: str, *pairs: tuple[str, str]) -> str:
+    links = "".join(
+        f'<xhtml:link rel="alternate" hreflang="{lang}" href="{{base}}{path}"/>'
+        for lang, path in pairs
+    )
+    return f"<url><loc>{{base}}{page}</loc>{links}</url>"
+
+
+async def test_report_hreflang_reciprocity_and_freshness(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Beyond the rows: hreflang alternates per language and the links not returned (the
+    German page does not name the English one back; the French one is listed nowhere);
+    freshness per target and per sitemap: newest, oldest, share undated."""
+    docs = {
+        "/sitemap.xml": Doc(urlset(
+            _alternates("/en", ("en", "/en"), ("de", "/de"), ("fr", "/fr")),
+            _alternates("/de", ("de", "/de")),
+            "<url><loc>{base}/old</loc><lastmod>2020-05-01</lastmod></url>",
+            "<url><loc>{base}/new</loc><lastmod>2026-02-03</lastmod></url>",
+        )),
+    }  # fmt: skip
+    server = await aiohttp_server(Site(docs).app())
+    base = str(server.make_url("")).rstrip("/")
+    out = tmp_path / "report.html"
+    result = await run_cli("report", base + "/sitemap.xml", "-o", str(out))
+    assert result.code == 0, result.err
+    page = _read(out.read_text(encoding="utf-8"))
+    rows = [[text for _, text in row] for row in page.table["hreflang"] if row]
+    assert ["de", "2"] in rows and ["en", "1"] in rows and ["fr", "1"] in rows
+    assert [f"{base}/en", f"{base}/de"] in rows  # /de does not name /en back
+    text = " ".join(page.text)
+    assert "2 URLs of 4 (50%) name hreflang alternates" in text
+    assert "of 1 link between listed pages, 1 is not returned" in text
+    assert "1 link points at pages no sitemap lists" in text
+    fresh = [[text for _, text in row] for row in page.table["freshness"] if row]
+    expected = ["4", "2026-02-03", "2020-05-01", "50%"]
+    assert [base + "/sitemap.xml", *expected] in fresh  # the target
+    assert [base + "/sitemap.xml", *expected, ""] in fresh  # its one sitemap, no flag

@@ -314,8 +314,9 @@ def _hreflang(found: Survey) -> str:
         f"<p>{plural(found.hreflang_pages, 'URL')} of {found.urls:,} "
         f"({_share(found.hreflang_pages, found.urls)}) name hreflang alternates.</p>"
         f"<p>Reciprocity: of {plural(checked, 'link')} between listed pages, {missing:,} "
-        "are not returned (the alternate does not name the page back); "
-        f"{plural(unlisted, 'link')} point at pages no sitemap lists with alternates"
+        f"{'is' if missing == 1 else 'are'} not returned (the alternate does not name the "
+        f"page back); {plural(unlisted, 'link')} {'points' if unlisted == 1 else 'point'} "
+        "at pages no sitemap lists with alternates"
         + (" (on the first pages only)" if sampled else "")
         + ".</p>"
     )
