@@ -224,8 +224,9 @@ async def test_row15_messages_are_plural_aware_and_usage_errors_exit_2(
     bare = await run_cli()
     assert "usage:" in bare.out + bare.err and "Traceback" not in bare.err
     assert "commands" in (bare.out + bare.err).lower()
-    for command in ("dump", "tree", "check", "report", "demo"):
-        helped = await run_cli(command, "--help")
+    commands = ("dump", "tree", "demo", "check", "report", "enqueue", "worker", "status")
+    for command in ((), *((name,) for name in commands)):
+        helped = await run_cli(*command, "--help")
         assert helped.code == 0
         wide = [line for line in helped.out.splitlines() if len(line) > 80]
         assert wide == [], (command, wide)

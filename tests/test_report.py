@@ -16,6 +16,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from tests.conftest_cli import Doc, Site, index, run_cli, urlset
+from tests.report_render import chart_failures
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 SECTIONS = [
@@ -309,3 +310,24 @@ async def test_report_hreflang_reciprocity_and_freshness(
     expected = ["4", "2026-02-03", "2020-05-01", "50%"]
     assert [base + "/sitemap.xml", *expected] in fresh  # the target
     assert [base + "/sitemap.xml", *expected, ""] in fresh  # its one sitemap, no flag
+
+
+async def test_check_report_catches_a_chart_that_does_not_add_up(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """The rule ``make check-report`` applies to the written page (tests/report_render.py):
+    a real report passes; the same page with one bar's count changed, or without its URL
+    card, fails, naming the chart."""
+    docs = {"/sitemap.xml": Doc(urlset(
+        "<url><loc>{base}/a</loc><lastmod>2025-01-01</lastmod></url>", "/b", "/c",
+    ))}  # fmt: skip
+    server = await aiohttp_server(Site(docs).app())
+    out = tmp_path / "report.html"
+    result = await run_cli("report", str(server.make_url("/sitemap.xml")), "-o", str(out))
+    assert result.code == 0, result.err
+    html = out.read_text(encoding="utf-8")
+    assert chart_failures(html) == []
+    tampered = html.replace('data-count="2"', 'data-count="1"', 1)  # the undated bar
+    assert tampered != html
+    assert chart_failures(tampered) == ["lastmod: bars add up to 2, total 3, URL card 3"]
+    assert chart_failures(html.replace("data-urls=", "data-x=")) == ["no URL card (data-urls)"]
