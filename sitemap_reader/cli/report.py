@@ -210,7 +210,9 @@ def _written(outcome: Outcome) -> str:
     if outcome.written is None:
         return ""
     if outcome.requested and not outcome.output:
-        return f"; {outcome.written:,} records not kept: {outcome.requested} left as it was"
+        # None of the records emitted is kept, those in flight to the writer when the run
+        # stopped too: a count of the ones the writer had would not add up to the emitted.
+        return f"; records not kept: {outcome.requested} left as it was"
     text = f"; {outcome.written:,} written"
     if outcome.output:
         text += f" to {outcome.output}"
