@@ -42,10 +42,11 @@ async def stalls() -> AsyncIterator[asyncio.Event]:
 
 
 async def test_row4_check_a_slow_file_says_the_deadline_stopped_it(
-    aiohttp_server: ServerFactory, stalls: asyncio.Event
+    aiohttp_server: ServerFactory, stalls: asyncio.Event, tmp_path: Path
 ) -> None:
     """Row 4: ``check URL --deadline 1`` on a healthy file that stalls mid-body: the reading
-    stopped at the deadline, said so; no invented XML syntax error."""
+    stopped at the deadline, said so; no invented XML syntax error. ``report`` the same:
+    its line says the run stopped, its tree says the file was not finished."""
 
     async def slow(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "application/xml"})
@@ -62,6 +63,15 @@ async def test_row4_check_a_slow_file_says_the_deadline_stopped_it(
     assert "no element found" not in result.out + result.err
     assert "read stopped" in result.out and "deadline (1 s)" in result.out, result.out
     assert result.code != 0
+    report = await run_cli(
+        "report", origin(server) + "/sitemap.xml", "--deadline", "1", "-o", str(tmp_path / "r")
+    )
+    assert report.code == 0, report.err
+    assert report.err.rstrip().endswith(
+        "(stopped at the deadline (1 s): not every file was read to the end)"
+    ), report.err
+    page = (tmp_path / "r").read_text()
+    assert "not finished (the run stopped)" in page and "xml-syntax" not in page
 
 
 async def test_row5_a_child_submitted_by_robots_is_in_location_however_reached(

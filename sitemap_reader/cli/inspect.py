@@ -121,9 +121,11 @@ def run_report(args: argparse.Namespace) -> int:
         sink.abort()
     if not args.quiet:
         total = sum(f.count for f in found.all_findings())
+        stopped = found.run.stats.stopped
+        cut = f" (stopped {stopped}: not every file was read to the end)" if stopped else ""
         _tell(
             f"report of {plural(len(found.files), 'file')}, {plural(found.urls, 'URL')}, "
-            f"{plural(total, 'finding')} written to {sink.path}"
+            f"{plural(total, 'finding')} written to {sink.path}{cut}"
         )
     _hints(args, found)
     return EXIT_NOTHING if found.run.error is not None else EXIT_OK
