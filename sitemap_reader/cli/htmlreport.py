@@ -2,7 +2,8 @@
 
 No network and no script: the styles are inline and the charts are rows of CSS bars, so
 the page reflows to any width (a phone's 390 px too: every table sits in its own
-horizontal scroll box, long URLs wrap). Every value from the site is HTML-escaped.
+horizontal scroll box, long URLs wrap). Every value from the site is shown through
+:func:`~sitemap_reader.safe_text.printable` and HTML-escaped.
 
 Every URL the sitemaps listed is counted somewhere: kept (the URL card), listed again
 (duplicates), out of scope; the kept ones that robots.txt disallows are counted among
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
-from html import escape
+from html import escape as html_escape
 from typing import Final
 
 from sitemap_reader.cli.survey import FileReport, Freshness, Survey, utc_now
@@ -28,6 +29,7 @@ from sitemap_reader.cli.words import plural
 from sitemap_reader.discovery.model import HTML_KINDS
 from sitemap_reader.frame import CHANGEFREQ_ORDER
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
+from sitemap_reader.safe_text import printable
 
 #: Rows of the slowest / largest tables.
 TOP_FILES: Final = 10
@@ -62,6 +64,12 @@ gap:3px 8px;align-items:center;max-width:760px}
 margin:2px 0}
 @media (max-width:600px){body{padding:10px;font-size:14px} .card b{font-size:18px}}
 """
+
+
+def escape(text: str) -> str:
+    """Text for the page: control characters and the lone surrogates of a file name that
+    is not UTF-8 shown as escapes (:func:`printable`), then HTML-escaped."""
+    return html_escape(printable(text))
 
 
 def render(found: Survey, target: str) -> str:

@@ -436,7 +436,10 @@ async def _vouched(
     found: dict[str, str] = {}
     if not wanted:
         return found
-    light = options.replace(read_depth=0, since=None, trust_index_lastmod=True, html=None)
+    # Only what robots.txt lists vouches: no well-known path is probed for it.
+    light = options.replace(
+        read_depth=0, since=None, trust_index_lastmod=True, html=None, guess=False
+    )
     async with SitemapReader(light, resolver=resolver) as scout:
         for robots_url, keys in wanted.items():
             run = await scout.tree(robots_url)
