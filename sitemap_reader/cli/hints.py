@@ -4,9 +4,9 @@
   another host than the one typed, ``localhost`` against ``127.0.0.1``): a warning that
   says so and how to keep them (``--scope any``), shown even with ``-q``: a run that
   wrote nothing and exits 0 would otherwise be silent.
-- :func:`html_hint`: nothing was discovered and the HTML way in is off: one small run
-  with it on (the home page and the pages it links as a site map, at most one record)
-  says whether ``--html`` would find something.
+- :func:`html_hint`: nothing was discovered, the HTML way in is off and probing is on
+  (no ``--no-guess``): one small run with it on (the home page and the pages it links
+  as a site map, at most one record) says whether ``--html`` would find something.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ def scope_lines(run: Run, scope: str) -> list[str]:
 
 async def html_hint(run: Run, options: Options) -> str | None:
     """ "try --html" when nothing was discovered, the HTML way in was off and a small run
-    with it on finds an HTML site map for a site target; else None."""
-    if run.error is None or options.walk.html is not None:
+    with it on finds an HTML site map for a site target; else None. Not with
+    ``--no-guess``: who turned probing off gets no probe of the home page either."""
+    if run.error is None or options.walk.html is not None or not options.walk.guess:
         return None
     targets = [t for t in run.targets if _is_site(t)]
     if not targets:
