@@ -29,7 +29,7 @@ from tests.test_cli_examples import REDIS_COMMANDS, help_examples, readme_blocks
 
 #: A database number no other test uses.
 EXAMPLES_DB = 7
-_REDIS_URL = re.compile(r"redis://queue(?:\.internal)?:6379/0")
+_REDIS_URL = re.compile(r"redis://queue(?:\.internal)?:6379(?:/0)?")
 
 
 def _localize(text: str, redis_url: str, farm: Farm, out: Path) -> str:
