@@ -254,7 +254,7 @@ def _freshness(found: Survey) -> str:
             f"<tr>{_url(report.url)}{_fresh_cells(report.counts.fresh)}<td>{flags}</td></tr>"
         )
     if rows:
-        body += "<h3>Per sitemap</h3>" + _table((*head[:1], *head[1:], "flags"), rows)
+        body += "<h3>Per sitemap</h3>" + _table(("sitemap", *head[1:], "flags"), rows)
     return _section("freshness", "Freshness", body)
 
 
