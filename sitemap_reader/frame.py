@@ -10,6 +10,7 @@ error names the extra to install. :func:`write_parquet` does the same with pyarr
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,24 +22,11 @@ if TYPE_CHECKING:
 
 #: The protocol's changefreq values, most frequent first (the categorical's order).
 CHANGEFREQ_ORDER: Final = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-#: The columns of :func:`to_dataframe`, in JSONL key order.
-COLUMNS: Final = (
-    "url",
-    "lastmod",
-    "changefreq",
-    "priority",
-    "score",
-    "sitemap",
-    "alternates",
-    "images",
-    "videos",
-    "news",
-    "revisit",
-    "removed",
-    "title",
-    "mobile",
-    "pagemaps",
-)
+#: The columns of :func:`to_dataframe`: every field of :class:`UrlRecord`, in its order
+#: (derived: a new field is a new column, as in CSV and Parquet).
+COLUMNS: Final = tuple(item.name for item in dataclasses.fields(UrlRecord))
+#: The fields holding tuples of extension values (a list of dicts per row) or one (news).
+_EXTENSIONS: Final = frozenset(("alternates", "images", "videos", "news", "pagemaps"))
 
 
 class MissingExtraError(SitemapReaderError, ImportError):
@@ -64,44 +52,39 @@ def to_dataframe(records: Iterable[UrlRecord]) -> Any:
     ('datetime64[ns, UTC]', 'category')
     """
     pd = _pandas()
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-    for r in records:
-        columns["url"].append(r.url)
-        columns["lastmod"].append(r.lastmod)
-        columns["changefreq"].append(r.changefreq)
-        columns["priority"].append(r.priority)
-        columns["score"].append(r.score)
-        columns["sitemap"].append(r.sitemap)
-        columns["alternates"].append([a.to_dict() for a in r.alternates])
-        columns["images"].append([i.to_dict() for i in r.images])
-        columns["videos"].append([v.to_dict() for v in r.videos])
-        columns["news"].append(r.news.to_dict() if r.news is not None else None)
-        columns["revisit"].append(r.revisit)
-        columns["removed"].append(r.removed)
-        columns["title"].append(r.title)
-        columns["mobile"].append(r.mobile)
-        columns["pagemaps"].append([d.to_dict() for d in r.pagemaps])
-    return pd.DataFrame(
-        {
-            "url": pd.Series(columns["url"], dtype="string"),
-            "lastmod": pd.to_datetime(
-                pd.Series(columns["lastmod"], dtype="object"), utc=True
-            ).astype("datetime64[ns, UTC]"),
-            "changefreq": pd.Categorical(columns["changefreq"], categories=CHANGEFREQ_ORDER),
-            "priority": pd.Series(columns["priority"], dtype="float64"),
-            "score": pd.Series(columns["score"], dtype="float64"),
-            "sitemap": pd.Series(columns["sitemap"], dtype="string"),
-            "alternates": pd.Series(columns["alternates"], dtype="object"),
-            "images": pd.Series(columns["images"], dtype="object"),
-            "videos": pd.Series(columns["videos"], dtype="object"),
-            "news": pd.Series(columns["news"], dtype="object"),
-            "revisit": pd.Series(columns["revisit"], dtype="float64"),
-            "removed": pd.Series(columns["removed"], dtype="bool"),
-            "title": pd.Series(columns["title"], dtype="string"),
-            "mobile": pd.Series(columns["mobile"], dtype="bool"),
-            "pagemaps": pd.Series(columns["pagemaps"], dtype="object"),
-        }
-    )
+    rows = list(records)
+    columns = {name: [_cell(getattr(r, name)) for r in rows] for name in COLUMNS}
+    return pd.DataFrame({name: _series(pd, name, columns[name]) for name in COLUMNS})
+
+
+def _cell(value: Any) -> Any:
+    """A field's value in the frame: extension values as dicts (a list of them)."""
+    if isinstance(value, tuple):
+        return [item.to_dict() for item in value]
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if to_dict is not None else value
+
+
+#: The pandas dtype of each column that is not text (``string``) or dicts (``object``).
+_DTYPES: Final = {
+    "priority": "float64",
+    "score": "float64",
+    "revisit": "float64",
+    "removed": "bool",
+    "mobile": "bool",
+}
+
+
+def _series(pd: Any, name: str, values: list[Any]) -> Any:
+    """One typed column: dates in UTC, changefreq a categorical, numbers, flags, text."""
+    if name == "lastmod":
+        series = pd.to_datetime(pd.Series(values, dtype="object"), utc=True)
+        return series.astype("datetime64[ns, UTC]")
+    if name == "changefreq":
+        return pd.Categorical(values, categories=CHANGEFREQ_ORDER)
+    if name in _EXTENSIONS:
+        return pd.Series(values, dtype="object")
+    return pd.Series(values, dtype=_DTYPES.get(name, "string"))
 
 
 def tree_dataframe(tree: Run | Iterable[SitemapNode], extra: Any = None) -> Any:

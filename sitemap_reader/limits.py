@@ -317,6 +317,13 @@ CHECK_FUTURE_SLACK = 86_400
 #: Occurrences ``check --examples N`` keeps per rule and file: enough to fix a file by,
 #: while a file with a million bad dates still costs a bounded list.
 CHECK_MAX_EXAMPLES = 1_000
+#: Pages with hreflang alternates the report remembers to test reciprocity (each page's
+#: URL and its alternates' URLs, about 300 bytes): 200,000 is about 60 MB; past it the
+#: pages are still counted per language, and the report says reciprocity was sampled.
+REPORT_MAX_HREFLANG_PAGES = 200_000
+#: Example URLs the report shows per kind (robots-blocked, out of scope) and file: a
+#: table a phone can show, enough to see the pattern.
+REPORT_EXAMPLES = 5
 
 
 #: :class:`~sitemap_reader.SitemapLoader`'s default ``buffer``, the records that may wait

@@ -38,6 +38,7 @@ and Hypothesis-made records.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -234,25 +235,10 @@ def jsonl_text(batch: Sequence[UrlRecord]) -> str:
 
 # --------------------------------------------------------------------------- CSV
 
-#: CSV columns, in JSONL key order; the extension columns hold JSON text, and every
-#: column is empty when the record has no such value.
-CSV_COLUMNS: Final = (
-    "url",
-    "lastmod",
-    "changefreq",
-    "priority",
-    "score",
-    "sitemap",
-    "alternates",
-    "images",
-    "videos",
-    "news",
-    "title",
-    "mobile",
-    "pagemaps",
-    "revisit",
-    "removed",
-)
+#: CSV columns: every field of :class:`UrlRecord`, in its order (derived, so a new field
+#: is a new column); the extension columns hold JSON text, and every column is empty
+#: when the record has no such value.
+CSV_COLUMNS: Final = tuple(item.name for item in dataclasses.fields(UrlRecord))
 _JSON_COLUMNS: Final = frozenset(("alternates", "images", "videos", "news", "pagemaps"))
 #: The columns holding text the site chose (the others are numbers, dates, booleans and
 #: the changefreq keyword): the cells a spreadsheet formula could hide in.
@@ -313,9 +299,6 @@ def _numbers(values: list[Any]) -> list[str]:
 
 #: What makes the csv module quote a cell (QUOTE_MINIMAL, "," and "\n" as terminator).
 _QUOTED: Final = re.compile('[,"\r\n]')
-#: The four empty JSON columns of a plain record (alternates, images, videos, news) as one
-#: cell of the join.
-_EMPTY_JSON: Final = ",,,"
 
 
 def _joined(columns: list[list[Any]], count: int) -> str | None:
@@ -333,27 +316,7 @@ def _joined(columns: list[list[Any]], count: int) -> str | None:
         except TypeError:  # not text: the csv module's str() decides
             return None
         cells.append(column)
-    url, date, freq, prio, score, sitemap, title, mobile, revisit, removed = cells
-    empty = repeat(_EMPTY_JSON)
-    pagemaps = repeat("")
-    lines = map(
-        ",".join,
-        zip(
-            url,
-            date,
-            freq,
-            prio,
-            score,
-            sitemap,
-            empty,
-            title,
-            mobile,
-            pagemaps,
-            revisit,
-            removed,
-            strict=False,  # two of them repeat without end
-        ),
-    )
+    lines = map(",".join, zip(*cells, strict=True))
     return "\n".join(lines) + "\n"
 
 
@@ -377,35 +340,31 @@ def csv_text(batch: Sequence[UrlRecord], *, raw: bool = False) -> str:
         return csv_row(record, raw=raw)
 
     def fast(plain: Sequence[UrlRecord]) -> str:
+        count = len(plain)
         revisits = [r.revisit for r in plain]
         if revisits.count(None) != len(revisits):
             revisits = [None if v is None else round(v) for v in revisits]
         titles = [r.title for r in plain]
-        columns = [
-            _site_cells([r.url for r in plain], raw),
-            _dates([r.lastmod for r in plain]),
-            [r.changefreq for r in plain],
-            _numbers([r.priority for r in plain]),
-            _numbers(list(map(round, [r.score for r in plain], repeat(4)))),
-            _site_cells([r.sitemap for r in plain], raw),
-            titles if titles.count(None) == len(titles) else _site_cells(titles, raw),
-            ["True" if r.mobile else "" for r in plain],
-            _numbers(revisits),
-            ["True" if r.removed else "" for r in plain],
-        ]
-        text = _joined(columns, len(plain))
+        named: dict[str, list[Any]] = {
+            "url": _site_cells([r.url for r in plain], raw),
+            "lastmod": _dates([r.lastmod for r in plain]),
+            "changefreq": [r.changefreq for r in plain],
+            "priority": _numbers([r.priority for r in plain]),
+            "score": _numbers(list(map(round, [r.score for r in plain], repeat(4)))),
+            "sitemap": _site_cells([r.sitemap for r in plain], raw),
+            "title": titles if titles.count(None) == count else _site_cells(titles, raw),
+            "mobile": ["True" if r.mobile else "" for r in plain],
+            "revisit": _numbers(revisits),
+            "removed": ["True" if r.removed else "" for r in plain],
+            "robots": [r.robots for r in plain],
+            "source": [r.source for r in plain],
+        }
+        # A plain record has no extension field: those columns are empty.
+        columns = [named.get(name) or [None] * count for name in CSV_COLUMNS]
+        text = _joined(columns, count)
         if text is not None:
             return text
-        return rows.text(
-            zip(
-                *columns[:6],
-                *repeat(repeat(""), 4),
-                *columns[6:8],
-                repeat(""),
-                *columns[8:],
-                strict=False,
-            )
-        )
+        return rows.text(zip(*columns, strict=True))
 
     return _runs(batch, fast, slow)
 

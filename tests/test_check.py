@@ -443,19 +443,24 @@ LOCATION_SITE = {
     "/sitemaps/listed.xml": Doc(urlset("/", "/a")),  # listed by robots.txt: any URL of the host
     "/sitemaps/index.xml": Doc(index("/sitemaps/child.xml")),
     "/sitemaps/child.xml": Doc(urlset("/b")),  # a child of a listed index: the same
+    "/sitemaps/unlisted.xml": Doc(urlset("/", "/c")),  # no robots.txt line leads here
 }
 
 
 async def test_location_rule_as_engines_apply_it(aiohttp_server: ServerFactory) -> None:
     """Sitemaps under /sitemaps/ that robots.txt lists (or a listed index's children) may
-    list root URLs; the same sitemap given alone may not, and the message names the
-    directory; a URL on another host is other-host."""
+    list root URLs, however they are reached: given alone, their host's robots.txt is
+    consulted (issue 34 row 5); one no robots.txt line leads to may not, and the message
+    names the directory; a URL on another host is other-host."""
     base = await serve(aiohttp_server, Site(LOCATION_SITE))
     listed = await run_cli("check", base + "/")
     assert listed.code == 0, listed.out + listed.err
-    alone = await run_cli("check", base + "/sitemaps/listed.xml")
-    assert alone.code == 1
-    assert f"warning out-of-location: {base}/ is not under {base}/sitemaps/" in alone.out
+    for path in ("/sitemaps/listed.xml", "/sitemaps/child.xml"):
+        alone = await run_cli("check", base + path)
+        assert alone.code == 0, alone.out
+    unlisted = await run_cli("check", base + "/sitemaps/unlisted.xml")
+    assert unlisted.code == 1
+    assert f"warning out-of-location: {base}/ is not under {base}/sitemaps/" in unlisted.out
     docs = {"/s.xml": Doc(urlset("<url><loc>https://other.example/a</loc></url>"))}
     other = await run_cli("check", (await serve(aiohttp_server, Site(docs))) + "/s.xml")
     assert "error other-host: https://other.example/a is not on 127.0.0.1" in other.out

@@ -63,8 +63,22 @@ def help_examples() -> list[tuple[str, str]]:
             for name, sub in action.choices.items():
                 epilog = sub.epilog or ""
                 block = epilog.split("examples:\n", 1)[1].split("\n\n", 1)[0]
-                found.extend((name, line.strip()) for line in block.splitlines())
+                found.extend((name, example) for example in _commands(block.splitlines()))
     return found
+
+
+def _commands(lines: list[str]) -> list[str]:
+    """The example commands of an ``examples:`` block: a line ending in a pipe goes on in
+    the next one (as the shell reads it; the help wraps there to fit 80 columns)."""
+    commands: list[str] = []
+    joined = False
+    for line in lines:
+        if joined:
+            commands[-1] += "\n  " + line.strip()
+        else:
+            commands.append(line.strip())
+        joined = commands[-1].endswith("|")
+    return commands
 
 
 def readme_blocks(language: str) -> list[str]:

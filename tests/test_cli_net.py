@@ -110,7 +110,10 @@ async def test_robots_audit_and_obey_robots(aiohttp_server: ServerFactory) -> No
     audit = await run_cli("dump", base + "/")
     verdicts = {r["url"].removeprefix(base): r["robots"] for r in audit.jsonl()}
     assert verdicts == {"/a/1": "allowed", "/private/2": "disallowed", "/b/1": "allowed"}
-    assert "1 listed but disallowed" in audit.err
+    assert (
+        'robots.txt: disallows 1 URL the sitemaps list; their records say "robots": "disallowed"'
+        in audit.err
+    )
     obey = await run_cli("dump", base + "/", "--obey-robots", "--format", "txt")
     assert obey.out.splitlines() == [base + "/a/1", base + "/b/1"]
     assert "dropped (--obey-robots)" in obey.err

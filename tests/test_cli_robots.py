@@ -85,7 +85,8 @@ async def test_robots_503_disallows_everything(aiohttp_server: ServerFactory) ->
     tree = await run_cli("tree", base + "/")
     assert line in tree.out
     obey = await run_cli("dump", base + "/", "--obey-robots")
-    assert obey.out == "" and "2 listed but disallowed URLs, dropped" in obey.err
+    assert obey.out == ""
+    assert "robots.txt: disallows 2 URLs the sitemaps list; dropped (--obey-robots)" in obey.err
 
 
 async def test_html_robots_is_no_sitemap_list(aiohttp_server: ServerFactory) -> None:
@@ -119,7 +120,7 @@ async def test_robots_that_leads_nowhere(aiohttp_server: ServerFactory) -> None:
     dump = await run_cli("dump", base + "/", "--format", "txt")
     assert dump.code == 0, dump.err
     assert dump.out.splitlines() == [base + "/a", base + "/b"]
-    said = "none of the 2 sitemap(s) robots.txt lists could be read"
+    said = "none of the 2 sitemaps robots.txt lists could be read"
     assert f"robots.txt: {said}: probed the well-known paths instead" in dump.err
     tree = await run_cli("tree", base + "/")
     assert f"robots-led-nowhere: {said}" in tree.out

@@ -124,8 +124,7 @@ async def test_fifo_reader_leaving_stops_quietly(sitemap: str, tmp_path: Path) -
     )
     assert json.loads(line)["url"] == EXPECTED[0]
     assert result.code == 0, result.err
-    assert "stopped: output closed" in result.err
-    assert "Traceback" not in result.err and "Exception ignored" not in result.err
+    assert result.err == ""  # quiet, as any filter whose reader left (issue 34 row 11)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 

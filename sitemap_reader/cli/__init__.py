@@ -13,7 +13,8 @@ records through a filter into a writer (``output``).
 - SIGINT and SIGTERM cancel the crawl; the summary is still printed and the lines already
   written stay whole. A closed stdout (``| head``) ends the crawl quietly.
 - Exit codes: 0 when discovery ran (some sitemaps may have failed: see the summary), 1 when
-  nothing could be discovered, 2 for usage errors, 128+N after signal N (130 for Ctrl-C).
+  nothing could be discovered, 2 for usage errors (a bare ``sitemap-reader`` prints the
+  help), 128+N after signal N (130 for Ctrl-C).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import sys
 from collections.abc import Sequence
 
 from sitemap_reader.cli.args import build_parser
-from sitemap_reader.cli.commands import EXIT_OK, run_demo, run_dump, run_tree
+from sitemap_reader.cli.commands import EXIT_OK, EXIT_USAGE, run_demo, run_dump, run_tree
 
 __all__ = ["main"]
 
@@ -41,7 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sitemap_reader.cli.inspect import run_check, run_report
 
     parser = build_parser(run_dump, run_tree, run_demo, run_check, run_report, (add_commands,))
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if not given:  # a bare `sitemap-reader`: the help, as a usage error (exit 2)
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    args = parser.parse_args(given)
     _configure_logging(args.verbose, args.quiet)
     try:
         code: int = args.run(args)

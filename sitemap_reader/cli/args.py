@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final, TypeVar
 
 from sitemap_reader.cli.flags import add_option_flags
-from sitemap_reader.cli.usage import UsageParser
+from sitemap_reader.cli.usage import HelpFormatter, UsageParser
 from sitemap_reader.limits import CHECK_MAX_EXAMPLES
 from sitemap_reader.parse.domains import list_version
 
@@ -27,8 +27,9 @@ examples:
   sitemap-reader dump example.com > urls.jsonl
   sitemap-reader dump example.com --format txt | head
   sitemap-reader dump example.com | jq -r 'select(.priority >= 0.8) | .url'
-  sitemap-reader dump https://example.com/sitemap.xml.gz --since 2024-01-01 --include /blog/
-  sitemap-reader dump example.com --ranked --max-urls 1000 --format csv -o top.csv
+  sitemap-reader dump https://example.com/sitemap.xml.gz --since 2024-01-01
+  sitemap-reader dump example.com --include /blog/ --exclude '[?]page='
+  sitemap-reader dump example.com --ranked --max-urls 1000 --format csv -o t.csv
   gunzip -c sitemap.xml.gz | sitemap-reader dump -
 
 targets: a domain (https, then http), a site URL, a robots.txt URL, a sitemap URL (any
@@ -48,22 +49,24 @@ records written so far stay whole; with -o the file is left untouched).
 _TREE_EXAMPLES = """\
 examples:
   sitemap-reader tree example.com
-  sitemap-reader tree https://example.com/robots.txt --json | jq -r '.tree[].children[].url'
+  sitemap-reader tree example.com --since 2026-01-01
+  sitemap-reader tree https://example.com/robots.txt --json |
+    jq -r '.tree[].children[].url'
 """
 
 _DEMO_EXAMPLES = """\
 examples:
-  sitemap-reader demo                      # every URL of the demo site, as JSONL
+  sitemap-reader demo                    # every URL of the demo site, as JSONL
   sitemap-reader demo --ranked --format txt
   sitemap-reader demo tree
   sitemap-reader demo tree --json
   sitemap-reader demo report -o demo.html
 
 The demo site runs on 127.0.0.1, on a free port, for as long as the command runs.
-`demo check` lists its protocol findings (it breaks a few rules on purpose, so it exits
-2: errors). `demo serve [--port N]` keeps it running until Ctrl-C and prints its URL: every page it
-lists answers with a small HTML page, so a crawler (the Scrapy and Crawlee examples) can be
-pointed at it.
+`demo check` lists its protocol findings (it breaks a few rules on purpose, so
+it exits 2: errors). `demo serve [--port N]` keeps it running until Ctrl-C and
+prints its URL: every page it lists answers with a small HTML page, so a crawler
+(the Scrapy and Crawlee examples) can be pointed at it.
 """
 
 
@@ -84,7 +87,7 @@ def build_parser(
         description="Discover what a website wants crawled: robots.txt, sitemaps, indexes\n"
         "and feeds, streamed as normalized URL records.",
         epilog=_DUMP_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--version",
@@ -118,7 +121,7 @@ def build_parser(
         "--json", action="store_true", help="with tree or check: print the result as JSON"
     )
     sub.add_argument(
-        "--port", type=non_negative_int, default=0, metavar="N", help="with serve: the port (free)"
+        "--port", type=port, default=0, metavar="N", help="with serve: the port (0: a free one)"
     )
     _add_output_options(sub)
     _add_check_options(sub)
@@ -138,7 +141,8 @@ _CHECK_EXAMPLES = """\
 examples:
   sitemap-reader check example.com
   sitemap-reader check https://example.com/sitemap.xml --json | jq -r '.clean'
-  sitemap-reader check example.com --json | jq -r '.files[] | "\\(.url): \\(.findings | length)"'
+  sitemap-reader check example.com --json |
+    jq -r '.files[] | "\\(.url): \\(.findings | length)"'
 
 Checks the sitemaps.org protocol to the letter: the sitemap namespace, at most 50,000 URLs
 and 50 MB uncompressed per file, the location rule, URLs of at most 2,048 characters,
@@ -157,9 +161,12 @@ _REPORT_EXAMPLES = """\
 examples:
   sitemap-reader report example.com -o report.html
 
-One self-contained HTML file (no network, no scripts): the sitemap tree with status,
-format, URL count, bytes and findings; lastmod by month; changefreq and priority
-distributions; duplicates; the slowest and the largest sitemaps.
+One self-contained HTML file (no network, no scripts), readable on a phone: every
+URL counted (kept, blocked by robots.txt, out of scope, duplicate), the findings
+by severity, worst first; freshness per target and per sitemap (newest and
+oldest lastmod, share undated) and lastmod by month; changefreq and priority
+(uniform values flagged); hreflang coverage and reciprocity; the sitemap tree
+with status, format, URL count and bytes; the slowest and the largest files.
 """
 
 
@@ -230,7 +237,7 @@ def add_command(commands: Any, name: str, summary: str, examples: str) -> argpar
         help=summary,
         description=summary[0].upper() + summary[1:] + ".",
         epilog=examples,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     talk = sub.add_argument_group("messages (all on stderr)")
     talk.add_argument("--no-progress", action="store_true", help="no live progress line")
@@ -351,6 +358,14 @@ def _at_least(kind: Callable[[str], _Number], text: str, low: _Number, what: str
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
     if not value >= low:  # written so that NaN fails too
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free one) to 65535."""
+    value = _at_least(int, text, 0, "a port from 0 to 65535")
+    if value > 65_535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}")
     return value
 
 

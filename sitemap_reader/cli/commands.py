@@ -19,6 +19,7 @@ from typing import IO, Any, Final
 
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.flags import options_from
+from sitemap_reader.cli.hints import html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, json_text
 from sitemap_reader.cli.parquet import check_parquet, record_writer
 from sitemap_reader.cli.report import (
@@ -30,6 +31,7 @@ from sitemap_reader.cli.report import (
     wants_colour,
 )
 from sitemap_reader.cli.usage import check_targets, plain_reason
+from sitemap_reader.cli.words import plural
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.discovery.robots import SUMMARY_CODES
 from sitemap_reader.discovery.ways import way_lines
@@ -41,6 +43,8 @@ from sitemap_reader.safe_text import printable
 EXIT_OK: Final = 0
 EXIT_NOTHING: Final = 1
 EXIT_USAGE: Final = 2
+#: The stop of a run whose reader of stdout went away (``| head``): it ends quietly.
+OUTPUT_CLOSED: Final = "output closed"
 #: Seconds between progress redraws and stdout flushes.
 TICK: Final = 0.2
 
@@ -176,7 +180,7 @@ class Pump:
             if self.flush_batches:
                 self.stream.flush()
         except BrokenPipeError:
-            self.outcome.stopped = "output closed"
+            self.outcome.stopped = OUTPUT_CLOSED
             return False
         except OSError as exc:
             self.failed(exc)
@@ -223,7 +227,7 @@ class Pump:
         try:
             self.stream.flush()
         except BrokenPipeError:
-            self.outcome.stopped = "output closed"
+            self.outcome.stopped = OUTPUT_CLOSED
             return False
         except OSError as exc:
             self.failed(exc)
@@ -261,7 +265,7 @@ async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     pump.outcome.requested = args.output
     if pump.write_error is not None:
         code = _write_failed(args, pump, kept=sink is None or sink.in_place)
-    _report(args, run, pump.outcome, error)
+    await _report(args, run, pump.outcome, error, options)
     return code
 
 
@@ -306,7 +310,8 @@ def _write_failed(args: argparse.Namespace, pump: Pump, *, kept: bool) -> int:
 
 async def _tree(args: argparse.Namespace, target: str) -> int:
     found: list[Run] = []
-    async with SitemapReader(reader_options(args)) as reader:
+    options = reader_options(args)
+    async with SitemapReader(options) as reader:
 
         async def walk() -> None:
             found.append(await reader.tree(target))
@@ -316,7 +321,8 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
     error = run.error if run is not None else None
     code, stopped = _exit_status(signum, error, None)
     if run is not None:
-        text = json_text(run.to_dict(), indent=2) if args.json else "\n".join(tree_lines(run.tree))
+        lines = tree_lines(run.tree, run.stats.stopped)
+        text = json_text(run.to_dict(), indent=2) if args.json else "\n".join(lines)
         try:
             print(text, flush=True)
         except BrokenPipeError:
@@ -325,7 +331,7 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
             stopped = "output failed"
             _tell(f"cannot write standard output: {exc.strerror or exc}")
             code = EXIT_NOTHING
-    _report(args, run, Outcome(written=None, stopped=stopped), error)
+    await _report(args, run, Outcome(written=None, stopped=stopped), error, options)
     return code
 
 
@@ -448,11 +454,26 @@ def _exit_status(
     return EXIT_OK, stopped
 
 
-def _report(args: argparse.Namespace, run: Run | None, outcome: Outcome, error: str | None) -> None:
+async def _report(
+    args: argparse.Namespace,
+    run: Run | None,
+    outcome: Outcome,
+    error: str | None,
+    options: Options,
+) -> None:
     """The summary on stderr; when nothing was discovered, the one-line reason instead
-    (followed by the summary with -v)."""
+    (then what to try, and the summary with -v). After a closed pipe (``| head``) nothing
+    at all: the reader of the output went away on purpose."""
+    if outcome.stopped == OUTPUT_CLOSED:
+        return
+    if run is not None:
+        for line in scope_lines(run, options.walk.scope):  # even with -q: nothing was written
+            _tell(line)
     if error is not None:
         _tell(f"nothing discovered: {plain_reason(error)}")
+        hint = await html_hint(run, options) if run is not None else None
+        if hint is not None:
+            _tell(hint)
         if not args.verbose:
             return
     if args.quiet or run is None:
@@ -470,8 +491,9 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
     stats = run.stats
     lines: list[str] = []
     if stats.urls_disallowed:
-        fate = "dropped (--obey-robots)" if obey else 'written with "robots": "disallowed"'
-        lines.append(f"robots.txt: {stats.urls_disallowed:,} listed but disallowed URLs, {fate}")
+        fate = "dropped (--obey-robots)" if obey else 'their records say "robots": "disallowed"'
+        listed = plural(stats.urls_disallowed, "URL")
+        lines.append(f"robots.txt: disallows {listed} the sitemaps list; {fate}")
     for node in run.nodes():
         if node.kind == "robots":
             lines.extend(
@@ -486,8 +508,20 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
                 "(robots.txt asks it; --ignore-crawl-delay to not wait)"
             )
     if stats.sitemaps_not_read:
-        lines.append(f"not read: {stats.sitemaps_not_read:,} child sitemaps (--max-depth)")
-    return lines + way_lines(run)
+        lines.append(f"not read: {plural(stats.sitemaps_not_read, 'child sitemap')} (--read-depth)")
+    return lines + [_since_hint(line) for line in way_lines(run)]
+
+
+def _since_hint(line: str) -> str:
+    """The line of the children ``--since`` left unread, with its number right and what
+    they may hold: their index's lastmod can be older than their URLs'."""
+    if not line.startswith("not fetched: "):
+        return line
+    count = int(line.split()[2].replace(",", ""))
+    return (
+        f"not fetched: {plural(count, 'child sitemap')} whose index lastmod is older than "
+        "--since (their URLs may be newer: --ignore-index-lastmod reads them)"
+    )
 
 
 def _say(args: argparse.Namespace, message: str) -> None:

@@ -41,9 +41,9 @@ EXTRA_MESSAGE: Final = (
 
 _ENQUEUE_EXAMPLES = """\
 examples:
-  sitemap-reader enqueue --redis redis://queue.internal:6379/0 example.com example.org
-  sitemap-reader enqueue --redis redis://queue.internal:6379/0 -i domains.txt
-  zcat domains.txt.gz | sitemap-reader enqueue --redis redis://queue.internal:6379/0 -i -
+  sitemap-reader enqueue --redis redis://queue:6379 example.com example.org
+  sitemap-reader enqueue --redis redis://queue:6379 -i domains.txt
+  zcat domains.txt.gz | sitemap-reader enqueue --redis redis://queue:6379 -i -
 
 A target already enqueued once is not queued again (--again queues the targets that
 are done or failed once more, for a new incremental round).
@@ -51,8 +51,8 @@ are done or failed once more, for a new incremental round).
 
 _WORKER_EXAMPLES = """\
 examples:
-  sitemap-reader worker --redis redis://queue.internal:6379/0 -o out/
-  sitemap-reader worker --redis redis://queue.internal:6379/0 -o out/ --drain --state
+  sitemap-reader worker --redis redis://queue:6379 -o out/
+  sitemap-reader worker --redis redis://queue:6379 -o out/ --drain --state
 
 Each target's records go to one file in DIR (named after the target), written to a
 temporary file and renamed into place; the target is acknowledged only then. Start
@@ -61,8 +61,8 @@ any number of workers, on any number of machines, against the same Redis.
 
 _STATUS_EXAMPLES = """\
 examples:
-  sitemap-reader status --redis redis://queue.internal:6379/0
-  sitemap-reader status --redis redis://queue.internal:6379/0 --json | jq .queued
+  sitemap-reader status --redis redis://queue:6379
+  sitemap-reader status --redis redis://queue:6379 --json | jq .queued
 """
 
 

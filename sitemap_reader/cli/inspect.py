@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import sys
 from typing import Any
 
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
+from sitemap_reader.cli.hints import html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile
 from sitemap_reader.cli.survey import Survey, survey
 from sitemap_reader.cli.usage import check_targets
+from sitemap_reader.cli.words import plural
 from sitemap_reader.errors import UsageError
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
 from sitemap_reader.safe_text import printable
@@ -37,16 +40,38 @@ def run_check(args: argparse.Namespace) -> int:
     """``sitemap-reader check TARGET... [--json] [--fail-on LEVEL] [--ignore CODE]...``."""
     unknown = sorted(set(args.ignore) - RULES.keys())
     if unknown:
-        return _usage(args, f"--ignore: no rule {printable(unknown[0])!r} (see the README)")
+        close = difflib.get_close_matches(unknown[0], list(RULES), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else " (see the README)"
+        return _usage(args, f"--ignore: no rule {printable(unknown[0])!r}{hint}")
     found = _survey(args)
     if isinstance(found, int):
         return found
     found.ignore(args.ignore)
-    if args.json:
-        print(json_text(check_json(found), indent=2), flush=True)
-    else:
-        print("\n".join(check_lines(found)), flush=True)
+    text = json_text(check_json(found), indent=2) if args.json else "\n".join(check_lines(found))
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise  # a closed stdout (| head): main() ends quietly
+    except OSError as exc:
+        _tell(f"cannot write standard output: {exc.strerror or exc}")
+        return EXIT_NOTHING
+    _hints(args, found)
     return check_exit(found, args.fail_on)
+
+
+def _hints(args: argparse.Namespace, found: Survey) -> None:
+    """On stderr, what to try next: all URLs out of scope (even with -q), ``--html``."""
+    options = reader_options(args)
+    for line in scope_lines(found.run, options.walk.scope):
+        _tell(line)
+    if found.run.error is not None:
+        hint = asyncio.run(html_hint(found.run, options))
+        if hint is not None:
+            _tell(hint)
+
+
+def _tell(message: str) -> None:
+    print(f"{PROG}: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def check_exit(found: Survey, fail_on: str = "warning") -> int:
@@ -71,7 +96,8 @@ def severity_counts(findings: list[Finding]) -> dict[str, int]:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    """``sitemap-reader report TARGET -o FILE``."""
+    """``sitemap-reader report TARGET -o FILE``: exit 0, 1 when nothing could be
+    discovered (the page says why) or FILE could not be written (it is left as it was)."""
     from sitemap_reader.cli.htmlreport import render  # only this command needs it
 
     try:
@@ -84,15 +110,21 @@ def run_report(args: argparse.Namespace) -> int:
             return found
         sink.stream.write(render(found, printable(args.targets[0])))
         sink.commit()
+    except OSError as exc:
+        kept = "" if sink.in_place else f" ({printable(args.output)} left as it was)"
+        _tell(f"cannot write {printable(args.output)}: {exc.strerror or exc}{kept}")
+        return EXIT_NOTHING
     finally:
         sink.abort()
     if not args.quiet:
         total = sum(f.count for f in found.all_findings())
-        print(
-            f"{PROG}: report of {len(found.files)} files, {found.urls:,} URLs, "
-            f"{total:,} findings written to {printable(str(sink.path))}",
-            file=sys.stderr,
+        stopped = found.run.stats.stopped
+        cut = f" (stopped {stopped}: not every file was read to the end)" if stopped else ""
+        _tell(
+            f"report of {plural(len(found.files), 'file')}, {plural(found.urls, 'URL')}, "
+            f"{plural(total, 'finding')} written to {sink.path}{cut}"
         )
+    _hints(args, found)
     return EXIT_NOTHING if found.run.error is not None else EXIT_OK
 
 
@@ -142,21 +174,16 @@ def check_lines(found: Survey) -> list[str]:
         lines.append(f"local files have no URL: {', '.join(LOCAL_RULES)} were not applied")
     if by_file:
         counts = severity_counts(findings)
-        weights = ", ".join(_plural(n, level) for level, n in counts.items() if n)
+        weights = ", ".join(plural(n, level) for level, n in counts.items() if n)
         rules = len({f.code for f in findings})
-        lines.append(
-            f"{weights} ({_plural(rules, 'rule')} broken) "
-            f"in {len(by_file)} of {_plural(checked, 'file')}"
-        )
+        files = len({f.file for f in findings} & {r.url for r in found.files})
+        where = f"in {files} of {plural(checked, 'file')}" if checked else "no file checked"
+        lines.append(f"{weights} ({plural(rules, 'rule')} broken) {where}")
     else:
         lines.append(
-            f"clean: {_plural(checked, 'file')}, {_plural(found.urls, 'URL')} follow the protocol"
+            f"clean: {plural(checked, 'file')}, {plural(found.urls, 'URL')} follow the protocol"
         )
     return lines
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def check_json(found: Survey) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import IO, Any, Final
 
 from sitemap_reader.cli.output import RecordWriter, make_writer
 from sitemap_reader.errors import UsageError
-from sitemap_reader.frame import MissingExtraError, require_pyarrow
+from sitemap_reader.frame import COLUMNS, MissingExtraError, require_pyarrow
 from sitemap_reader.records import UrlRecord
 
 #: Records per row group: large enough for good compression, small enough to stay flat.
@@ -51,21 +51,14 @@ class ParquetWriter:
 
         self._pa = pa
         text = pa.string()
-        self.schema = pa.schema(
-            [
-                ("url", text),
-                ("lastmod", pa.timestamp("ns", tz="UTC")),
-                ("changefreq", pa.dictionary(pa.int8(), text)),
-                ("priority", pa.float64()),
-                ("score", pa.float64()),
-                ("sitemap", text),
-                *((name, text) for name in _JSON_FIELDS),
-                ("revisit", pa.float64()),
-                ("removed", pa.bool_()),
-                ("title", text),
-                ("mobile", pa.bool_()),
-            ]
-        )
+        types = {
+            "lastmod": pa.timestamp("ns", tz="UTC"),
+            "changefreq": pa.dictionary(pa.int8(), text),
+            **dict.fromkeys(("priority", "score", "revisit"), pa.float64()),
+            **dict.fromkeys(("removed", "mobile"), pa.bool_()),
+        }
+        # Every record field is a column, in the record's order (JSON text for extensions).
+        self.schema = pa.schema([(name, types.get(name, text)) for name in COLUMNS])
         binary: Any = getattr(stream, "buffer", stream)
         self._file = binary
         self._writer = pq.ParquetWriter(binary, self.schema, compression="zstd")
@@ -89,16 +82,7 @@ class ParquetWriter:
         else:
             rows, self._rows = self._rows[:count], self._rows[count:]
         columns: dict[str, list[Any]] = {
-            "url": [r.url for r in rows],
-            "lastmod": [r.lastmod for r in rows],
-            "changefreq": [r.changefreq for r in rows],
-            "priority": [r.priority for r in rows],
-            "score": [r.score for r in rows],
-            "sitemap": [r.sitemap for r in rows],
-            "revisit": [r.revisit for r in rows],
-            "removed": [r.removed for r in rows],
-            "title": [r.title for r in rows],
-            "mobile": [r.mobile for r in rows],
+            name: [getattr(r, name) for r in rows] for name in COLUMNS if name not in _JSON_FIELDS
         }
         for name in _JSON_FIELDS:
             # Nearly every record has none: to_dict only for those that do.

@@ -15,7 +15,9 @@ from typing import IO, TYPE_CHECKING, Final
 from tqdm import tqdm
 
 from sitemap_reader.cli.usage import plain_reason
+from sitemap_reader.cli.words import plural
 from sitemap_reader.discovery.core import DEADLINE_STOP
+from sitemap_reader.discovery.model import PROBE_KINDS
 from sitemap_reader.safe_text import printable
 
 if TYPE_CHECKING:
@@ -136,11 +138,14 @@ def summary_lines(
     stopped = asked or (f"budget: {stats.stopped}" if stats.stopped else None)
     if stopped:
         lines.append(("yellow", _stop_line(stopped)))
-    # A stop the user asked for (--max-urls, --deadline, Ctrl-C, a closed pipe) cuts the
-    # sitemaps in flight: they are not finished, not failed.
-    unfinished = list(unfinished_nodes(nodes)) if asked else []
-    failed = max(0, stats.sitemaps_failed - len(unfinished))
-    cut = f", {len(unfinished)} not finished" if unfinished else ""
+    # A stop the user asked for (--max-urls, --deadline, Ctrl-C, a closed pipe, a budget)
+    # cuts the sitemaps in flight: they are not finished, not failed. The counts are the
+    # lines below: a sitemap cut before it settled is in no stats counter.
+    unfinished = list(unfinished_nodes(nodes)) if stopped else []
+    cut_urls = {node.final_url or node.url for node in unfinished}
+    failed_lines = [(url, why) for url, why in failures(nodes) if url not in cut_urls]
+    failed = len(failed_lines)
+    cut = f", {len(cut_urls)} not finished" if cut_urls else ""
     unchanged = f", {stats.sitemaps_unchanged} unchanged" if stats.sitemaps_unchanged else ""
     lines.append(
         (
@@ -163,12 +168,7 @@ def summary_lines(
     limits = limit_hits(nodes)
     if limits:
         lines.append(("yellow", f"limits hit: {limits}"))
-    cut_urls = {node.final_url or node.url for node in unfinished}
-    lines.extend(
-        ("red", f"failed: {url} ({reason})")
-        for url, reason in failures(nodes)
-        if url not in cut_urls
-    )
+    lines.extend(("red", f"failed: {url} ({reason})") for url, reason in failed_lines)
     lines.extend((None, text) for text in _unfinished_lines(sorted(cut_urls)))
     if verbose:
         lines.extend((None, text) for text in problem_lines(nodes))
@@ -210,7 +210,9 @@ def _written(outcome: Outcome) -> str:
     if outcome.written is None:
         return ""
     if outcome.requested and not outcome.output:
-        return f"; {outcome.written:,} records not kept: {outcome.requested} left as it was"
+        # None of the records emitted is kept, those in flight to the writer when the run
+        # stopped too: a count of the ones the writer had would not add up to the emitted.
+        return f"; records not kept: {outcome.requested} left as it was"
     text = f"; {outcome.written:,} written"
     if outcome.output:
         text += f" to {outcome.output}"
@@ -239,42 +241,65 @@ def limit_hits(nodes: list[SitemapNode]) -> str | None:
     return ", ".join(f"{code} x{count}" for code, count in sorted(hits.items())) or None
 
 
+def missed_probe(node: SitemapNode) -> bool:
+    """A well-known path (or usual HTML path) probed that holds nothing: not a finding."""
+    return node.kind in PROBE_KINDS and (node.skipped or "").startswith("not found")
+
+
 def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
-    """One line per problem of every node: ``problem: URL code xN: message``."""
+    """One line per problem of every node: ``problem: URL code xN: message`` (a probe
+    that found nothing has none: its 404 is the answer it looked for)."""
     for root in nodes:
         for node in root.walk():
+            if missed_probe(node):
+                continue
             for p in node.problems:
                 times = f" x{p.count}" if p.count > 1 else ""
                 message = plain_reason(p.message)
                 yield f"problem: {node.final_url or node.url} {p.code}{times}: {message}"
 
 
-def tree_lines(roots: list[SitemapNode]) -> Iterator[str]:
+def tree_lines(roots: list[SitemapNode], stopped: str | None = None) -> Iterator[str]:
     """The sitemap tree as indented text: one line per node, its problems below it.
 
-    ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem. Site
-    text is shown through :func:`printable`.
+    ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem. The
+    well-known paths probed that held nothing share one line (a probe that finds nothing
+    is not a finding); with ``stopped`` (the run's stop), a sitemap the stop cut short
+    is "not finished", not failed. Site text is shown through :func:`printable`.
     """
+    cut = {id(n) for n in unfinished_nodes(roots)} if stopped else set()
     for root in roots:
-        yield from map(printable, _node_lines(root, "", ""))
+        yield from map(printable, _node_lines(root, "", "", cut))
 
 
-def _node_lines(node: SitemapNode, lead: str, child_lead: str) -> Iterator[str]:
-    yield f"{lead}{_node_label(node)}"
+def _node_lines(node: SitemapNode, lead: str, child_lead: str, cut: set[int]) -> Iterator[str]:
+    yield f"{lead}{_node_label(node, id(node) in cut)}"
+    shown = [c for c in node.children if not missed_probe(c)]
+    missed = [c for c in node.children if missed_probe(c)]
+    rows: list[SitemapNode | None] = [*shown, *([None] if missed else [])]
     for p in node.problems:
         times = f" (x{p.count})" if p.count > 1 else ""
         message = plain_reason(p.message)
-        yield f"{child_lead}{'│' if node.children else ' '}   ! {p.code}{times}: {message}"
-    for i, child in enumerate(node.children):
-        last = i == len(node.children) - 1
-        yield from _node_lines(
-            child,
-            child_lead + ("└── " if last else "├── "),
-            child_lead + ("    " if last else "│   "),
-        )
+        yield f"{child_lead}{'│' if rows else ' '}   ! {p.code}{times}: {message}"
+    for i, child in enumerate(rows):
+        last = i == len(rows) - 1
+        branch = child_lead + ("└── " if last else "├── ")
+        if child is None:
+            yield branch + _missed_line(missed)
+            continue
+        yield from _node_lines(child, branch, child_lead + ("    " if last else "│   "), cut)
 
 
-def _node_label(node: SitemapNode) -> str:
+def _missed_line(missed: list[SitemapNode]) -> str:
+    """``probed 6 well-known paths, none is a sitemap: /sitemap.xml, ... (HTTP 404)``."""
+    paths = [(n.final_url or n.url).split("/", 3)[-1] for n in missed]
+    reasons = sorted({(n.skipped or "").removeprefix("not found (").rstrip(")") for n in missed})
+    noun = "well-known path" if missed[0].kind == "guess" else "usual HTML path"
+    why = f" ({', '.join(r for r in reasons if r)})" if any(reasons) else ""
+    return f"probed {plural(len(missed), noun)}, none found: /{', /'.join(paths)}{why}"
+
+
+def _node_label(node: SitemapNode, cut: bool = False) -> str:
     url = node.url
     if node.final_url and node.final_url != node.url:
         url += f" -> {node.final_url}"
@@ -285,12 +310,17 @@ def _node_label(node: SitemapNode) -> str:
     status = str(node.status) if node.status is not None else "-"
     parts = [f"{status} {node.format or node.kind}"]
     if node.format == "sitemapindex":
-        parts.append(f"{len(node.children):,} sitemaps")
+        parts.append(plural(len(node.children), "sitemap"))
     elif node.kind != "robots" and node.fetched:
-        parts.append(f"{node.urls:,} URLs")
+        parts.append(plural(node.urls, "URL"))
     if node.bytes:
         parts.append(_size(node.bytes))
-    verdict = "" if not node.failed else f"  FAILED: {plain_reason(node.reason or '')}"
+    if cut:
+        verdict = "  not finished (the run stopped)"
+    elif node.failed:
+        verdict = f"  FAILED: {plain_reason(node.reason or '')}"
+    else:
+        verdict = ""
     return f"{url}  [{', '.join(parts)}]{verdict}"
 
 

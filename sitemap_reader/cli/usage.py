@@ -15,7 +15,9 @@ import argparse
 import difflib
 import os
 import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -24,6 +26,36 @@ from sitemap_reader.safe_text import printable
 
 _UNRECOGNIZED = "unrecognized arguments: "
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+#: The refusal of a declared option's choices (``cli.flags``): "expected one of a, b, got 'x'".
+_EXPECTED = re.compile(r"expected one of (.*), got '([^']*)'")
+
+
+#: The widest line of any help text: a terminal's default 80 columns, whatever COLUMNS says.
+HELP_WIDTH = 80
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that fits 80 columns: the option help wrapped by argparse, and the prose
+    paragraphs of a description or epilog re-wrapped here; example lines (indented by
+    two spaces) keep their shape (they are written to fit)."""
+
+    def __init__(self, prog: str) -> None:
+        columns = shutil.get_terminal_size((HELP_WIDTH, 24)).columns
+        super().__init__(prog, width=min(columns, HELP_WIDTH) - 1, max_help_position=30)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        blocks = []
+        for block in text.split("\n\n"):
+            lines = block.splitlines()
+            if lines and all(not line.startswith("  ") for line in lines):
+                blocks.append(
+                    textwrap.fill(
+                        " ".join(lines), width, initial_indent=indent, subsequent_indent=indent
+                    )
+                )
+            else:
+                blocks.append("\n".join(indent + line for line in lines))
+        return "\n\n".join(blocks) + ("\n" if text.endswith("\n") else "")
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -63,13 +95,13 @@ class UsageParser(argparse.ArgumentParser):
                     if close:
                         return f"did you mean {close[0]}?"
             return None
-        match = _CHOICE.search(message)
-        if match:
-            choices = re.findall(r"'([^']*)'", match.group(2))
-            close = difflib.get_close_matches(match.group(1), choices, n=1, cutoff=0.5)
-            if close:
-                return f"did you mean {close[0]!r}?"
-        return None
+        word, choices = "", []
+        if match := _CHOICE.search(message):
+            word, choices = match.group(1), re.findall(r"'([^']*)'", match.group(2))
+        elif match := _EXPECTED.search(message):
+            word, choices = match.group(2), match.group(1).split(", ")
+        close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5) if word else []
+        return f"did you mean {close[0]!r}?" if close else None
 
     def option_strings(self) -> list[str]:
         """Every long option this parser knows."""

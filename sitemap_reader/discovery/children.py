@@ -246,9 +246,11 @@ class Children:
         """The well-known paths of a robots.txt's own origin, as children of its node."""
         walk = self.state.options.walk
         if walk.guess:
-            node = job.node
+            node, visited = job.node, self.state.visited
             for url in well_known_urls(node.final_url or node.url, walk.guess_paths):
-                self.add(job, url, "guess", 0, None, actions)
+                # robots.txt may have listed a well-known path that failed: one node a URL
+                if (normalize_url(url) or url) not in visited:
+                    self.add(job, url, "guess", 0, None, actions)
 
     def listed_settled(self, job: Job) -> list[Action]:
         """A sitemap robots.txt listed has settled: when it was the last of them and none
@@ -266,10 +268,13 @@ class Children:
         site.listed = None
         robots = listed.job.node
         count = sum(1 for c in robots.children if c.kind == "sitemap")
+        listed_text = (
+            "the sitemap robots.txt lists could not be read"
+            if count == 1
+            else f"none of the {count} sitemaps robots.txt lists could be read"
+        )
         robots.add_problem(
-            "robots-led-nowhere",
-            f"none of the {count} sitemap(s) robots.txt lists could be read: "
-            "probed the well-known paths instead",
+            "robots-led-nowhere", f"{listed_text}: probed the well-known paths instead"
         )
         actions: list[Action] = []
         self.probe(listed.job, actions)

@@ -230,7 +230,7 @@ class Discovery:
         if checkpoint is not None:
             actions.append(checkpoint)
         state.stats.finished = time.monotonic()
-        failed = target_errors(state.sites, state.options.walk.guess)
+        failed = target_errors(state.sites, state.options.walk.guess, state.stopped)
         state.run.failed_targets = failed
         state.run.error = run_error(state.sites, failed)
         return actions

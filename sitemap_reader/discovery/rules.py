@@ -22,11 +22,14 @@ def is_robots(url: str) -> bool:
     return path.count("/") == 3 and path.endswith("/robots.txt")
 
 
-def target_errors(sites: Sequence[Site], probing: bool) -> dict[str, str]:
+def target_errors(
+    sites: Sequence[Site], probing: bool, stopped: str | None = None
+) -> dict[str, str]:
     """Each target for which nothing was discovered, with one line saying why
-    (``probing``: the well-known paths are probed when robots.txt lists none)."""
+    (``probing``: the well-known paths are probed when robots.txt lists none; ``stopped``:
+    why the run stopped early, which is then the reason for what was not read)."""
     return {
-        site.target.text: _why_nothing(site, probing)
+        site.target.text: _why_nothing(site, probing, stopped)
         for site in sites
         if not any(found_sitemap(n) for n in site.root.walk())
     }
@@ -48,10 +51,21 @@ def found_sitemap(node: SitemapNode) -> bool:
     )
 
 
-def _why_nothing(site: Site, probing: bool) -> str:
+def _sitemaps(count: int) -> str:
+    return "1 sitemap" if count == 1 else f"{count} sitemaps"
+
+
+def _why_nothing(site: Site, probing: bool, stopped: str | None) -> str:
     root = site.root
     if site.unreachable is not None:
         return site.unreachable
+    if stopped is not None and _cut_by_stop(root):
+        # The stop came before anything could answer: nothing else about the site is known.
+        if root.status is None:
+            what = "robots.txt" if root.kind == "robots" else "the sitemap"
+        else:
+            what = "any sitemap"
+        return f"stopped {stopped} before {what} answered"
     if root.kind != "robots":
         return root.reason or "not a sitemap"
     prefix = f"{root.reason}; " if root.failed and root.reason else ""
@@ -61,7 +75,7 @@ def _why_nothing(site: Site, probing: bool) -> str:
         first = listed[0]
         also = f", nor any of the {probed} well-known paths probed then" if probed else ""
         return (
-            f"{prefix}robots.txt lists {len(listed)} sitemap(s), none could be read "
+            f"{prefix}robots.txt lists {_sitemaps(len(listed))}, none could be read "
             f"({first.url}: {first.reason}){also}"
         )
     if not probing:
@@ -70,3 +84,12 @@ def _why_nothing(site: Site, probing: bool) -> str:
         f"{prefix}no sitemap found: robots.txt lists none and none of the "
         f"{len(root.children)} well-known paths is a sitemap"
     )
+
+
+def _cut_by_stop(root: SitemapNode) -> bool:
+    """True when the run's stop left the site unanswered: its first file never got a
+    status, or every sitemap it led to was skipped by the stop before it answered."""
+    if root.status is None and not root.fetched:
+        return True
+    children = [c for c in root.children if c.kind in ("sitemap", "guess")]
+    return bool(children) and all(c.status is None for c in children)

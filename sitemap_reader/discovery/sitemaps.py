@@ -287,7 +287,9 @@ class SitemapJob:
         if parser is None:
             return []
         job.parser = None
-        cut = state.deadline_passed and not parser.done  # we stopped reading, it did not break
+        # Any stop of the run (the deadline, a budget) cut the body: we stopped reading,
+        # it did not break, so the parser's end-of-input errors are not the file's.
+        cut = state.stopped is not None and not parser.done
         items = parser.close()
         # A budget stop drops what the parser still held; a deadline keeps what was read.
         keep = state.stopped is None or state.deadline_passed

@@ -441,7 +441,7 @@ class BodyChecker:
         if host is not None and host == self.vouched_host:
             return
         if host != own:
-            hosts = " or ".join(h for h in (own, self.vouched_host) if h)
+            hosts = " or ".join(dict.fromkeys(h for h in (own, self.vouched_host) if h))
             self.findings.add("other-host", line, f"{loc[:200]} is not on {hosts}")
         elif self.format != "sitemapindex" and not in_location(loc, base):
             directory = base.split("?", 1)[0].rsplit("/", 1)[0] + "/"

@@ -160,7 +160,7 @@ def test_nowhere_and_no_well_known_sitemap_says_both() -> None:
     harness = walk({"/robots.txt": f"Sitemap: {BASE}/gone.xml\n".encode()})
     error = harness.core.run.error
     assert error is not None
-    assert "robots.txt lists 1 sitemap(s), none could be read" in error
+    assert "robots.txt lists 1 sitemap, none could be read" in error
     assert "nor any of the 6 well-known paths" in error
 
 

@@ -1,7 +1,7 @@
 """The examples of ``enqueue``/``worker``/``status --help`` and the README's "Past one
 machine" blocks run against the suite's redis-server and a farm of loopback sites.
 
-The examples name ``redis://queue.internal:6379/0`` (or ``redis://queue:6379/0``),
+The examples name ``redis://queue.internal:6379/0`` (or ``redis://queue:6379``, /0 or not),
 ``example.com`` and ``example.org``: they become the real server (on a database of this
 test alone, so no other test's keys are near) and two loopback sites. A worker example
 without ``--drain`` would serve forever; it gets ``--drain`` so it ends once the queue is
@@ -29,7 +29,7 @@ from tests.test_cli_examples import REDIS_COMMANDS, help_examples, readme_blocks
 
 #: A database number no other test uses.
 EXAMPLES_DB = 7
-_REDIS_URL = re.compile(r"redis://queue(?:\.internal)?:6379/0")
+_REDIS_URL = re.compile(r"redis://queue(?:\.internal)?:6379(?:/0)?")
 
 
 def _localize(text: str, redis_url: str, farm: Farm, out: Path) -> str:

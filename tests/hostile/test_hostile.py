@@ -248,7 +248,9 @@ async def test_html_soft_404_everywhere(hostile: HostileSite) -> None:
     assert "none of the 6 well-known paths is a sitemap" in case.tree.err
     probe = hostile.url("/sitemap.xml")
     assert case.node(probe)["skipped"] == "not found (an HTML page is not a sitemap)"
-    _summary_has(case, probe, "not-a-sitemap")
+    # A probe that finds nothing is not a problem of the site (issue 34 row 12): the tree
+    # says why it was skipped, the -v summary does not list it.
+    assert f"problem: {probe} " not in case.dump.err, case.dump.err[-2000:]
 
 
 async def test_100_kb_urls(hostile: HostileSite) -> None:
