@@ -29,6 +29,7 @@ LAYERS = {
     "sitemap_reader._version": 0,
     "sitemap_reader.records": 0,
     "sitemap_reader.scoring": 0,
+    "sitemap_reader.handout": 0,  # the loader's hand-out policies: pure, an option's type
     "sitemap_reader.safe_text": 0,
     "sitemap_reader.parse": 0,
     "sitemap_reader.discovery": 1,
