@@ -61,6 +61,7 @@ from sitemap_reader.records import UrlRecord
 from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
+    LOCK_SUFFIX,
     OUT,
     QUEUED,
     Children,
@@ -330,7 +331,7 @@ class SitemapLoader:
     def _remove_temporary(self) -> None:
         temporary, self._temporary = self._temporary, None
         if temporary is not None:
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", LOCK_SUFFIX):
                 with contextlib.suppress(OSError):
                     os.remove(temporary + suffix)
 

@@ -53,6 +53,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; one loader a file is then the user's to keep
+    fcntl = None  # type: ignore[assignment]
+
 from sitemap_reader import records as _records
 from sitemap_reader.errors import StateError
 from sitemap_reader.limits import PROGRESS_BUSY_TIMEOUT
@@ -204,6 +209,39 @@ def _header_reason(path: str) -> str | None:
     return None
 
 
+#: The lock file beside a progress file (``crawl.db-lock``): one loader at a time.
+LOCK_SUFFIX: Final = "-lock"
+
+
+def _hold(path: str) -> int | None:
+    """Take the progress file for this loader: an exclusive ``flock`` on ``PATH-lock``,
+    held until :func:`_release` (the kernel lets it go when the process dies, kill -9
+    included, so a crash never leaves the file taken). Two loaders on one file used to
+    hand the same URLs out twice and then break on ``UNIQUE constraint failed``; the
+    second is refused now. None where ``flock`` does not exist (Windows)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise StateError(f"cannot lock progress file {path}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise StateError(
+            f"progress file {path} is in use by another loader (one loader a file; "
+            "give this one another progress file, or wait for that one to close)"
+        ) from None
+    return fd
+
+
+def _release(fd: int | None) -> None:
+    """Let the progress file go (closing the descriptor drops the lock)."""
+    if fd is not None:
+        os.close(fd)
+
+
 class _Guarded:
     """The file's connection: every SQLite error is a :class:`StateError` naming the file."""
 
@@ -254,15 +292,18 @@ class ProgressStore:
             reason = _header_reason(self.path)
             if reason is not None:
                 raise StateError(f"{self.path} is not a sitemap-reader progress file: {reason}")
+        self._lock = _hold(self.path)
         try:
             db = sqlite3.connect(self.path, timeout=PROGRESS_BUSY_TIMEOUT, isolation_level=None)
         except sqlite3.Error as exc:
+            _release(self._lock)
             raise StateError(f"cannot open progress file {self.path}: {exc}") from exc
         self._db = _Guarded(db, self.path)
         try:
             self._setup()
         except BaseException:
             db.close()
+            _release(self._lock)
             raise
 
     def _setup(self) -> None:
@@ -299,11 +340,13 @@ class ProgressStore:
             self._db.execute("COMMIT")
 
     def close(self) -> None:
-        """Commit and close (idempotent)."""
+        """Commit and close (idempotent); the file is free for another loader after it."""
         try:
             self.commit()
         finally:
             self._db.close()
+            lock, self._lock = self._lock, None
+            _release(lock)
 
     # -- intake --------------------------------------------------------------------------
 

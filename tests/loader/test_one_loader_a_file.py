@@ -1,0 +1,94 @@
+"""One loader a progress file (issue 33, class 'two processes on one progress file'):
+two loaders on one file handed the same URLs out twice and then broke on ``UNIQUE
+constraint failed``; the second is refused now, in the same process and in another, and a
+loader killed with SIGKILL leaves the file free for the next one."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+import sitemap_reader as sr
+from sitemap_reader.errors import StateError
+from sitemap_reader.store.progress import DONE, ProgressStore
+from tests.crawl.crawl_kit import FAST
+from tests.loader.conftest import MakeSite
+from tests.loader.kill_kit import CHILD
+
+BUSY = "is in use by another loader"
+
+
+async def drain(loader: sr.SitemapLoader) -> list[str]:
+    """Take and acknowledge every record left; their URLs."""
+    urls = []
+    while (record := await loader.next()) is not None:
+        urls.append(record.url)
+        await loader.ack(record.url)
+    return urls
+
+
+async def test_a_second_loader_in_one_process_is_refused(
+    make_site: MakeSite, tmp_path: Path
+) -> None:
+    """While one loader holds the file, another is refused at open with a line naming the
+    file; once the first closes, the next one opens and finds the work done."""
+    site = await make_site(2, 20)
+    progress = tmp_path / "p.db"
+    async with sr.SitemapLoader(site.base, progress=progress, options=FAST) as first:
+        taken = await first.next()
+        assert taken is not None
+        await first.ack(taken.url)
+        second = sr.SitemapLoader(site.base, progress=progress, options=FAST)
+        with pytest.raises(StateError, match=BUSY) as refused:
+            await second.open()
+        assert str(progress) in str(refused.value)
+        await second.close()
+        first_urls = await drain(first)
+    async with sr.SitemapLoader(site.base, progress=progress, options=FAST) as third:
+        assert await third.next() is None
+    assert len(first_urls) + 1 == len(site.page_urls())
+
+
+async def test_another_process_holding_the_file_then_killed(
+    make_site: MakeSite, tmp_path: Path
+) -> None:
+    """A loader in a child process holds the file (stopped with SIGSTOP mid-crawl): this
+        process is refused; after SIGKILL the file is free, and the next loader hands out every
+        URL the child did not acknowledge (the file says which it did: a kill may fall between
+    an acknowledgement and its line): none lost, none acknowledged twice."""
+    site = await make_site(4, 50)
+    progress = str(tmp_path / "p.db")
+    path = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, CHILD, site.base, progress, "20",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": path},
+    )  # fmt: skip
+    assert child.stdout is not None
+    acked: list[str] = []
+    try:
+        while len(acked) < 30:
+            line = (await asyncio.wait_for(child.stdout.readline(), 60)).decode()
+            assert line, "the child ended before it acknowledged 30 records"
+            kind, _, url = line.rstrip("\n").partition(" ")
+            if kind == "ack":
+                acked.append(url)
+        child.send_signal(signal.SIGSTOP)
+        with pytest.raises(StateError, match=BUSY):
+            await sr.SitemapLoader(site.base, progress=progress, options=FAST).open()
+    finally:
+        child.kill()
+        await child.wait()
+    store = ProgressStore(progress)  # what the child acknowledged, printed or not
+    done = set(store.urls_in([DONE]))
+    store.close()
+    assert set(acked) <= done
+    async with sr.SitemapLoader(site.base, progress=progress, options=FAST) as after:
+        rest = await drain(after)
+    assert not done & set(rest)
+    assert done | set(rest) == site.page_urls()
