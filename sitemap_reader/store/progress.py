@@ -183,15 +183,43 @@ def load_record(blob: bytes) -> UrlRecord:
         raise StateError(f"a stored record cannot be read: {exc}") from exc
 
 
+def _wal_header(path: str) -> bytes | None:
+    """The first 100 bytes of page 1 as the write-ahead log ``PATH-wal`` has it last (what
+    SQLite reads instead of the main file's page 1 until a checkpoint); None when the log
+    is absent, empty or holds no page 1 of its current generation."""
+    try:
+        with open(path + "-wal", "rb") as stream:
+            head = stream.read(_WAL_HEADER)
+            if len(head) < _WAL_HEADER:
+                return None
+            page_size = int.from_bytes(head[8:12], "big") or 65536
+            salts = head[16:24]
+            latest = None
+            while len(frame := stream.read(_WAL_FRAME)) == _WAL_FRAME:
+                page = stream.read(page_size)
+                if len(page) < page_size or frame[8:16] != salts:
+                    break  # a torn frame or one of an older generation: the log ends here
+                if int.from_bytes(frame[:4], "big") == 1:
+                    latest = page[:100]
+            return latest
+    except OSError:
+        return None
+
+
 def _header_reason(path: str) -> str | None:
     """Why an existing file is not a progress file we may write (None: it may be)."""
     if os.path.isdir(path):
         return "it is a directory"
+    if not os.path.isfile(path):
+        return "it is not a regular file (a device, a FIFO or a socket)"
     try:
         with open(path, "rb") as stream:
             header = stream.read(100)
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
+    logged = _wal_header(path)
+    if logged is not None and len(logged) == 100 and logged.startswith(SQLITE_MAGIC):
+        header = logged  # its data is still in the log: judge what SQLite will read
     if not header:
         return None  # an empty file: a new progress file
     if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
@@ -209,6 +237,9 @@ def _header_reason(path: str) -> str | None:
     return None
 
 
+#: A write-ahead log's header and each frame's header, in bytes (sqlite.org/fileformat).
+_WAL_HEADER: Final = 32
+_WAL_FRAME: Final = 24
 #: The lock file beside a progress file (``crawl.db-lock``): one loader at a time.
 LOCK_SUFFIX: Final = "-lock"
 

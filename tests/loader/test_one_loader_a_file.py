@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -92,3 +93,63 @@ async def test_another_process_holding_the_file_then_killed(
         rest = await drain(after)
     assert not done & set(rest)
     assert done | set(rest) == site.page_urls()
+
+
+def _copy_with_log(source: Path, target: Path) -> None:
+    """Copy a database and its write-ahead log while its connection is open (as a crash
+    would leave them: the data in the log, not yet in the main file)."""
+    target.write_bytes(source.read_bytes())
+    Path(str(target) + "-wal").write_bytes(Path(str(source) + "-wal").read_bytes())
+
+
+async def test_another_programs_database_with_its_data_in_the_log_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Another program's SQLite database whose data is still in its ``-wal`` (the main file
+    is one empty page): refused as another program's, both files byte for byte as they
+    were (our tables used to be written into it)."""
+    original = tmp_path / "theirs.db"
+    db = sqlite3.connect(original)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute("PRAGMA application_id = 1234")
+    db.execute("CREATE TABLE notes (text)")
+    db.execute("INSERT INTO notes VALUES ('precious')")
+    db.commit()
+    copy = tmp_path / "p.db"
+    _copy_with_log(original, copy)
+    db.close()
+    before = copy.read_bytes(), Path(str(copy) + "-wal").read_bytes()
+    with pytest.raises(StateError, match="another program"):
+        await sr.SitemapLoader("http://127.0.0.1:9/", progress=copy).open()
+    assert (copy.read_bytes(), Path(str(copy) + "-wal").read_bytes()) == before
+
+
+async def test_our_file_with_its_data_in_the_log_resumes(
+    make_site: MakeSite, tmp_path: Path
+) -> None:
+    """Our own progress file left with its data in the log (a crash before a checkpoint)
+    is ours: the next loader opens it and hands out only what was not acknowledged."""
+    site = await make_site(1, 10)
+    original = tmp_path / "ours.db"
+    async with sr.SitemapLoader(site.base, progress=original, options=FAST) as first:
+        taken = await first.next()
+        assert taken is not None
+        await first.ack(taken.url)
+        copy = tmp_path / "p.db"
+        _copy_with_log(original, copy)
+    async with sr.SitemapLoader(site.base, progress=copy, options=FAST) as after:
+        rest = await drain(after)
+    assert taken.url not in rest and {taken.url, *rest} == site.page_urls()
+
+
+async def test_a_progress_path_that_is_a_device_is_refused(tmp_path: Path) -> None:
+    """A progress path that is a symlink to a device: refused before SQLite touches it, no
+    stray journal beside the link or the device."""
+    link = tmp_path / "p.db"
+    link.symlink_to(os.devnull)
+    before = set(os.listdir(os.path.dirname(os.devnull)))
+    with pytest.raises(StateError, match="not a regular file"):
+        await sr.SitemapLoader("http://127.0.0.1:9/", progress=link).open()
+    assert [p.name for p in tmp_path.iterdir()] == ["p.db"]
+    assert set(os.listdir(os.path.dirname(os.devnull))) == before
