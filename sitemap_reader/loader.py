@@ -58,6 +58,7 @@ from sitemap_reader.errors import StateError, UsageError
 from sitemap_reader.handout import make_policy
 from sitemap_reader.options import Options, loader_options
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.safe_text import printable
 from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
@@ -355,18 +356,29 @@ class SitemapLoader:
 
     def _load(self, store: ProgressStore) -> None:
         """Queued records into the window: every one while they fit in ``buffer``, else
-        ``buffer`` at a time once the window is half empty."""
-        window = len(self._window)
-        waiting = self._counts[QUEUED] - window  # in the file, not in the window yet
-        room = self.buffer - window
-        if waiting <= 0 or (waiting > room and window > self.buffer // 2):
-            return
-        rows = store.queued(self._cursor, min(waiting, room))
-        if not rows:
-            raise StateError(f"progress file {store.path}: queued URLs are missing")
-        self._cursor = rows[-1][0]
-        for row in rows:
-            self._window.put(row)
+        ``buffer`` at a time once the window is half empty. A damaged row is given up
+        with a warning naming the file, the row and its URL; the rest go on."""
+        while True:
+            window = len(self._window)
+            waiting = self._counts[QUEUED] - window  # in the file, not in the window yet
+            room = self.buffer - window
+            if waiting <= 0 or (waiting > room and window > self.buffer // 2):
+                return
+            found = store.queued(self._cursor, min(waiting, room))
+            if not found.rows and not found.damaged:
+                raise StateError(f"progress file {store.path}: queued URLs are missing")
+            self._cursor = found.last
+            for row in found.rows:
+                self._window.put(row)
+            if not found.damaged:
+                return
+            for row_id, url, why in found.damaged:
+                self._move(QUEUED, GAVE_UP)
+                logger.warning(
+                    "progress file %s: row %d (%s) given up: %s",
+                    store.path, row_id, printable(url), why,
+                )  # fmt: skip
+            store.commit()
 
     async def _take_in(self) -> None:
         """The intake: the reader's batches into the file, paused while the buffer is full."""

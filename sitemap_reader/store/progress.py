@@ -121,6 +121,16 @@ class DoneSitemap:
     children: Children
 
 
+@dataclass
+class Queued:
+    """What :meth:`ProgressStore.queued` found: the records read (id, record), the rows
+    given up as damaged (id, URL, why), and the last id looked at."""
+
+    rows: list[tuple[int, UrlRecord]]
+    damaged: list[tuple[int, str, str]]
+    last: int
+
+
 class _RecordUnpickler(pickle.Unpickler):
     """Unpickles our records only: a crafted file cannot run code."""
 
@@ -510,13 +520,28 @@ class ProgressStore:
 
     # -- handing out -----------------------------------------------------------------------
 
-    def queued(self, after: int, limit: int) -> list[tuple[int, UrlRecord]]:
-        """Up to ``limit`` queued records with an id above ``after``, in intake order."""
+    def queued(self, after: int, limit: int) -> Queued:
+        """Up to ``limit`` queued records with an id above ``after``, in intake order.
+
+        A row whose record cannot be read (a damaged page) is given up in the file and
+        named in :attr:`Queued.damaged`, so one bad row costs its URL, never the loader."""
+        found = Queued([], [], after)
         rows = self._db.execute(
-            "SELECT id, record FROM urls WHERE state = 0 AND id > ? ORDER BY id LIMIT ?",
+            "SELECT id, url, record FROM urls WHERE state = 0 AND id > ? ORDER BY id LIMIT ?",
             (after, limit),
-        )
-        return [(row_id, load_record(blob)) for row_id, blob in rows]
+        ).fetchall()
+        for row_id, url, blob in rows:
+            try:
+                found.rows.append((row_id, load_record(blob)))
+            except StateError as exc:
+                found.damaged.append((row_id, url if isinstance(url, str) else "?", str(exc)))
+            found.last = row_id
+        if found.damaged:
+            self._write().executemany(
+                "UPDATE urls SET state = ?, record = NULL WHERE id = ?",
+                [(GAVE_UP, row_id) for row_id, _, _ in found.damaged],
+            )
+        return found
 
     def ack(self, row_id: int) -> None:
         """The URL was handled: done for good (durable with the next commit)."""

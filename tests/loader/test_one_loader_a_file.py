@@ -6,6 +6,7 @@ loader killed with SIGKILL leaves the file free for the next one."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sqlite3
@@ -153,3 +154,30 @@ async def test_a_progress_path_that_is_a_device_is_refused(tmp_path: Path) -> No
         await sr.SitemapLoader("http://127.0.0.1:9/", progress=link).open()
     assert [p.name for p in tmp_path.iterdir()] == ["p.db"]
     assert set(os.listdir(os.path.dirname(os.devnull))) == before
+
+
+async def test_a_damaged_row_costs_its_url_only(
+    make_site: MakeSite, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One queued row whose stored record is damaged (its bytes overwritten): the next
+    loader gives that URL up with one warning naming the file and the URL, and hands out
+    every other URL (one bad row used to stop the whole loader)."""
+    site = await make_site(2, 20)
+    progress = tmp_path / "p.db"
+    async with sr.SitemapLoader(site.base, progress=progress, buffer=5, options=FAST) as first:
+        taken = await first.next()
+        assert taken is not None
+        await first.ack(taken.url)
+    db = sqlite3.connect(progress)
+    row = db.execute("SELECT id, url FROM urls WHERE state = 0 ORDER BY id LIMIT 1 OFFSET 3")
+    row_id, damaged = row.fetchone()
+    db.execute("UPDATE urls SET record = x'ff00ff' WHERE id = ?", (row_id,))
+    db.commit()
+    db.close()
+    caplog.set_level(logging.WARNING, logger="sitemap_reader")
+    async with sr.SitemapLoader(site.base, progress=progress, buffer=5, options=FAST) as after:
+        rest = await drain(after)
+        assert after.failed == 1
+    assert damaged not in rest and {taken.url, damaged, *rest} == site.page_urls()
+    lines = [r.getMessage() for r in caplog.records if damaged in r.getMessage()]
+    assert len(lines) == 1 and str(progress) in lines[0] and "given up" in lines[0]
