@@ -35,6 +35,7 @@ instead of logging ``retrying (1/3)`` per waiting task and ending with 0 pages.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import types
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +54,9 @@ from sitemap_reader.errors import UsageError
 from sitemap_reader.loader import SitemapLoader
 from sitemap_reader.options import Options, loader_options
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.safe_text import printable
+
+logger = logging.getLogger("sitemap_reader")
 
 #: The ``user_data`` key of the sitemap record.
 RECORD_KEY = "sitemap_reader"
@@ -194,7 +198,17 @@ class SitemapRequestLoader(RequestLoader):
         loader = await self._started()
         try:
             while (record := await loader.next()) is not None:
-                request = self._request(record)
+                try:
+                    request = self._request(record)
+                except UsageError:
+                    raise
+                except Exception as exc:  # the transform broke on this record: its URL only
+                    logger.error(
+                        "transform failed for %s: %s: %s",
+                        printable(record.url), type(exc).__name__, printable(str(exc)),
+                    )  # fmt: skip
+                    await loader.fail(record.url)  # again later, given up after max_tries
+                    continue
                 if request is None:
                     await loader.ack(record.url)  # skipped by the transform: nothing to do
                     continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from pathlib import Path
 from typing import Literal, cast
@@ -90,6 +91,41 @@ async def test_transform_changes_and_skips(make_site: MakeSite, tmp_path: Path) 
         assert loader.loader.handled == 20
     assert len(labels) == 18 and set(labels) == {"low", "high"}
     assert site.page_hits()["/p/0/0"] == 0
+
+
+async def test_a_transform_that_raises_costs_its_record_only(
+    make_site: MakeSite, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A transform that raises on some records: each of those is failed (handed out again,
+    given up after max_tries) with an error line naming its URL, and the crawl goes on
+    with every other page (the record used to stay handed out, uncrawled)."""
+
+    def transform(
+        record: UrlRecord, options: RequestOptions
+    ) -> RequestOptions | Literal["skip", "unchanged"]:
+        if record.url.endswith("/3"):
+            raise ValueError("no label for this one")
+        return "unchanged"
+
+    site = await make_site(2, 10)
+    crawled: list[str] = []
+    caplog.set_level(logging.ERROR, logger="sitemap_reader")
+    async with SitemapRequestLoader(
+        site.base, progress=tmp_path / "p.db", transform=transform, allow_private=True
+    ) as loader:
+        crawler = HttpCrawler(request_manager=await loader.to_tandem(), configure_logging=False)
+
+        @crawler.router.default_handler
+        async def handler(context: HttpCrawlingContext) -> None:
+            crawled.append(context.request.url)
+
+        await crawler.run()
+        assert (loader.loader.handled, loader.loader.failed) == (18, 2)
+    bad = {url for url in site.page_urls() if url.endswith("/3")}
+    assert set(crawled) == site.page_urls() - bad and len(crawled) == 18
+    for url in bad:
+        lines = [r.getMessage() for r in caplog.records if url in r.getMessage()]
+        assert lines and all("no label for this one" in line for line in lines)
 
 
 @pytest.mark.slow
