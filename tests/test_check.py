@@ -150,6 +150,50 @@ def test_gzipped_body_is_checked_and_sized() -> None:
     assert checker.bytes_out == len(body)
 
 
+@pytest.mark.parametrize("step", [None, 1, 7])
+def test_a_gzip_file_sent_gzip_encoded_is_checked_as_the_reader_reads_it(
+    step: int | None,
+) -> None:
+    """A .xml.gz sent with Content-Encoding: gzip arrives gzipped twice: both layers come
+    off, as the reader takes them off, and the findings are the document's own (the
+    checker used to see the inner gzip bytes: not-a-sitemap, not-utf8)."""
+    body = doc("<url><loc>https://example.com/a</loc><priority>9</priority></url>")
+    twice = gzip.compress(gzip.compress(body))
+    assert codes(findings(twice, step=step)) == [("bad-priority", 3, 1)]
+
+
+def test_a_third_gzip_layer_is_a_limit() -> None:
+    """Three layers are more than the reader takes off: a check-limit finding, as the
+    reader's limit-gzip-layers."""
+    body = doc("<url><loc>https://example.com/a</loc></url>")
+    found = findings(gzip.compress(gzip.compress(gzip.compress(body))))
+    assert [f.code for f in found] == ["check-limit"]
+    assert "gzip layers" in found[0].message
+
+
+async def test_check_of_a_gzip_encoded_gz_file_is_clean(aiohttp_server: ServerFactory) -> None:
+    """check URL of a .xml.gz served with Content-Encoding: gzip: clean (exit 0), as dump
+    reads it."""
+    inner = gzip.compress(doc("<url><loc>{base}/a</loc></url>"))
+
+    async def handler(request: web.Request) -> web.Response:
+        base = str(request.url.origin()).encode()
+        body = gzip.compress(gzip.decompress(inner).replace(b"{base}", base))
+        return web.Response(
+            body=gzip.compress(body),
+            headers={"Content-Type": "application/gzip", "Content-Encoding": "gzip"},
+        )
+
+    app = web.Application()
+    app.router.add_get("/s.xml.gz", handler)
+    server = await aiohttp_server(app)
+    url = str(server.make_url("/s.xml.gz"))
+    result = await run_cli("check", url)
+    assert result.code == 0, result.out + result.err
+    dump = await run_cli("dump", url, "--format", "txt")
+    assert dump.out.splitlines() == [str(server.make_url("/a"))]
+
+
 def test_over_50000_urls_and_line_of_the_first_extra() -> None:
     """The 50,001st entry is named with its line."""
     entries = [f"<url><loc>https://example.com/{i}</loc></url>" for i in range(50_002)]

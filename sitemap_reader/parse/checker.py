@@ -12,7 +12,9 @@ observer.Watch`), never from a second download.
 Theory of operation
 -------------------
 A body goes through a capped :class:`~sitemap_reader.parse.gunzip.Gunzip` when it starts
-with the gzip magic, then three checks run on the decompressed bytes side by side: a byte
+with the gzip magic, and through another when what comes out starts with it again, up to
+the reader's ``max_gzip_layers`` (a ``.xml.gz`` sent with ``Content-Encoding: gzip``
+arrives gzipped twice), then three checks run on the decompressed bytes side by side: a byte
 count (the 50 MB rule, and the reader's decompressed cap), an incremental strict UTF-8
 decoder (the encoding rule, with the line of the first bad byte; past it expat is given
 the body with bad bytes replaced, so the rest is still checked), and the parser's own
@@ -283,9 +285,11 @@ class BodyChecker:
         self.bytes_out = 0
         self._on_url = on_url
         self._cap = limits.max_decompressed_bytes
-        self._magic = b""  # the first bytes, until they say gzip or not
-        self._gunzip: Gunzip | None = None
-        self._decided = False
+        # Per gzip layer, as the reader peels them (up to ``max_gzip_layers``: a .xml.gz
+        # sent with Content-Encoding: gzip is two): the undecided start of each stage
+        # (None once it said gzip or not), and a Gunzip per layer found.
+        self._heads: list[bytes | None] = [b""]
+        self._gunzips: list[Gunzip] = []
         self._utf8: Any = codecs.getincrementaldecoder("utf-8")("strict")
         self._lossy: Any = None  # after a bad byte: the decoder that replaces them
         self._lines = 1  # newlines seen so far + 1 (for the line of a UTF-8 error)
@@ -299,18 +303,7 @@ class BodyChecker:
             return
         self.bytes_in += len(data)
         try:
-            if not self._decided:
-                self._magic += data
-                if len(self._magic) < len(GZIP_MAGIC):
-                    return
-                data, self._magic, self._decided = self._magic, b"", True
-                if data.startswith(GZIP_MAGIC):
-                    self._gunzip = Gunzip(self._cap, self.limits.max_gzip_members)
-            if self._gunzip is not None:
-                for piece in self._gunzip.feed(data):
-                    self._body(piece)
-            else:
-                self._body(data)
+            self._stage(0, data)
         except GunzipError as exc:
             self._stop_with("gzip" if not exc.code.startswith("limit") else "check-limit", str(exc))
         except _Stop:
@@ -323,11 +316,12 @@ class BodyChecker:
         connection) and said so; the end-of-document rules are then not applied."""
         if not self._stopped and complete:
             try:
-                if not self._decided and self._magic:
-                    self._decided = True
-                    self._body(self._magic)
-                if self._gunzip is not None:
-                    self._gunzip.close()
+                for level, head in enumerate(self._heads):
+                    if head:  # a lone byte that could have been the start of the magic
+                        self._heads[level] = None
+                        self._body(head)
+                for gunzip in self._gunzips:
+                    gunzip.close()
                 self._route(b"", final=True)
                 if self._lossy is None:
                     try:
@@ -353,6 +347,28 @@ class BodyChecker:
             self.findings.add("no-entries", None, f"the {self.format} lists nothing")
 
     # -- stages --------------------------------------------------------------------------
+
+    def _stage(self, level: int, data: bytes) -> None:
+        """Bytes of gzip layer ``level`` (0: the body as sent): gunzipped into the next
+        layer when they start with the gzip magic, else checked as the document."""
+        head = self._heads[level]
+        if head is not None:
+            data = head + data
+            if len(data) < len(GZIP_MAGIC) and data == GZIP_MAGIC[: len(data)]:
+                self._heads[level] = data
+                return
+            self._heads[level] = None
+            if data.startswith(GZIP_MAGIC):
+                if level >= self.limits.max_gzip_layers:
+                    layers = self.limits.max_gzip_layers
+                    raise GunzipError("limit-gzip-layers", f"more than {layers} gzip layers")
+                self._gunzips.append(Gunzip(self._cap, self.limits.max_gzip_members))
+                self._heads.append(b"")
+        if level < len(self._gunzips):
+            for piece in self._gunzips[level].feed(data):
+                self._stage(level + 1, piece)
+        else:
+            self._body(data)
 
     def _stop_with(self, code: str, message: str, line: int | None = None) -> None:
         self.findings.add(code, line, message)
