@@ -11,22 +11,22 @@ observer.Watch`), never from a second download.
 
 Theory of operation
 -------------------
-A body goes through a capped :class:`~sitemap_reader.parse.gunzip.Gunzip` when it starts
-with the gzip magic, and through another when what comes out starts with it again, up to
-the reader's ``max_gzip_layers`` (a ``.xml.gz`` sent with ``Content-Encoding: gzip``
-arrives gzipped twice), then three checks run on the decompressed bytes side by side: a byte
-count (the 50 MB rule, and the reader's decompressed cap), an incremental strict UTF-8
-decoder (the encoding rule, with the line of the first bad byte; past it expat is given
-the body with bad bytes replaced, so the rest is still checked), and the parser's own
-hardened, bounded expat (:class:`~sitemap_reader.parse.bounds.BoundedExpat`: entity
-declarations and external references refused; one markup token, distinct names,
-namespace declarations and nesting bounded by ``Limits.max_xml_*``), so a hostile body
-costs the checker what it costs the reader. Its handlers collect the text of ``loc``,
-``lastmod``, ``changefreq`` and ``priority`` per entry, with the line where each starts,
-and check every value when the entry closes. Expat runs without namespace processing, as
-in the parser: prefixes are resolved here from the ``xmlns`` attributes in scope. For
-the escaping rule the raw bytes of each ``<loc>`` are kept (a small window, only while a
-``<loc>`` is open) and looked at for the characters the protocol wants entity-escaped.
+A body has its gzip layers taken off as the reader takes them off
+(:class:`~sitemap_reader.parse.gunzip.GzipLayers`: a ``.xml.gz`` sent with
+``Content-Encoding: gzip`` arrives gzipped twice), then three checks run on the
+decompressed bytes side by side: a byte count (the 50 MB rule, and the reader's
+decompressed cap), an incremental strict UTF-8 decoder (the encoding rule, with the line
+of the first bad byte; past it expat is given the body with bad bytes replaced, so the
+rest is still checked), and the parser's own hardened, bounded expat
+(:class:`~sitemap_reader.parse.bounds.BoundedExpat`: entity declarations and external
+references refused; one markup token, distinct names, namespace declarations and nesting
+bounded by ``Limits.max_xml_*``), so a hostile body costs the checker what it costs the
+reader. Its handlers collect the text of ``loc``, ``lastmod``, ``changefreq`` and
+``priority`` per entry, with the line where each starts, and check every value when the
+entry closes. Expat runs without namespace processing, as in the parser: prefixes are
+resolved here from the ``xmlns`` attributes in scope. For the escaping rule the raw bytes
+of each ``<loc>`` are kept (a small window, only while a ``<loc>`` is open) and looked at
+for the characters the protocol wants entity-escaped.
 
 Findings aggregate per (file, code): the first line, the first example, and a count, so a
 file with a million bad dates costs one finding.
@@ -57,7 +57,7 @@ from sitemap_reader.limits import (
 )
 from sitemap_reader.parse.bounds import BoundedExpat
 from sitemap_reader.parse.entry import Sink, StopParsing
-from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
+from sitemap_reader.parse.gunzip import GunzipError, GzipLayers
 from sitemap_reader.parse.scope import host_of, in_location
 from sitemap_reader.parse.xml import SITEMAP_NS
 
@@ -285,11 +285,7 @@ class BodyChecker:
         self.bytes_out = 0
         self._on_url = on_url
         self._cap = limits.max_decompressed_bytes
-        # Per gzip layer, as the reader peels them (up to ``max_gzip_layers``: a .xml.gz
-        # sent with Content-Encoding: gzip is two): the undecided start of each stage
-        # (None once it said gzip or not), and a Gunzip per layer found.
-        self._heads: list[bytes | None] = [b""]
-        self._gunzips: list[Gunzip] = []
+        self._layers = GzipLayers(self._cap, limits.max_gzip_members, limits.max_gzip_layers)
         self._utf8: Any = codecs.getincrementaldecoder("utf-8")("strict")
         self._lossy: Any = None  # after a bad byte: the decoder that replaces them
         self._lines = 1  # newlines seen so far + 1 (for the line of a UTF-8 error)
@@ -303,7 +299,8 @@ class BodyChecker:
             return
         self.bytes_in += len(data)
         try:
-            self._stage(0, data)
+            for piece in self._layers.feed(data):
+                self._body(piece)
         except GunzipError as exc:
             self._stop_with("gzip" if not exc.code.startswith("limit") else "check-limit", str(exc))
         except _Stop:
@@ -316,12 +313,9 @@ class BodyChecker:
         connection) and said so; the end-of-document rules are then not applied."""
         if not self._stopped and complete:
             try:
-                for level, head in enumerate(self._heads):
-                    if head:  # a lone byte that could have been the start of the magic
-                        self._heads[level] = None
-                        self._body(head)
-                for gunzip in self._gunzips:
-                    gunzip.close()
+                for head in self._layers.held():
+                    self._body(head)
+                self._layers.close()
                 self._route(b"", final=True)
                 if self._lossy is None:
                     try:
@@ -347,28 +341,6 @@ class BodyChecker:
             self.findings.add("no-entries", None, f"the {self.format} lists nothing")
 
     # -- stages --------------------------------------------------------------------------
-
-    def _stage(self, level: int, data: bytes) -> None:
-        """Bytes of gzip layer ``level`` (0: the body as sent): gunzipped into the next
-        layer when they start with the gzip magic, else checked as the document."""
-        head = self._heads[level]
-        if head is not None:
-            data = head + data
-            if len(data) < len(GZIP_MAGIC) and data == GZIP_MAGIC[: len(data)]:
-                self._heads[level] = data
-                return
-            self._heads[level] = None
-            if data.startswith(GZIP_MAGIC):
-                if level >= self.limits.max_gzip_layers:
-                    layers = self.limits.max_gzip_layers
-                    raise GunzipError("limit-gzip-layers", f"more than {layers} gzip layers")
-                self._gunzips.append(Gunzip(self._cap, self.limits.max_gzip_members))
-                self._heads.append(b"")
-        if level < len(self._gunzips):
-            for piece in self._gunzips[level].feed(data):
-                self._stage(level + 1, piece)
-        else:
-            self._body(data)
 
     def _stop_with(self, code: str, message: str, line: int | None = None) -> None:
         self.findings.add(code, line, message)

@@ -1,4 +1,5 @@
-"""Streaming, capped gunzip: one gzip layer, decoded while the body arrives.
+r"""Streaming, capped gunzip: one gzip layer, decoded while the body arrives (and
+:class:`GzipLayers`: every layer of a body, one :class:`Gunzip` each).
 
 Theory of operation. ``zlib.decompressobj`` decodes one gzip member; we call
 ``decompress(data, PIECE)`` so no call returns more than ``PIECE`` bytes, and carry the
@@ -34,6 +35,7 @@ from collections.abc import Generator, Iterator
 from typing import Any, NoReturn
 
 from sitemap_reader.errors import SitemapReaderError
+from sitemap_reader.parse.sniff import is_gzip_prefix
 
 __all__ = ["GZIP_MAGIC", "PIECE", "Gunzip", "GunzipError"]
 
@@ -184,3 +186,73 @@ class Gunzip:
         """Remember and raise a :class:`GunzipError`."""
         self._error = GunzipError(code, message)
         raise self._error from cause
+
+
+class GzipLayers:
+    """The gzip layers of a body, taken off while it arrives: a stage whose first two
+    bytes are :data:`GZIP_MAGIC` goes through a capped :class:`Gunzip`, and what comes out
+    is the next stage, up to ``max_layers`` deep (double gzip is real: a ``.xml.gz`` sent
+    with ``Content-Encoding: gzip``; a third layer raises ``limit-gzip-layers``). The
+    reader's parser and the checker both read a body through one, so both see the same
+    document.
+
+    >>> import gzip
+    >>> layers = GzipLayers(max_output=1024, max_members=4, max_layers=2)
+    >>> b"".join(layers.feed(gzip.compress(gzip.compress(b"<urlset/>"))))
+    b'<urlset/>'
+    >>> list(layers.held()), layers.close()
+    ([], [])
+    """
+
+    __slots__ = ("_gunzips", "_heads", "max_layers", "max_members", "max_output")
+
+    def __init__(self, max_output: int, max_members: int, max_layers: int) -> None:
+        self.max_output = max_output
+        self.max_members = max_members
+        self.max_layers = max_layers
+        self._heads: list[bytes | None] = [b""]  # per stage: undecided start, None once decided
+        self._gunzips: list[Gunzip] = []
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The document's bytes that ``data`` (the body as sent) gives so far."""
+        return self._stage(0, data)
+
+    def held(self) -> Iterator[bytes]:
+        """At the end: what a stage held back undecided (a lone first byte that could have
+        begun the magic), as the document's bytes."""
+        for level, head in enumerate(self._heads):
+            if head:
+                self._heads[level] = None
+                yield head
+
+    def close(self) -> list[int]:
+        """End of the body: close every layer (``gzip-truncated`` when one ended inside a
+        member); the bytes ignored after each layer's last member, where there were some."""
+        trailing = []
+        for gunzip in self._gunzips:
+            gunzip.close()
+            if gunzip.trailing:
+                trailing.append(gunzip.trailing)
+        return trailing
+
+    def _stage(self, level: int, data: bytes) -> Iterator[bytes]:
+        head = self._heads[level]
+        if head is not None:
+            data = head + data
+            gz = is_gzip_prefix(data)
+            if gz is None:
+                self._heads[level] = data
+                return
+            self._heads[level] = None
+            if gz:
+                if level >= self.max_layers:
+                    raise GunzipError(
+                        "limit-gzip-layers", f"more than {self.max_layers} gzip layers"
+                    )
+                self._gunzips.append(Gunzip(self.max_output, self.max_members))
+                self._heads.append(b"")
+        if level < len(self._gunzips):
+            for piece in self._gunzips[level].feed(data):
+                yield from self._stage(level + 1, piece)
+        else:
+            yield data

@@ -48,7 +48,7 @@ from sitemap_reader.parse.extensions import (
     human_text,
     image_at,
 )
-from sitemap_reader.parse.gunzip import Gunzip, GunzipError
+from sitemap_reader.parse.gunzip import GunzipError, GzipLayers
 from sitemap_reader.parse.kinds import ROOTS, SITEMAP_NS
 from sitemap_reader.parse.normalize import (
     CHANGEFREQS,
@@ -426,8 +426,11 @@ class SitemapParser:
         self.pagemaps = pagemaps
         self.limits = limits or _DEFAULT_LIMITS
         self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC), build)
-        self._heads: list[bytes | None] = [b""]  # per stage: undecided start, None once decided
-        self._gunzips: list[Gunzip] = []
+        self._layers = GzipLayers(
+            self.limits.max_decompressed_bytes,
+            self.limits.max_gzip_members,
+            self.limits.max_gzip_layers,
+        )
         self._body_head: bytes | None = b""
         self._reader: XmlReader | TextReader | None = None
         self._closed = False
@@ -475,7 +478,7 @@ class SitemapParser:
         self.bytes_in += len(data)
         if self.done or not data:
             return []
-        self._guard(self._stage, 0, data)
+        self._guard(self._layered, data)
         self._guard(self._emit.drain)
         return self._take()
 
@@ -545,30 +548,9 @@ class SitemapParser:
 
     # -- stages --------------------------------------------------------------------------
 
-    def _stage(self, level: int, data: bytes) -> None:
-        head = self._heads[level]
-        if head is not None:
-            data = head + data
-            gz = sniff.is_gzip_prefix(data)
-            if gz is None:
-                self._heads[level] = data
-                return
-            self._heads[level] = None
-            if gz:
-                if level >= self.limits.max_gzip_layers:
-                    raise self._emit.fatal(
-                        "limit-gzip-layers",
-                        f"more than {self.limits.max_gzip_layers} gzip layers",
-                    )
-                self._gunzips.append(
-                    Gunzip(self.limits.max_decompressed_bytes, self.limits.max_gzip_members)
-                )
-                self._heads.append(b"")
-        if level < len(self._gunzips):
-            for piece in self._gunzips[level].feed(data):
-                self._stage(level + 1, piece)
-        else:
-            self._body(data)
+    def _layered(self, data: bytes) -> None:
+        for piece in self._layers.feed(data):
+            self._body(piece)
 
     def _body(self, data: bytes) -> None:
         self.bytes_out += len(data)
@@ -619,19 +601,14 @@ class SitemapParser:
             raise self._emit.fatal("empty", "the body is empty")
 
     def _finish(self) -> None:
-        for level, head in enumerate(self._heads):
-            if head:  # a lone byte that could have been the start of the gzip magic
-                self._heads[level] = None
-                self._body(head)
+        for head in self._layers.held():  # a lone byte that could have begun the magic
+            self._body(head)
         if isinstance(self._reader, XmlReader):
             self._reader.flush()  # stream order: the document before a gzip truncation
-        for gunzip in self._gunzips:
-            gunzip.close()
-            if gunzip.trailing:  # what was decompressed stands: a non-fatal problem
-                self._emit.problem(
-                    "gzip-trailing-bytes",
-                    f"{gunzip.trailing:,} byte(s) after the last gzip member ignored",
-                )
+        for trailing in self._layers.close():  # what was decompressed stands: not fatal
+            self._emit.problem(
+                "gzip-trailing-bytes", f"{trailing:,} byte(s) after the last gzip member ignored"
+            )
         if self._reader is None:
             head = sniff.strip_prolog(self._body_head or b"")
             kind = sniff.classify(head, final=True)
