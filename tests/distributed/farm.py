@@ -10,13 +10,13 @@ gate, so a worker can be caught holding it). Hits are counted per (port, path).
 
 from __future__ import annotations
 
-import asyncio
-import socket
 import threading
 from collections import Counter
 from dataclasses import dataclass
 
 from aiohttp import web
+
+from tests.loopback_server import LoopbackServer, listen
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -34,7 +34,7 @@ class SiteSpec:
         return f"http://127.0.0.1:{self.port}/"
 
 
-class Farm:
+class Farm(LoopbackServer):
     """``count`` sites (a context manager); ``kinds`` gives the kind of some of them."""
 
     def __init__(
@@ -50,17 +50,12 @@ class Farm:
         self.hits: Counter[tuple[int, str]] = Counter()
         self._bodies: dict[tuple[str, int], str] = {}
         self.gate_reached = threading.Event()
-        self._sockets = [_listen() for _ in range(count)]
+        super().__init__([listen() for _ in range(count)])
         self.sites = [
             SiteSpec(s.getsockname()[1], (kinds or {}).get(i, "ok"))
             for i, s in enumerate(self._sockets)
         ]
         self._kind = {site.port: site.kind for site in self.sites}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._gate: asyncio.Event | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
 
     def expected_urls(self, site: SiteSpec) -> set[str]:
         """Every page URL the site lists."""
@@ -70,37 +65,6 @@ class Farm:
     def fetches_per_site(self) -> int:
         """Requests one complete read of an ``ok`` site makes: robots, index, children."""
         return 2 + self.children
-
-    def open_gate(self) -> None:
-        """Let the gated sites finish their last child."""
-        assert self._loop is not None and self._gate is not None
-        self._loop.call_soon_threadsafe(self._gate.set)
-
-    def __enter__(self) -> Farm:
-        self._thread.start()
-        if not self._ready.wait(30):
-            raise RuntimeError("the farm did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(30)
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._gate, self._stop = asyncio.Event(), asyncio.Event()
-        app = web.Application()
-        app.router.add_route("GET", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
-        for sock in self._sockets:
-            await web.SockSite(runner, sock).start()
-        self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            await runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         port = request.url.port or 0
@@ -156,11 +120,3 @@ class Farm:
 
 def _xml(text: str) -> web.Response:
     return web.Response(text=text, content_type="application/xml")
-
-
-def _listen() -> socket.socket:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock

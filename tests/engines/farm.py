@@ -17,7 +17,6 @@ Bodies are made once and kept, so a 200k-URL site costs its bytes once.
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import os
 import socket
@@ -27,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
+
+from tests.loopback_server import LoopbackServer, listen
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 #: Seconds any wait of the kit may take before the test fails.
@@ -72,7 +73,7 @@ class Site:
         return "failed" if self.kind == "down" else "ok"
 
 
-class Farm:
+class Farm(LoopbackServer):
     """Sites on loopback ports (a context manager): ``Farm([("ok", 2, 50), ...])`` with
     (kind, children, per child) each."""
 
@@ -81,59 +82,22 @@ class Farm:
         self.gate_reached = threading.Event()
         self.gated_peer: tuple[str, int] | None = None
         self._bodies: dict[tuple[int, str], bytes] = {}
-        self._sockets: list[socket.socket] = []
+        sockets: list[socket.socket] = []
         self.sites: list[Site] = []
         for kind, children, per_child in specs:
-            sock = _listen()
+            sock = listen()
             port = sock.getsockname()[1]
             if kind == "down":
                 sock.close()  # nothing listens there any more: connections are refused
             else:
-                self._sockets.append(sock)
+                sockets.append(sock)
             self.sites.append(Site(port, kind, children, per_child))
         self._site = {site.port: site for site in self.sites}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._gate: asyncio.Event | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
+        super().__init__(sockets)
 
     def site(self, kind: str) -> Site:
         """The first site of a kind."""
         return next(site for site in self.sites if site.kind == kind)
-
-    def open_gate(self) -> None:
-        """Let the gated sites finish their last child (now and from now on)."""
-        assert self._loop is not None and self._gate is not None
-        self._loop.call_soon_threadsafe(self._gate.set)
-
-    def __enter__(self) -> Farm:
-        self._thread.start()
-        if not self._ready.wait(DEADLINE):
-            raise RuntimeError("the farm did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(DEADLINE)
-        for sock in self._sockets:
-            sock.close()
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._gate, self._stop = asyncio.Event(), asyncio.Event()
-        app = web.Application()
-        app.router.add_route("GET", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
-        for sock in self._sockets:
-            await web.SockSite(runner, sock).start()
-        self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            await runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         port = request.url.port or 0
@@ -209,14 +173,6 @@ def _urlset(urls: object) -> bytes:
         for url in urls  # type: ignore[attr-defined]
     )
     return f'<?xml version="1.0"?>\n<urlset xmlns="{NS}">{entries}</urlset>\n'.encode()
-
-
-def _listen() -> socket.socket:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
 
 
 # --------------------------------------------------------------------------- processes
