@@ -199,18 +199,22 @@ def _wal_header(path: str) -> bytes | None:
     is absent, empty or holds no page 1 of its current generation."""
     try:
         with open(path + "-wal", "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
             head = stream.read(_WAL_HEADER)
             if len(head) < _WAL_HEADER:
                 return None
             page_size = int.from_bytes(head[8:12], "big") or 65536
             salts = head[16:24]
             latest = None
-            while len(frame := stream.read(_WAL_FRAME)) == _WAL_FRAME:
-                page = stream.read(page_size)
-                if len(page) < page_size or frame[8:16] != salts:
-                    break  # a torn frame or one of an older generation: the log ends here
+            at = _WAL_HEADER  # frame headers only are read; a page only when it is page 1
+            while at + _WAL_FRAME + page_size <= size:
+                stream.seek(at)
+                frame = stream.read(_WAL_FRAME)
+                if frame[8:16] != salts:
+                    break  # a frame of an older generation: the log ends here
                 if int.from_bytes(frame[:4], "big") == 1:
-                    latest = page[:100]
+                    latest = stream.read(100)
+                at += _WAL_FRAME + page_size
             return latest
     except OSError:
         return None
