@@ -21,17 +21,9 @@ from sitemap_reader.store.progress import DONE, ProgressStore
 from tests.crawl.crawl_kit import FAST
 from tests.loader.conftest import MakeSite
 from tests.loader.kill_kit import CHILD
+from tests.loader.test_loader import drain
 
 BUSY = "is in use by another loader"
-
-
-async def drain(loader: sr.SitemapLoader) -> list[str]:
-    """Take and acknowledge every record left; their URLs."""
-    urls = []
-    while (record := await loader.next()) is not None:
-        urls.append(record.url)
-        await loader.ack(record.url)
-    return urls
 
 
 async def test_a_second_loader_in_one_process_is_refused(
@@ -50,7 +42,7 @@ async def test_a_second_loader_in_one_process_is_refused(
             await second.open()
         assert str(progress) in str(refused.value)
         await second.close()
-        first_urls = await drain(first)
+        first_urls = [r.url for r in await drain(first)]
     async with sr.SitemapLoader(site.base, progress=progress, options=FAST) as third:
         assert await third.next() is None
     assert len(first_urls) + 1 == len(site.page_urls())
@@ -91,7 +83,7 @@ async def test_another_process_holding_the_file_then_killed(
     store.close()
     assert set(acked) <= done
     async with sr.SitemapLoader(site.base, progress=progress, options=FAST) as after:
-        rest = await drain(after)
+        rest = [r.url for r in await drain(after)]
     assert not done & set(rest)
     assert done | set(rest) == site.page_urls()
 
@@ -140,7 +132,7 @@ async def test_our_file_with_its_data_in_the_log_resumes(
         copy = tmp_path / "p.db"
         _copy_with_log(original, copy)
     async with sr.SitemapLoader(site.base, progress=copy, options=FAST) as after:
-        rest = await drain(after)
+        rest = [r.url for r in await drain(after)]
     assert taken.url not in rest and {taken.url, *rest} == site.page_urls()
 
 
@@ -176,7 +168,7 @@ async def test_a_damaged_row_costs_its_url_only(
     db.close()
     caplog.set_level(logging.WARNING, logger="sitemap_reader")
     async with sr.SitemapLoader(site.base, progress=progress, buffer=5, options=FAST) as after:
-        rest = await drain(after)
+        rest = [r.url for r in await drain(after)]
         assert after.failed == 1
     assert damaged not in rest and {taken.url, damaged, *rest} == site.page_urls()
     lines = [r.getMessage() for r in caplog.records if damaged in r.getMessage()]
