@@ -54,7 +54,7 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable, 
     # SITEMAP_BENCH_SOURCE: another checkout's package instead (benchmarks/cli.py --source).
     sys.path.insert(0, os.environ.get("SITEMAP_BENCH_SOURCE") or str(_here.parent))
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.records import SitemapRef, UrlRecord
 

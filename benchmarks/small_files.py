@@ -29,9 +29,9 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable (
     sys.path.insert(0, str(_here.parent))
 
 from benchmarks.parse import make_sitemap, real_corpus, run_ours
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import SitemapParser, _Emitter
-from sitemap_reader.scoring import make_scorer
+from sitemap_reader.records.scoring import make_scorer
 
 SITEMAP_URL = "https://www.example.com/sitemap.xml"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sitemap_reader._version import __version__
+from sitemap_reader.delivery.frame import to_dataframe, tree_dataframe
 from sitemap_reader.discovery.model import Run, SitemapNode, Stats
 from sitemap_reader.errors import (
     DiscoveryError,
@@ -31,9 +32,8 @@ from sitemap_reader.errors import (
     StateError,
     UsageError,
 )
-from sitemap_reader.frame import to_dataframe, tree_dataframe
-from sitemap_reader.limits import Limits
 from sitemap_reader.options import Options
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.records import (

@@ -5,7 +5,8 @@ Theory of operation
 A :class:`SitemapLoader` runs one :class:`~sitemap_reader.SitemapReader` discovery in a
 task (the *intake*) and writes every new record into its progress file
 (:mod:`sitemap_reader.store.progress`) before anyone can have it. :meth:`SitemapLoader.next`
-hands out waiting records (round-robin across hosts by default: :mod:`sitemap_reader.handout`),
+hands out waiting records (round-robin across hosts by default:
+:mod:`sitemap_reader.delivery.handout`),
 marking each *out*; :meth:`~SitemapLoader.ack` marks it done and commits, so an
 acknowledged URL is never handed out again, not even by a loader that starts after this
 process was killed; :meth:`~SitemapLoader.fail` queues it again, up to ``max_tries`` times.
@@ -48,17 +49,18 @@ from typing import Unpack
 from aiohttp import ClientSession
 from aiohttp.abc import AbstractResolver
 
-from sitemap_reader._keywords import LoaderKeywords
+from sitemap_reader._safe_text import printable
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
+from sitemap_reader.delivery.handout import make_policy
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.errors import StateError, UsageError
-from sitemap_reader.handout import make_policy
-from sitemap_reader.options import Options, loader_options
+from sitemap_reader.options import Options
+from sitemap_reader.options._keywords import LoaderKeywords
+from sitemap_reader.options.groups import loader_options
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.safe_text import printable
 from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
@@ -89,7 +91,7 @@ class SitemapLoader:
     (:class:`~sitemap_reader.options.LoaderOptions`): ``progress`` is the SQLite progress
     file (None: a temporary file, removed on close); ``buffer`` bounds the records
     waiting unclaimed; ``order`` picks the next of them (``"hosts"``: round-robin across
-    hosts; :mod:`sitemap_reader.handout`), ``best_first`` the best-scored first (within a
+    hosts; :mod:`sitemap_reader.delivery.handout`), ``best_first`` the best-scored first (within a
     host); ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`);
     ``extend`` / ``restart``: a file made for other targets takes these too / starts afresh.
     ``options``, the other keywords, ``session`` and ``resolver`` are

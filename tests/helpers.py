@@ -8,7 +8,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser
 from sitemap_reader.records import SitemapRef, UrlRecord
 

@@ -1,4 +1,4 @@
-"""sitemap_reader.batch: many targets on one loop, as Arrow record batches (the engines' core).
+"""sitemap_reader.engines.batch: many targets on one loop, as Arrow record batches.
 
 Real sites on 127.0.0.1 (tests/engines/farm.py); the engines themselves are tested by
 ``make test-engines`` (tests/engines/).
@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from sitemap_reader.batch import (
+from sitemap_reader.engines.batch import (
     SCHEMA,
     ChunkReport,
     canonical_target,
@@ -208,7 +208,7 @@ def test_a_broken_target_iterable_raises(farm: Farm) -> None:
 
 _RSS_CHILD = """
 import resource, sys
-from sitemap_reader.batch import discover_batches
+from sitemap_reader.engines.batch import discover_batches
 rows = 0
 for batch in discover_batches([sys.argv[1]], allow_private=True, processes=0):
     rows += batch.num_rows

@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.checker import (
     BodyChecker,
     Finding,

@@ -16,7 +16,7 @@ from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestServer
 
-from sitemap_reader.cli.survey import survey
+from sitemap_reader.audit.survey import survey
 from sitemap_reader.options import Options
 from tests.conftest_cli import SITEMAP_READER, Doc, Site, cli_env, index, run_cli, urlset
 

@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sitemap_reader.frame import to_dataframe
+from sitemap_reader.delivery.frame import to_dataframe
 from sitemap_reader.records import UrlRecord
 from tests.conftest_cli import Doc, Site, cli_env, index, run_cli, urlset
 

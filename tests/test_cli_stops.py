@@ -86,7 +86,7 @@ async def test_ctrl_c_with_output_file_says_it_was_left(
 
 def test_progress_text_rates_and_the_writing_phase() -> None:
     """The progress line gives URL and byte rates; after discovery, the writing phase."""
-    from sitemap_reader.cli.report import progress_text
+    from sitemap_reader.cli.summary import progress_text
     from sitemap_reader.discovery.model import Stats
 
     stats = Stats(urls_emitted=3000, bytes=4_000_000, started=100.0, finished=None)
@@ -99,7 +99,7 @@ def test_progress_text_rates_and_the_writing_phase() -> None:
 def test_progress_eta_from_the_sitemaps_known() -> None:
     """With sitemaps known from an index, the line estimates the time left at the pace of
     the finished ones; none before the first finishes or once nothing is queued."""
-    from sitemap_reader.cli.report import eta, progress_text
+    from sitemap_reader.cli.summary import eta, progress_text
     from sitemap_reader.discovery.model import Stats
 
     def at(ok: int, queued: int) -> Stats:

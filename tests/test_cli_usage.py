@@ -17,7 +17,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 import sitemap_reader as sr
-from sitemap_reader.cli.usage import plain_reason
+from sitemap_reader._words import plain_reason
 from tests.conftest_cli import Site, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]

@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 import sitemap_reader as sr
+from sitemap_reader.delivery import frame as frame_module
 from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.records import Alternate, UrlRecord
 from tests.conftest_cli import run_cli
@@ -28,12 +29,12 @@ BODY = f"""<urlset xmlns="{NS}" xmlns:xhtml="http://www.w3.org/1999/xhtml">
 def test_to_dataframe_typed_columns() -> None:
     """lastmod is datetime64[ns, UTC], changefreq categorical, priority float (NaN if absent)."""
     frame = sr.to_dataframe(sr.parse(BODY, url="https://example.com/sitemap.xml").urls)
-    assert list(frame.columns) == list(sr.frame.COLUMNS)
+    assert list(frame.columns) == list(frame_module.COLUMNS)
     assert str(frame["lastmod"].dtype) == "datetime64[ns, UTC]"
     assert frame["lastmod"][0] == pd.Timestamp("2024-03-05T12:30:00Z")
     assert pd.isna(frame["lastmod"][1])
     assert isinstance(frame["changefreq"].dtype, pd.CategoricalDtype)
-    assert list(frame["changefreq"].cat.categories) == list(sr.frame.CHANGEFREQ_ORDER)
+    assert list(frame["changefreq"].cat.categories) == list(frame_module.CHANGEFREQ_ORDER)
     assert frame["changefreq"][0] == "daily" and pd.isna(frame["changefreq"][1])
     assert str(frame["priority"].dtype) == "float64"
     assert frame["priority"][0] == 0.8 and pd.isna(frame["priority"][1])

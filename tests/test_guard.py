@@ -1,4 +1,4 @@
-"""The address policy (sitemap_reader.guard): public addresses, numeric hosts, which
+"""The address policy (sitemap_reader.discovery.addresses): public addresses, numeric hosts, which
 sites are guarded under each value of allow_private. Pure functions, no network; the
 policy on real servers is in tests/hostile/test_guard.py (aiohttp) and
 tests/scrapy/test_scrapy_guard.py (Scrapy)."""
@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from sitemap_reader.declare import PrivateSetting
-from sitemap_reader.discovery.targets import classify
-from sitemap_reader.errors import UsageError
-from sitemap_reader.guard import (
+from sitemap_reader.discovery.addresses import (
     is_public_address,
     numeric_host_problem,
     parse_numeric_host,
     private_allowed,
     private_mode,
 )
+from sitemap_reader.discovery.targets import classify
+from sitemap_reader.errors import UsageError
+from sitemap_reader.options.declare import PrivateSetting
 
 
 @pytest.mark.parametrize(

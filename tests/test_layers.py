@@ -22,19 +22,15 @@ PACKAGE = ROOT / "sitemap_reader"
 #: Layer of each module prefix (longest prefix wins); a module not listed is a driver.
 LAYERS = {
     "sitemap_reader.errors": 0,
-    "sitemap_reader.limits": 0,
-    "sitemap_reader.declare": 0,
     "sitemap_reader.options": 0,
-    "sitemap_reader._keywords": 0,
     "sitemap_reader._version": 0,
     "sitemap_reader.records": 0,
-    "sitemap_reader.scoring": 0,
-    "sitemap_reader.handout": 0,  # the loader's hand-out policies: pure, an option's type
-    "sitemap_reader.safe_text": 0,
+    "sitemap_reader.delivery.handout": 0,  # the loader's hand-out policies: pure, an option's type
+    "sitemap_reader._safe_text": 0,
     "sitemap_reader.parse": 0,
     "sitemap_reader.discovery": 1,
-    "sitemap_reader.guard": 1,
     "sitemap_reader.store": 2,
+    "sitemap_reader.delivery": 2,  # what happens to records on their way out: no event loop
     "sitemap_reader.cli": 4,
     "sitemap_reader.__main__": 4,
 }
@@ -183,7 +179,7 @@ def _loaded_after(imports: str, wanted: str) -> list[str]:
         "sitemap_reader",
         "sitemap_reader.parse",
         "sitemap_reader.discovery",
-        "sitemap_reader.guard",
+        "sitemap_reader.discovery.addresses",
         "sitemap_reader.store",
         "sitemap_reader.store.progress",
     ],
@@ -205,7 +201,7 @@ def test_the_scrapy_integration_loads_no_aiohttp() -> None:
         for p in (PACKAGE / "scrapy").glob("*.py")
         if p.stem not in ("__init__", "redis")
     )
-    assert "sitemap_reader.scrapy.guard" in modules
+    assert "sitemap_reader.scrapy.addresses" in modules
     imports = "\n".join(f"import {m}" for m in ["sitemap_reader.scrapy", *modules])
     wanted = (
         "m.split('.')[0] == 'aiohttp' or m.startswith(("
@@ -230,21 +226,24 @@ def _others(*own: str) -> str:
 
 
 def test_the_engine_core_loads_no_driver_library() -> None:
-    """Importing sitemap_reader.batch loads pyarrow and our sans-I/O layers only: no
+    """Importing sitemap_reader.engines.batch loads pyarrow and our sans-I/O layers only: no
     engine, no other driver (the aiohttp reader is imported when a call starts)."""
-    assert _loaded_after("import sitemap_reader.batch", _others()) == []
+    assert _loaded_after("import sitemap_reader.engines.batch", _others()) == []
 
 
 def test_spelling_a_target_loads_no_queue_library() -> None:
     """Spelling a target the canonical way loads neither redis nor the distributed driver."""
-    imports = "import sitemap_reader.batch as b\nb.canonical_target('example.com')"
+    imports = "import sitemap_reader.engines.batch as b\nb.canonical_target('example.com')"
     wanted = "m.split('.')[0] == 'redis' or m.startswith('sitemap_reader.distributed')"
     assert _loaded_after(imports, wanted) == []
 
 
 @pytest.mark.parametrize(
     ("module", "own"),
-    [("sitemap_reader.spark", ("pyspark", "py4j", "aiohttp")), ("sitemap_reader.ray", ("ray",))],
+    [
+        ("sitemap_reader.engines.spark", ("pyspark", "py4j", "aiohttp")),
+        ("sitemap_reader.engines.ray", ("ray",)),
+    ],
 )
 def test_an_engine_door_loads_no_other_engine(module: str, own: tuple[str, ...]) -> None:
     """Each engine's module loads its engine and the engine core, never the other engine

@@ -19,22 +19,13 @@ from typing import Any
 import pytest
 
 import sitemap_reader as sr
-from sitemap_reader import _keywords
 from sitemap_reader.cli.args import build_parser
 from sitemap_reader.cli.flags import options_from
-from sitemap_reader.declare import spec_of
 from sitemap_reader.errors import UsageError
-from sitemap_reader.options import (
-    GROUPS,
-    GROUPS_AND_LOADER,
-    TABLE_BEGIN,
-    TABLE_END,
-    Options,
-    cli_flag,
-    keywords_module,
-    markdown,
-    scrapy_setting,
-)
+from sitemap_reader.options import GROUPS, GROUPS_AND_LOADER, Options, _keywords
+from sitemap_reader.options.declare import spec_of
+from sitemap_reader.options.derive import TABLE_BEGIN, TABLE_END, keywords_module, markdown
+from sitemap_reader.options.doors import cli_flag, scrapy_setting
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -164,9 +155,9 @@ def test_the_readme_table_is_rendered_from_the_declarations() -> None:
 
 
 def test_the_typed_keywords_are_generated_from_the_declarations() -> None:
-    """sitemap_reader/_keywords.py is what keywords_module() writes (out of step:
+    """sitemap_reader/options/_keywords.py is what keywords_module() writes (out of step:
     ``python -m sitemap_reader.options --write``), and the doors use it."""
-    assert (ROOT / "sitemap_reader" / "_keywords.py").read_text() == keywords_module()
+    assert (ROOT / "sitemap_reader" / "options" / "_keywords.py").read_text() == keywords_module()
     names = set(_keywords.ReaderKeywords.__annotations__)
     assert names == {*GROUPS, *(f.name for g in GROUPS.values() for f in dataclasses.fields(g))}
     for door, typed in (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitemap_reader.safe_text import csv_cell, printable, redact_url
+from sitemap_reader._safe_text import csv_cell, printable, redact_url
 
 
 @pytest.mark.parametrize(

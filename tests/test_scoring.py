@@ -1,4 +1,4 @@
-"""Tests for sitemap_reader.scoring: the default score, the lastmod vote, revisit intervals."""
+"""sitemap_reader.records.scoring: the default score, the lastmod vote, revisit intervals."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sitemap_reader.parse.normalize import CHANGEFREQS
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.scoring import (
+from sitemap_reader.records.scoring import (
     FREQUENCY_RANK,
     MAX_REVISIT_SECONDS,
     MIN_REVISIT_SECONDS,

@@ -1,6 +1,6 @@
 """The batch writers give the reference bytes: msgspec's path against to_dict + json_text.
 
-:mod:`sitemap_reader.writers` encodes a batch of plain records in C and falls back to the
+:mod:`sitemap_reader.delivery.writers` encodes a batch of plain records in C and falls back to the
 reference path (a record at a time) wherever the bytes could differ. These tests hold the
 two to each other on the real corpus, on hostile text and on records Hypothesis makes,
 and check that the fast path is really taken where it should be (else they would prove
@@ -18,11 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_reader import writers
-from sitemap_reader.parse.parser import parse
-from sitemap_reader.records import Alternate, Image, RareFields, UrlRecord
-from sitemap_reader.scoring import REVISIT_SECONDS, Verdict, sitemap_builder
-from sitemap_reader.writers import (
+from sitemap_reader.delivery import writers
+from sitemap_reader.delivery.writers import (
     CsvWriter,
     JsonlWriter,
     TxtWriter,
@@ -31,6 +28,9 @@ from sitemap_reader.writers import (
     json_line,
     jsonl_text,
 )
+from sitemap_reader.parse.parser import parse
+from sitemap_reader.records import Alternate, Image, RareFields, UrlRecord
+from sitemap_reader.records.scoring import REVISIT_SECONDS, Verdict, sitemap_builder
 from tests.parse.test_fuzz import fuzz_settings
 from tests.shared_data import CORPUS, REALDATA
 

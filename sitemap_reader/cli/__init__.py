@@ -38,8 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--json"])  # a usage error: the message goes to stderr
     2
     """
+    from sitemap_reader.cli.audit import run_check, run_report
     from sitemap_reader.cli.distributed import add_commands  # enqueue, worker, status
-    from sitemap_reader.cli.inspect import run_check, run_report
 
     parser = build_parser(run_dump, run_tree, run_demo, run_check, run_report, (add_commands,))
     given = sys.argv[1:] if argv is None else list(argv)

@@ -14,7 +14,7 @@ from typing import Any, Final, TypeVar
 
 from sitemap_reader.cli.flags import add_option_flags
 from sitemap_reader.cli.usage import HelpFormatter, UsageParser
-from sitemap_reader.limits import CHECK_MAX_EXAMPLES
+from sitemap_reader.options.limits import CHECK_MAX_EXAMPLES
 from sitemap_reader.parse.domains import list_version
 
 PROG: Final = "sitemap-reader"

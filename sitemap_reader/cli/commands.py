@@ -17,12 +17,13 @@ import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import IO, Any, Final
 
+from sitemap_reader._safe_text import printable
+from sitemap_reader._words import plain_reason, plural
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.flags import options_from
 from sitemap_reader.cli.hints import html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, json_text
-from sitemap_reader.cli.parquet import check_parquet, record_writer
-from sitemap_reader.cli.report import (
+from sitemap_reader.cli.summary import (
     Outcome,
     Progress,
     progress_wanted,
@@ -30,15 +31,14 @@ from sitemap_reader.cli.report import (
     tree_lines,
     wants_colour,
 )
-from sitemap_reader.cli.usage import check_targets, plain_reason
-from sitemap_reader.cli.words import plural
+from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.crawl import Run, SitemapReader
+from sitemap_reader.delivery.parquet import check_parquet, record_writer
 from sitemap_reader.discovery.robots import SUMMARY_CODES
 from sitemap_reader.discovery.ways import way_lines
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.safe_text import printable
 
 EXIT_OK: Final = 0
 EXIT_NOTHING: Final = 1

@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from types import ModuleType
 from typing import Any, Final
 
+from sitemap_reader._safe_text import printable, redact_url
 from sitemap_reader.cli.args import (
     FORMATS,
     PROG,
@@ -31,7 +32,6 @@ from sitemap_reader.cli.output import RecordFilter, make_writer
 from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.distributed.config import check_redis_url
 from sitemap_reader.errors import SitemapReaderError, UsageError
-from sitemap_reader.safe_text import printable, redact_url
 
 #: What ``worker --state`` sets the ``state`` option to: the state lives in Redis.
 REDIS_STATE: Final = "redis"

@@ -16,9 +16,10 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from sitemap_reader.declare import OptionError, convert_value, spec_of
 from sitemap_reader.errors import UsageError
-from sitemap_reader.options import GROUPS, Options, cli_flag, shown_default
+from sitemap_reader.options import GROUPS, Options
+from sitemap_reader.options.declare import OptionError, convert_value, spec_of
+from sitemap_reader.options.doors import cli_flag, shown_default
 
 #: The argument group titles, by option group.
 TITLES = {

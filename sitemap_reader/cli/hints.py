@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from sitemap_reader.cli.words import listing, plural
+from sitemap_reader._words import listing, plural
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.options import Options
 

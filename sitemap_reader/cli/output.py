@@ -1,6 +1,6 @@
 """Where records go: the record filter, the three writers, and the atomic output file.
 
-A writer (:mod:`sitemap_reader.writers`, re-exported here) turns a batch of
+A writer (:mod:`sitemap_reader.delivery.writers`, re-exported here) turns a batch of
 :class:`UrlRecord` values into complete lines (JSONL, CSV, or the bare URL) and writes
 them with a single call, so whatever has been written is always whole lines.
 :class:`AtomicFile` makes ``-o FILE`` all-or-nothing: the records go to a temporary file in
@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from sitemap_reader.records import UrlRecord
-from sitemap_reader.writers import (
+from sitemap_reader.delivery.writers import (
     CSV_COLUMNS,
     WRITERS,
     CsvWriter,
@@ -32,6 +31,7 @@ from sitemap_reader.writers import (
     json_text,
     make_writer,
 )
+from sitemap_reader.records import UrlRecord
 
 __all__ = [
     "CSV_COLUMNS",

@@ -1,12 +1,10 @@
-"""The honest edges of the command line: usage errors, target paths, plain failure reasons.
+"""The honest edges of the command line: usage errors and target paths.
 
 - :class:`UsageParser` prints the one useful line of a usage error first (with "did you
   mean" for a misspelt flag or command), then a one-line pointer to ``--help``, instead
   of argparse's usage block followed by the message.
 - :func:`check_targets` turns a path-like target that is not a file into "no such file"
   before anything is fetched (a path would otherwise be read as a domain name).
-- :func:`plain_reason` maps the raw text of aiohttp, SSL and OS exceptions, as it reaches
-  the tree and the summary, to a plain reason a user can act on.
 """
 
 from __future__ import annotations
@@ -21,8 +19,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from sitemap_reader._safe_text import printable
 from sitemap_reader.errors import UsageError
-from sitemap_reader.safe_text import printable
 
 _UNRECOGNIZED = "unrecognized arguments: "
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
@@ -136,64 +134,3 @@ def check_targets(targets: Sequence[str]) -> None:
             raise UsageError(f"no such file: {text} (it is a directory)")
         if target.startswith(_PATH_PREFIXES) and not os.path.isfile(path):
             raise UsageError(f"no such file: {text}")
-
-
-# --------------------------------------------------------------------------- reasons
-
-#: (pattern in the raw text, plain reason), first match wins. The raw text comes from
-#: aiohttp's exception messages, which carry the OS or SSL error inside them.
-_REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), reason)
-    for pattern, reason in (
-        (r"CERTIFICATE_VERIFY_FAILED|certificate verify failed", "certificate invalid"),
-        (r"hostname mismatch|doesn't match|not valid for", "certificate invalid (wrong host)"),
-        (r"WRONG_VERSION_NUMBER|wrong version number", "TLS handshake failed (not HTTPS?)"),
-        (r"\[SSL|SSLError|ClientSSLError", "TLS handshake failed"),
-        (r"Connect call failed|Connection refused|ECONNREFUSED", "connection refused"),
-        (
-            r"Name or service not known|nodename nor servname|No address associated|"
-            r"getaddrinfo failed|Temporary failure in name resolution|DNSError",
-            "name not found",
-        ),
-        (r"Network is unreachable|No route to host", "network unreachable"),
-        (r"Connection reset|ServerDisconnected|Server disconnected", "connection reset"),
-    )
-)
-
-
-def plain_reason(text: str) -> str:
-    """A failure text with raw exception detail replaced by a plain reason.
-
-    Each ``; ``-separated part is looked at on its own; the exception part (``SomeError:
-    detail``) becomes the reason and the host it names. Text naming no known low-level
-    error is returned as it is.
-
-    >>> plain_reason("cannot connect: ClientConnectorError: Cannot connect to host "
-    ...              "127.0.0.1:9 ssl:default [Connect call failed ('127.0.0.1', 9)]")
-    'cannot connect: connection refused (127.0.0.1:9)'
-    >>> plain_reason("HTTP 404")
-    'HTTP 404'
-    """
-    return "; ".join(_plain_part(part) for part in text.split("; "))
-
-
-_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception): ")
-_HOST = re.compile(r"to host (\S+?)(?::443|:80)? ssl:")
-
-
-def _plain_part(part: str) -> str:
-    found = _EXCEPTION.search(part)
-    if found is None:
-        return part
-    start = found.start()
-    close = part.rfind("]", start)
-    end = close + 1 if close != -1 else len(part)
-    if close == -1 and part.endswith(")") and part.count("(") > part.count(")") - 1:
-        end = len(part) - 1  # keep the parenthesis the exception text sits in
-    detail = part[start:end]
-    for pattern, reason in _REASONS:
-        if pattern.search(detail):
-            host = _HOST.search(detail)
-            plain = f"{reason} ({host.group(1)})" if host else reason
-            return part[:start] + plain + part[end:]
-    return part

@@ -6,7 +6,7 @@ run description :class:`Run`, :class:`SitemapNode`, :class:`Stats`.
 
 from __future__ import annotations
 
-from sitemap_reader.crawl.discover import SitemapReader
+from sitemap_reader.crawl.reader import SitemapReader
 from sitemap_reader.crawl.sync import iter_urls
 from sitemap_reader.discovery.model import Run, SitemapNode, Stats
 from sitemap_reader.discovery.targets import WELL_KNOWN_PATHS

@@ -35,7 +35,7 @@ Theory of operation
   cannot claim another's credentials). A hop or a child elsewhere is sent without them;
   ``header_hosts="any"`` sends them everywhere. A target without a host (a file) has no
   site: its children get none.
-* SSRF: a guarded session (:mod:`~sitemap_reader.crawl.guard`) refuses non-public
+* SSRF: a guarded session (:mod:`~sitemap_reader.crawl.resolver`) refuses non-public
   addresses in its resolver, and :meth:`Fetcher._check_address` refuses non-public IP
   literals (which never reach a resolver) before every request and redirect hop.
 * Politeness: a :class:`Pacer` spaces the requests to one host by the delay the core
@@ -71,8 +71,8 @@ import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
+from sitemap_reader.discovery.addresses import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.errors import FetchError, UsageError
-from sitemap_reader.guard import AddressPolicy, BlockedAddress, check_numeric_host
 from sitemap_reader.options import Options
 from sitemap_reader.parse.scope import Scope
 
@@ -273,7 +273,7 @@ def build_session(
     """A session of a reader: bounded pool, our timeouts, no transparent gunzip.
 
     ``resolver`` is the connector's resolver (the SSRF guard's
-    :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver` for guarded sites).
+    :class:`~sitemap_reader.crawl.resolver.PublicOnlyResolver` for guarded sites).
     ``trust_env`` lets aiohttp read ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` (and
     ``~/.netrc``) from the environment.
     """

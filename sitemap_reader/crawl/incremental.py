@@ -53,7 +53,7 @@ from sitemap_reader.discovery.observer import Observer, StoredChildren, Watch
 from sitemap_reader.options import Options
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.scoring import revisit_interval
+from sitemap_reader.records.scoring import revisit_interval
 from sitemap_reader.store import (
     SitemapRead,
     StateStore,

@@ -42,7 +42,7 @@ from typing import IO, Any
 
 from sitemap_reader.crawl import parse_worker
 from sitemap_reader.discovery.parsing import BodySpec
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import Item
 from sitemap_reader.records import Problem, RareFields, RecordBuilder, UrlRecord
 

@@ -23,9 +23,9 @@ import threading
 from collections.abc import Generator, Sequence
 from typing import Any, Unpack
 
-from sitemap_reader._keywords import ReaderKeywords
-from sitemap_reader.crawl.discover import SitemapReader
+from sitemap_reader.crawl.reader import SitemapReader
 from sitemap_reader.options import Options
+from sitemap_reader.options._keywords import ReaderKeywords
 from sitemap_reader.records import UrlRecord
 
 #: Batches in flight between the worker thread and the caller.

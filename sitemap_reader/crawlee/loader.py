@@ -49,12 +49,13 @@ from crawlee import Request, RequestOptions, RequestState
 from crawlee.request_loaders import RequestLoader, RequestManager, RequestManagerTandem
 from crawlee.storage_clients.models import ProcessedRequest
 
-from sitemap_reader._keywords import LoaderKeywords
+from sitemap_reader._safe_text import printable
 from sitemap_reader.errors import UsageError
 from sitemap_reader.loader import SitemapLoader
-from sitemap_reader.options import Options, loader_options
+from sitemap_reader.options import Options
+from sitemap_reader.options._keywords import LoaderKeywords
+from sitemap_reader.options.groups import loader_options
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.safe_text import printable
 
 logger = logging.getLogger("sitemap_reader")
 

@@ -17,17 +17,17 @@ from collections.abc import Container
 from datetime import datetime
 from typing import NamedTuple
 
-from sitemap_reader.declare import follows
 from sitemap_reader.discovery.actions import Action, Done
 from sitemap_reader.discovery.job import Job, Listed
 from sitemap_reader.discovery.model import HTML_KINDS, NOT_READ, SitemapNode
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.discovery.rules import found_sitemap, is_robots
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
-from sitemap_reader.discovery.state import RunState
 from sitemap_reader.discovery.targets import well_known_urls
-from sitemap_reader.limits import Limits
 from sitemap_reader.options import Walk
+from sitemap_reader.options.declare import follows
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.records import UrlRecord
 
@@ -73,7 +73,7 @@ def skip_reason(
     bounds apply). See the module docstring for the order.
 
     >>> from sitemap_reader.options import Walk
-    >>> from sitemap_reader.limits import Limits
+    >>> from sitemap_reader.options.limits import Limits
     >>> skip_reason("https://e.com/s.xml", "sitemap", 1, walk=Walk(), limits=Limits()) is None
     True
     >>> skip_reason("https://e.com/s.xml", "sitemap", 1, walk=Walk(), limits=Limits(),

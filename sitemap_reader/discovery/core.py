@@ -70,7 +70,6 @@ from datetime import datetime
 from typing import Protocol
 
 from sitemap_reader.discovery.actions import Action, Done, Ticket
-from sitemap_reader.discovery.audit import RobotsAudit
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.html import html_page, sniffing
 from sitemap_reader.discovery.job import Job, Site
@@ -79,13 +78,14 @@ from sitemap_reader.discovery.observer import Observer
 from sitemap_reader.discovery.parsing import Expired, ParserFactory, local_parser
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.robots import RobotsJob
+from sitemap_reader.discovery.robots_audit import RobotsAudit
 from sitemap_reader.discovery.rules import run_error, target_errors
+from sitemap_reader.discovery.run_state import DEADLINE_STOP as DEADLINE_STOP
+from sitemap_reader.discovery.run_state import RunState
+from sitemap_reader.discovery.run_state import deadline_reason as deadline_reason
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
 from sitemap_reader.discovery.sitemaps import FileJob, SitemapJob, feed_size
-from sitemap_reader.discovery.state import DEADLINE_STOP as DEADLINE_STOP
-from sitemap_reader.discovery.state import RunState
-from sitemap_reader.discovery.state import deadline_reason as deadline_reason
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.discovery.ways import Ways
 from sitemap_reader.options import Options

@@ -18,8 +18,8 @@ from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.model import SitemapNode, change_kind
 from sitemap_reader.discovery.parsing import BodyParser
 from sitemap_reader.discovery.sitemaps import ParserChoice, sitemap_parser
-from sitemap_reader.limits import Limits
 from sitemap_reader.options import Walk
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.html import HtmlLinks
 from sitemap_reader.parse.parser import Item

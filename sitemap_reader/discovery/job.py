@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sitemap_reader.discovery.actions import Ticket
-from sitemap_reader.discovery.audit import RobotsAudit
 from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.discovery.observer import Watch
 from sitemap_reader.discovery.parsing import BodyParser
+from sitemap_reader.discovery.robots_audit import RobotsAudit
 from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.parse.scope import Scope

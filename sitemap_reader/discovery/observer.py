@@ -7,7 +7,7 @@ changes nothing, so the core never tests "is there a state?". The store-backed
 implementation lives above the store layer
 (:class:`sitemap_reader.crawl.incremental.Incremental`); the core only knows this shape.
 
-The same seat is the tap of ``check`` and ``report`` (:mod:`sitemap_reader.cli.survey`):
+The same seat is the tap of ``check`` and ``report`` (:mod:`sitemap_reader.audit.survey`):
 a watch that sees each body's chunks (:meth:`Watch.feed`), each robots.txt body
 (:meth:`Watch.robots`) and each sitemap's records (:meth:`Watch.observe`) as the walk
 reads them, so they validate and count what was fetched once, by the one fetcher.

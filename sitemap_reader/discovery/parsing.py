@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import Item, SitemapParser
 from sitemap_reader.records import Problem, RecordBuilder
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import dataclasses
 
 from sitemap_reader.discovery.actions import Action, Emit
-from sitemap_reader.discovery.audit import origin_prefix
 from sitemap_reader.discovery.children import Children, listed_sitemap
 from sitemap_reader.discovery.job import Job, Site
+from sitemap_reader.discovery.robots_audit import origin_prefix
 from sitemap_reader.discovery.rules import Batch
-from sitemap_reader.discovery.state import RunState
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.parse.html import HTML_FORMAT
 from sitemap_reader.parse.parser import Item
 from sitemap_reader.records import UrlRecord

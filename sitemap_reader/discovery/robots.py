@@ -24,14 +24,14 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from sitemap_reader.discovery.actions import Action, Fetch
-from sitemap_reader.discovery.audit import origin_prefix
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.parsing import Expired
+from sitemap_reader.discovery.robots_audit import origin_prefix
 from sitemap_reader.discovery.rules import server_of
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
-from sitemap_reader.discovery.state import RunState
 from sitemap_reader.parse.gunzip import GZIP_MAGIC, Gunzip, GunzipError
 from sitemap_reader.parse.robots import RobotsTxt, parse_robots
 from sitemap_reader.parse.scope import host_of

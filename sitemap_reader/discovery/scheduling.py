@@ -12,8 +12,8 @@ from sitemap_reader.discovery.actions import Action, Done, Schedule, Ticket
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import REVIVABLE_KINDS, SitemapNode
 from sitemap_reader.discovery.rules import server_of
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.shaping import Shaper
-from sitemap_reader.discovery.state import RunState
 from sitemap_reader.parse.normalize import normalize_url, parse_lastmod
 
 

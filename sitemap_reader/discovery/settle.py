@@ -15,8 +15,8 @@ from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.model import PROBE_KINDS, SitemapNode
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import is_robots
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
-from sitemap_reader.discovery.state import RunState
 from sitemap_reader.parse.normalize import normalize_url
 
 #: A part's failure event: (job, code, message, cannot_connect, status) -> actions.

@@ -1,13 +1,14 @@
 """The record side of one sitemap job: its lastmod vote, its builders, the records held back.
 
 The parser builds each record with the job's builder
-(:func:`sitemap_reader.scoring.sitemap_builder`), which computes ``score``, ``revisit``
+(:func:`sitemap_reader.records.scoring.sitemap_builder`), which computes ``score``, ``revisit``
 and the site's robots verdict as it builds (an HTML page's builder also says
 ``source="html"``), so a record leaves the parser final and is never changed
 afterwards. The discount for a sitemap that stamps one lastmod on nearly every URL is
-part of the score formula, switched by the sitemap's :class:`~sitemap_reader.scoring.Verdict`;
-the vote (:class:`~sitemap_reader.scoring.LastmodVote`) counts each chunk's new records,
-and needs :data:`~sitemap_reader.scoring.UNIFORM_MIN_RECORDS` of them before it can
+part of the score formula, switched by the sitemap's
+:class:`~sitemap_reader.records.scoring.Verdict`;
+the vote (:class:`~sitemap_reader.records.scoring.LastmodVote`) counts each chunk's new records,
+and needs :data:`~sitemap_reader.records.scoring.UNIFORM_MIN_RECORDS` of them before it can
 speak: the records of a sitemap are held back until then. When the verdict turns
 "uniform", the records built before it (the held ones, and that chunk's) are rebuilt
 with the discount (new objects, nothing mutated); later ones are built with it.
@@ -22,7 +23,7 @@ from datetime import datetime
 
 from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.records import Audit, RecordBuilder, UrlRecord
-from sitemap_reader.scoring import (
+from sitemap_reader.records.scoring import (
     LastmodVote,
     ScoreFunc,
     Verdict,

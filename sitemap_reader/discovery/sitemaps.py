@@ -27,10 +27,10 @@ from sitemap_reader.discovery.parsing import (
 )
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import is_robots
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
-from sitemap_reader.discovery.state import RunState
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from yarl import URL
 
+from sitemap_reader._safe_text import printable
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
-from sitemap_reader.safe_text import printable
 
 #: Well-known sitemap locations probed (concurrently) when robots.txt lists no sitemap,
 #: in this order in the output: the protocol's example name, Yoast and other index names,

@@ -36,8 +36,8 @@ from sitemap_reader.discovery.model import HTML_KINDS as HTML_KINDS
 from sitemap_reader.discovery.model import Run, SitemapNode, change_kind
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import found_sitemap
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
-from sitemap_reader.discovery.state import RunState
 from sitemap_reader.parse.domains import registrable_domain
 from sitemap_reader.parse.html import HTML_FORMAT, html_sitemap_urls
 from sitemap_reader.parse.normalize import normalize_url

@@ -3,7 +3,7 @@
 Everything two workers must agree on lives here: the key layout of a queue (one
 namespace, every key under one hash tag so the Lua scripts also work on Redis Cluster)
 and the name of the output file of a target. The bounds of a worker are named with their
-defaults and the reason for each, as :mod:`sitemap_reader.limits` does for a run.
+defaults and the reason for each, as :mod:`sitemap_reader.options.limits` does for a run.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from sitemap_reader._safe_text import printable, redact_url
 from sitemap_reader.errors import UsageError
-from sitemap_reader.safe_text import printable, redact_url
 
 #: The namespace of a queue when none is given: the key prefix of every key.
 DEFAULT_NAMESPACE: Final = "sitemap-reader"

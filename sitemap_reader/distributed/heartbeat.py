@@ -26,10 +26,10 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from sitemap_reader._safe_text import printable
 from sitemap_reader.distributed import scripts
 from sitemap_reader.distributed.config import GROUP, Keys, WorkerLimits
 from sitemap_reader.distributed.queue import Lease
-from sitemap_reader.safe_text import printable
 
 log = logging.getLogger("sitemap_reader.distributed")
 

@@ -45,6 +45,7 @@ from redis.exceptions import AuthenticationError, AuthorizationError, ResponseEr
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from sitemap_reader._safe_text import printable, redact_url
 from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.distributed import scripts
 from sitemap_reader.distributed.config import (
@@ -58,7 +59,6 @@ from sitemap_reader.distributed.config import (
     check_redis_url,
 )
 from sitemap_reader.errors import SitemapReaderError
-from sitemap_reader.safe_text import printable, redact_url
 
 T = TypeVar("T")
 

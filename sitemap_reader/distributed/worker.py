@@ -46,7 +46,10 @@ from typing import IO, Any, Protocol
 
 from aiohttp.abc import AbstractResolver
 
+from sitemap_reader._safe_text import printable
 from sitemap_reader.crawl import SitemapReader
+from sitemap_reader.delivery.writers import JsonlWriter, RecordWriter
+from sitemap_reader.discovery.addresses import private_allowed
 from sitemap_reader.discovery.targets import classify
 from sitemap_reader.distributed.config import Keys, WorkerLimits, check_redis_url, output_name
 from sitemap_reader.distributed.heartbeat import Heartbeat
@@ -58,14 +61,11 @@ from sitemap_reader.distributed.queue import (
     consumer_name,
     raise_if_cancelling,
 )
-from sitemap_reader.distributed.state import StateFile
+from sitemap_reader.distributed.target_state import StateFile
 from sitemap_reader.errors import UsageError
-from sitemap_reader.guard import private_allowed
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.safe_text import printable
 from sitemap_reader.store import url_key
-from sitemap_reader.writers import JsonlWriter, RecordWriter
 
 log = logging.getLogger("sitemap_reader.distributed")
 

@@ -46,7 +46,7 @@ from typing import Any, Final
 
 from defusedxml import DefusedXmlException
 
-from sitemap_reader.limits import (
+from sitemap_reader.options.limits import (
     CHECK_FUTURE_SLACK,
     CHECK_MAX_RAW_LOC,
     CHECK_MAX_TRACKED_URLS,

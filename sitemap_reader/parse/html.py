@@ -28,7 +28,7 @@ normalized (fragments go), and then, in order:
 A *home* page (``mode="home"``) gives only the links that name a site map in their text
 or path (:func:`names_sitemap`), as refs, and teaches ``navigation``.
 
-Bounds (:class:`~sitemap_reader.limits.Limits`): ``max_html_bytes`` decoded input,
+Bounds (:class:`~sitemap_reader.options.limits.Limits`): ``max_html_bytes`` decoded input,
 ``max_html_links`` links, ``max_html_token`` bytes html.parser may hold unfinished (it
 rescans them at every feed). A bound that is hit ends the page with a fatal problem;
 what came before is kept. What no link can be in is not held: the text of a long inline
@@ -45,7 +45,7 @@ from html.parser import HTMLParser
 from typing import Final
 from urllib.parse import unquote, urljoin, urlsplit
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import Item

@@ -37,7 +37,7 @@ from typing import Any, Final
 from defusedxml import DefusedXmlException
 
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import PROTOCOL_MAX_URLS, Limits
+from sitemap_reader.options.limits import PROTOCOL_MAX_URLS, Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.entry import ALTERNATES, PageEntry, Sink, SitemapEntry, StopParsing
 from sitemap_reader.parse.extensions import (
@@ -73,7 +73,7 @@ from sitemap_reader.records import (
     make_alternate,
     make_image,
 )
-from sitemap_reader.scoring import plain_builder
+from sitemap_reader.records.scoring import plain_builder
 
 Item = UrlRecord | SitemapRef
 #: Every value of SitemapParser.format.
@@ -405,7 +405,7 @@ class SitemapParser:
     formats are sniffed from the bytes. ``pagemaps=True`` keeps PageMap DataObjects on
     the records (``UrlRecord.pagemaps``); they are skipped by default. ``build`` makes
     each record from its parsed fields (:data:`~sitemap_reader.records.RecordBuilder`);
-    the default scores it with :func:`~sitemap_reader.scoring.default_score` at ``now``
+    the default scores it with :func:`~sitemap_reader.records.scoring.default_score` at ``now``
     and leaves ``revisit`` None.
     """
 

@@ -59,7 +59,7 @@ __all__ = [
     "sitemaps_from_robots",
 ]
 
-#: RFC 9309 §2.5: parse at least 500 KiB (sitemap_reader.limits.Limits.max_robots_bytes).
+#: RFC 9309 §2.5: parse at least 500 KiB (sitemap_reader.options.limits.Limits.max_robots_bytes).
 DEFAULT_MAX_BYTES = 500 * 1024
 
 _BOMS = (

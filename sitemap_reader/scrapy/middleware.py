@@ -17,8 +17,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import MAX_SHARED_ROBOTS
-from sitemap_reader.scrapy import bodies, guard
+from sitemap_reader.options.limits import MAX_SHARED_ROBOTS
+from sitemap_reader.scrapy import addresses, bodies
 from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY, ScrapyDriver
 from sitemap_reader.scrapy.settings import (
     default_settings,
@@ -72,7 +72,7 @@ class SitemapStartMiddleware:
         self.options, self.scrapy = options_from_settings(crawler.settings)
         if not self.scrapy.targets:
             raise NotConfigured("SITEMAP_READER_TARGETS is empty")
-        guard.warn_if_disabled(crawler)
+        addresses.warn_if_disabled(crawler)
         if not self.scrapy.links and not _enabled(crawler, SitemapOnly):
             raise UsageError(
                 "SITEMAP_READER_LINKS = False needs sitemap_reader.scrapy.middleware.SitemapOnly "
@@ -183,7 +183,7 @@ class RobotsTxtShare:
     until a second request of that URL asks for it, which gets it instead of a download
     (and it is then forgotten): robots.txt is fetched once per crawl. Only the paths
     ``/robots.txt`` at the root are concerned; at most
-    :data:`~sitemap_reader.limits.MAX_SHARED_ROBOTS` are kept (the most recent).
+    :data:`~sitemap_reader.options.limits.MAX_SHARED_ROBOTS` are kept (the most recent).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -238,7 +238,7 @@ class Addon:
     """Scrapy add-on: ``ADDONS = {"sitemap_reader.scrapy.Addon": 0}``.
 
     Enables :class:`SitemapStartMiddleware` (order 950), :class:`RobotsTxtShare` and the
-    private-address guard (:mod:`~sitemap_reader.scrapy.guard`), and sets the
+    private-address guard (:mod:`~sitemap_reader.scrapy.addresses`), and sets the
     ``SITEMAP_READER_*`` defaults at add-on priority, so project and spider settings
     still override them.
     ``SITEMAP_READER_TARGETS`` must be set; without it the middleware stays disabled.
@@ -251,7 +251,7 @@ class Addon:
         )
         enable_sharing(settings)
         enable_sitemap_only(settings)
-        guard.enable(settings)
+        addresses.enable(settings)
         bodies.enable(settings)
         for name, value in DEFAULT_SETTINGS.items():
             settings.set(name, value, priority="addon")

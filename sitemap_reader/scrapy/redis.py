@@ -64,9 +64,9 @@ from scrapy.http import Response
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
+from sitemap_reader._safe_text import printable
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import Limits
-from sitemap_reader.safe_text import printable
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY
 from sitemap_reader.scrapy.settings import options_from_settings
 from sitemap_reader.scrapy.spider import SitemapReaderMixin

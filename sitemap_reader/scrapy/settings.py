@@ -22,7 +22,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from sitemap_reader.declare import (
+from sitemap_reader.errors import UsageError
+from sitemap_reader.options import GROUPS, Options
+from sitemap_reader.options.declare import (
     Declared,
     OptionError,
     boolean,
@@ -31,8 +33,8 @@ from sitemap_reader.declare import (
     spec_of,
     text_line,
 )
-from sitemap_reader.errors import UsageError
-from sitemap_reader.options import GROUPS, Options, scrapy_setting, with_group
+from sitemap_reader.options.doors import scrapy_setting
+from sitemap_reader.options.groups import with_group
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

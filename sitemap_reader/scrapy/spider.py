@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 from scrapy.http import Response
 
-from sitemap_reader.declare import patterns
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options.declare import patterns
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.scoring import ScoreFunc
-from sitemap_reader.scrapy import bodies, guard
+from sitemap_reader.records.scoring import ScoreFunc
+from sitemap_reader.scrapy import addresses, bodies
 from sitemap_reader.scrapy.driver import Rule, ScrapyDriver
 from sitemap_reader.scrapy.middleware import enable_sharing, enable_sitemap_only
 from sitemap_reader.scrapy.settings import options_from_settings, spider_overrides
@@ -62,7 +62,7 @@ class SitemapReaderMixin(Spider):
         robots.txt sharing (one download when RobotsTxtMiddleware reads it too) and the
         sitemap-only filter (``sitemap_links = False``)."""
         super().update_settings(settings)
-        guard.enable(settings)
+        addresses.enable(settings)
         bodies.enable(settings)
         enable_sharing(settings)
         enable_sitemap_only(settings)

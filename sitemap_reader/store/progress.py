@@ -60,7 +60,7 @@ except ImportError:  # Windows: no flock; one loader a file is then the user's t
 
 from sitemap_reader import records as _records
 from sitemap_reader.errors import StateError
-from sitemap_reader.limits import PROGRESS_BUSY_TIMEOUT
+from sitemap_reader.options.limits import PROGRESS_BUSY_TIMEOUT
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store.schema import APPLICATION_ID as STATE_APPLICATION_ID
 from sitemap_reader.store.schema import SQLITE_MAGIC

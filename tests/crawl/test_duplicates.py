@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.crawl.best_first import RankedBuffer
+from sitemap_reader.delivery.order import RankedBuffer
 from sitemap_reader.records import UrlRecord, more_informative
 from sitemap_reader.store import StateStore, url_key
 from tests.crawl.crawl_kit import FAST, SITEMAP_NS, Site

@@ -16,9 +16,9 @@ from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.pool import ParsePool, WorkerFailed
 from sitemap_reader.discovery.parsing import BodySpec
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.scoring import plain_builder
+from sitemap_reader.records.scoring import plain_builder
 from tests.crawl.crawl_kit import FAST, SITEMAP_NS, Site, gz, index
 
 FREQS = ("daily", "weekly", "monthly", "yearly", "bogus")

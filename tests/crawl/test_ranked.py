@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.crawl import SitemapReader
-from sitemap_reader.crawl.best_first import RankedBuffer, Sample, TopN
+from sitemap_reader.delivery.order import RankedBuffer, Sample, TopN
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.scoring import REVISIT_SECONDS, default_score, order_key
+from sitemap_reader.records.scoring import REVISIT_SECONDS, default_score, order_key
 from tests.crawl.crawl_kit import FAST, SITEMAP_NS, Site, collect
 
 FREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")

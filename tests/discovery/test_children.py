@@ -11,7 +11,6 @@ import pytest
 
 from sitemap_reader.discovery import Discovery, Done, Schedule, SitemapNode, classify
 from sitemap_reader.discovery.actions import Action
-from sitemap_reader.discovery.audit import RobotsAudit
 from sitemap_reader.discovery.children import (
     MAX_SKIPPED_NODES,
     OLDER,
@@ -22,10 +21,11 @@ from sitemap_reader.discovery.children import (
     skip_reason,
 )
 from sitemap_reader.discovery.job import Job, Site
+from sitemap_reader.discovery.robots_audit import RobotsAudit
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
-from sitemap_reader.discovery.state import RunState
-from sitemap_reader.limits import Limits
 from sitemap_reader.options import Options, Walk
+from sitemap_reader.options.limits import Limits
 from tests.discovery.test_core import BASE, Bodies, Harness, index, urlset
 
 OLD = datetime(2001, 1, 1, tzinfo=UTC)

@@ -9,17 +9,17 @@ from typing import Any
 
 from sitemap_reader.discovery import Discovery, Emit, SitemapNode, Stop, classify
 from sitemap_reader.discovery.actions import Action
-from sitemap_reader.discovery.audit import RobotsAudit
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.records import RecordGate
+from sitemap_reader.discovery.robots_audit import RobotsAudit
+from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
-from sitemap_reader.discovery.state import RunState
 from sitemap_reader.options import Options
 from sitemap_reader.parse.robots import parse_robots
 from sitemap_reader.parse.scope import Scope
 from sitemap_reader.records import SitemapRef, UrlRecord
-from sitemap_reader.scoring import UNIFORM_MIN_RECORDS
+from sitemap_reader.records.scoring import UNIFORM_MIN_RECORDS
 from tests.discovery.test_core import BASE, NS, Bodies, Harness
 
 RULES = parse_robots(b"User-agent: *\nDisallow: /private/\n", BASE + "/robots.txt")

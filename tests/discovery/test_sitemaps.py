@@ -1,6 +1,6 @@
 """The sitemap jobs (discovery/sitemaps.py), driven by hand: the per-sitemap deadline
 while parsing, the wire cap, a cut body fetched again, redirects refused, a local file
-that cannot be read; and the run's deadline (discovery/state.py)."""
+that cannot be read; and the run's deadline (discovery/run_state.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import zlib
 from pathlib import Path
 
 from sitemap_reader.discovery import Discovery, Fetch, Schedule, Stop, classify
-from sitemap_reader.limits import Limits
 from sitemap_reader.options import Options
+from sitemap_reader.options.limits import Limits
 from tests.discovery.test_core import BASE, Bodies, Harness, urlset
 
 

@@ -26,7 +26,7 @@ from sitemap_reader.distributed import (
 )
 from sitemap_reader.distributed.config import GROUP, Keys
 from sitemap_reader.distributed.heartbeat import Heartbeat
-from sitemap_reader.distributed.state import MAGIC
+from sitemap_reader.distributed.target_state import MAGIC
 from sitemap_reader.distributed.worker import attempt_path
 from sitemap_reader.options import Options
 from tests.distributed.farm import Farm

@@ -1,4 +1,4 @@
-"""sitemap_reader.ray on a real local Ray (2 CPUs, no dashboard, loopback only), offline.
+"""sitemap_reader.engines.ray on a real local Ray (2 CPUs, no dashboard, loopback only), offline.
 
 The farm's 13 sites (tests/engines/kit.py), each given twice in two spellings, through
 ``discover`` and Ray's Parquet writer fused into the same tasks, with the Ray worker
@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from sitemap_reader import ray as engine
-from sitemap_reader.batch import SCHEMA
+from sitemap_reader.engines import ray as engine
+from sitemap_reader.engines.batch import SCHEMA
 from tests.engines.conftest import guard_loaded
 from tests.engines.farm import Farm
 from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
@@ -134,8 +134,8 @@ def test_peak_rss_of_a_200k_url_target(ray_cluster: Any) -> None:
 
 
 def test_without_ray_the_message_names_the_extra() -> None:
-    """Importing sitemap_reader.ray without Ray says which extra to install."""
-    code = "import sys; sys.modules['ray'] = None\nimport sitemap_reader.ray"
+    """Importing sitemap_reader.engines.ray without Ray says which extra to install."""
+    code = "import sys; sys.modules['ray'] = None\nimport sitemap_reader.engines.ray"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 1
     assert "pip install 'sitemap-reader[ray]'" in done.stderr

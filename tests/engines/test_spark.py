@@ -1,4 +1,4 @@
-"""sitemap_reader.spark on a real local Spark (local[2,3], Java 17), offline.
+"""sitemap_reader.engines.spark on a real local Spark (local[2,3], Java 17), offline.
 
 The farm's 13 sites (tests/engines/kit.py), each given twice in two spellings, through
 ``discover`` and Spark's Parquet writer, with the Python worker reading the gated site
@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from sitemap_reader import spark as engine
-from sitemap_reader.batch import SCHEMA
+from sitemap_reader.engines import spark as engine
+from sitemap_reader.engines.batch import SCHEMA
 from tests.engines.conftest import guard_loaded
 from tests.engines.farm import Farm
 from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
@@ -137,10 +137,10 @@ def test_peak_rss_of_a_200k_url_target(spark: Any, tmp_path: Path) -> None:
 
 
 def test_without_pyspark_the_message_names_the_extra() -> None:
-    """Importing sitemap_reader.spark without PySpark says which extra to install."""
+    """Importing sitemap_reader.engines.spark without PySpark says which extra to install."""
     import subprocess
 
-    code = "import sys; sys.modules['pyspark'] = None\nimport sitemap_reader.spark"
+    code = "import sys; sys.modules['pyspark'] = None\nimport sitemap_reader.engines.spark"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 1
     assert "pip install 'sitemap-reader[spark]'" in done.stderr

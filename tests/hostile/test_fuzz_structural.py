@@ -31,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.gunzip import PIECE
 from sitemap_reader.parse.parser import SitemapParser

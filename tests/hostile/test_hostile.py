@@ -6,7 +6,7 @@ Each test runs ``sitemap-reader dump -v`` and ``tree --json`` as real processes 
 the child's peak RSS stays under the stated bound, every good sibling's URLs are emitted (once), and
 the problem shows on the right node of the tree and in the summary on stderr.
 
-The bounds at work are the defaults of :class:`~sitemap_reader.limits.Limits` unless a
+The bounds at work are the defaults of :class:`~sitemap_reader.options.limits.Limits` unless a
 flag lowers them (``--timeout 2`` where the case is about time).
 """
 

@@ -1,12 +1,12 @@
 """Point 4 of issue 32: records are handed out round-robin across hosts, best first
-within each host when asked (sitemap_reader/handout.py and the loader's window)."""
+within each host when asked (sitemap_reader/delivery/handout.py and the loader's window)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import sitemap_reader as sr
-from sitemap_reader.handout import ByHost, HandOut, InOrder, Row, make_policy
+from sitemap_reader.delivery.handout import ByHost, HandOut, InOrder, Row, make_policy
 from sitemap_reader.records import UrlRecord
 from tests.crawl.crawl_kit import FAST
 from tests.loader.conftest import MakeSite

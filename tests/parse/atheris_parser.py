@@ -45,7 +45,7 @@ def _atheris() -> Any:
 atheris = _atheris()
 with atheris.instrument_imports(include=["sitemap_reader"]) if atheris else nullcontext():
     from sitemap_reader.errors import SitemapReaderError
-    from sitemap_reader.limits import Limits
+    from sitemap_reader.options.limits import Limits
     from sitemap_reader.parse.parser import SitemapParser
     from sitemap_reader.parse.robots import sitemaps_from_robots
     from sitemap_reader.records import UrlRecord

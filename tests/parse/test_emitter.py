@@ -14,7 +14,7 @@ from sitemap_reader.parse.extensions import human_text
 from sitemap_reader.parse.normalize import parse_changefreq, parse_lastmod, parse_priority
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.records import Image, UrlRecord
-from sitemap_reader.scoring import FREQUENCY_RANK, FieldScorer, Verdict, make_scorer
+from sitemap_reader.records.scoring import FREQUENCY_RANK, FieldScorer, Verdict, make_scorer
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 URL = "https://example.com/sitemap.xml"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sitemap_reader.cli.output import CSV_COLUMNS, CsvWriter
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.parse.text import schemeless_host
 from sitemap_reader.records import (

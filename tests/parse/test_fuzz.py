@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.errors import SitemapReaderError
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.parser import SitemapParser, parse
 from sitemap_reader.parse.robots import sitemaps_from_robots

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.html import SITEMAP_WORDS, HtmlLinks, names_sitemap, names_sitemap_path
 from sitemap_reader.parse.parser import Item
 from sitemap_reader.records import SitemapRef, UrlRecord, url_record_builder

@@ -14,7 +14,7 @@ import codecs
 import pytest
 
 import sitemap_reader as sr
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import sniff
 from sitemap_reader.parse.parser import SitemapParser, parse
 from tests.crawl.crawl_kit import gz

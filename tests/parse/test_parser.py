@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.errors import UsageError
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse.parser import ParseResult, SitemapParser, parse
 from sitemap_reader.records import UrlRecord
 from tests.helpers import feed_chunks, gz, parse_all_ways, summary, urlset

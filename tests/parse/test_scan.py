@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import scan
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.records import Problem, SitemapRef, UrlRecord

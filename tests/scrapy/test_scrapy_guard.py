@@ -21,9 +21,9 @@ import pytest
 from aiohttp import web
 from scrapy.utils.test import get_crawler
 
-from sitemap_reader.declare import PrivateSetting
+from sitemap_reader.options.declare import PrivateSetting
 from sitemap_reader.scrapy import Addon, SitemapReaderMixin
-from sitemap_reader.scrapy.guard import (
+from sitemap_reader.scrapy.addresses import (
     GUARD_ORDER,
     SETTING,
     Policy,
@@ -40,7 +40,7 @@ RESOLVER = '"tests.scrapy.fake_dns.FakeResolver"'
 COMMON = ("--set", f"TWISTED_DNS_RESOLVER={RESOLVER}", "--set", 'SITEMAP_READER_SCOPE="any"')
 GUARD_BY_HAND = (
     "--set",
-    'DOWNLOADER_MIDDLEWARES={"sitemap_reader.scrapy.guard.PrivateAddressMiddleware": 80}',
+    'DOWNLOADER_MIDDLEWARES={"sitemap_reader.scrapy.addresses.PrivateAddressMiddleware": 80}',
 )
 #: Each way the public target's documents reach loopback: its sitemap path on the site.
 SECRETS = {
@@ -244,7 +244,8 @@ def test_start_middleware_without_guard_warns(caplog: pytest.LogCaptureFixture) 
 
 def test_guard_knows_discoverys_meta_keys() -> None:
     """The guard recognises discovery's requests by the same meta keys discovery sets."""
-    from sitemap_reader.scrapy import META_KEY, SITEMAP_META_KEY, guard
+    from sitemap_reader.scrapy import META_KEY, SITEMAP_META_KEY
+    from sitemap_reader.scrapy import addresses as guard
 
     assert (guard._SITEMAP_META, guard._PAGE_META) == (SITEMAP_META_KEY, META_KEY)
 

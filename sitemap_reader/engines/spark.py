@@ -8,7 +8,7 @@ Theory of operation
 -------------------
 Two stages. The first spells each target the reader's canonical way (``mapInArrow`` over
 the target column) and hash-partitions the rows by that spelling, so every copy of one
-site lands in the same partition, where :func:`~sitemap_reader.batch.discover_batches`
+site lands in the same partition, where :func:`~sitemap_reader.engines.batch.discover_batches`
 drops the repeats: one site is never read by two tasks at once, and per-host politeness
 needs no limiter across tasks. The second runs ``discover_batches`` over each partition
 (``mapInArrow`` again): up to ``parallel`` targets at once on one event loop per Python
@@ -33,12 +33,17 @@ try:
     from pyspark.sql import functions as F
 except ImportError as exc:  # tested in a subprocess without PySpark
     raise ImportError(
-        "sitemap_reader.spark needs PySpark: pip install 'sitemap-reader[spark]'"
+        "sitemap_reader.engines.spark needs PySpark: pip install 'sitemap-reader[spark]'"
     ) from exc
 
 import pyarrow as pa
 
-from sitemap_reader.batch import SCHEMA, canonical_target, discover_batches, engine_arguments
+from sitemap_reader.engines.batch import (
+    SCHEMA,
+    canonical_target,
+    discover_batches,
+    engine_arguments,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -52,7 +57,7 @@ _DDL: Final = {
     pa.bool_(): "boolean",
     pa.timestamp("us", tz="UTC"): "timestamp",
 }
-#: :data:`~sitemap_reader.batch.SCHEMA` in Spark's DDL: the output columns, in order.
+#: :data:`~sitemap_reader.engines.batch.SCHEMA` in Spark's DDL: the output columns, in order.
 SPARK_SCHEMA: Final = ", ".join(f"`{f.name}` {_DDL[f.type]}" for f in SCHEMA)
 #: The name of the one column between the two stages.
 _KEY: Final = "target"
@@ -76,10 +81,10 @@ def discover(
 ) -> DataFrame:
     """A DataFrame of the URL and summary rows of every target in ``df[target_col]``.
 
-    Its columns are exactly :data:`~sitemap_reader.batch.SCHEMA`'s, in order (``df``'s
+    Its columns are exactly :data:`~sitemap_reader.engines.batch.SCHEMA`'s, in order (``df``'s
     other columns are not carried through; join on ``target``, the canonical spelling,
     to bring them back). ``options`` go to
-    :func:`~sitemap_reader.batch.discover_batches`: ``parallel``, ``batch_rows``, and
+    :func:`~sitemap_reader.engines.batch.discover_batches`: ``parallel``, ``batch_rows``, and
     every reader option (``max_urls``, ``allow_private``, ``since``, ... or
     ``options=Options(...)``); a bad one is a UsageError here, on the driver.
     ``partitions`` is the number of discovery tasks (default: the session's
@@ -89,7 +94,7 @@ def discover(
     with Spark's writers (``.write.parquet(path)``): the commit protocol keeps exactly one
     attempt of each task.
     """
-    arguments = engine_arguments("sitemap_reader.spark.discover", options)
+    arguments = engine_arguments("sitemap_reader.engines.spark.discover", options)
     spark = df.sparkSession
     count = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     keyed = df.select(F.col(target_col).cast("string").alias(_KEY)).mapInArrow(

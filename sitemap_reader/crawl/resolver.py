@@ -1,14 +1,14 @@
 """The private-address guard (SSRF) of the aiohttp reader: its resolver.
 
 The policy itself (what is public, what a numeric host means, which sites are guarded)
-is sans-I/O, in :mod:`sitemap_reader.guard`. A guarded session applies it at the two
+is sans-I/O, in :mod:`sitemap_reader.discovery.addresses`. A guarded session applies it at the two
 places aiohttp connects:
 
 * host names go through :class:`PublicOnlyResolver`, the resolver of the guarded
   aiohttp connector: it resolves with the real resolver and drops non-public answers, so
   a DNS name pointing at 10.0.0.1 (or rebinding to it) never gets a socket;
 * IP literals never reach a resolver (aiohttp connects to them directly), so the fetcher
-  asks :meth:`~sitemap_reader.guard.AddressPolicy.check_url` before every request,
+  asks :meth:`~sitemap_reader.discovery.addresses.AddressPolicy.check_url` before every request,
   redirect hops included.
 """
 
@@ -18,13 +18,14 @@ import socket
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from sitemap_reader.guard import AddressPolicy, BlockedAddress, is_public_address
+from sitemap_reader.discovery.addresses import AddressPolicy, BlockedAddress, is_public_address
 
 
 class PublicOnlyResolver(AbstractResolver):
     """A resolver wrapper that drops every non-public answer for untrusted names.
 
-    Raises :class:`~sitemap_reader.guard.BlockedAddress` when nothing public is left, so
+    Raises :class:`~sitemap_reader.discovery.addresses.BlockedAddress` when nothing public
+    is left, so
     aiohttp never opens a socket to a private address. ``inner`` is the real resolver (a
     test may pass one that maps made-up names to 127.0.0.1).
     """

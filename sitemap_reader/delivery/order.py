@@ -9,7 +9,7 @@ several sitemaps merge into the most informative one
 output does not depend on which sitemap was read first. ``top=N`` is the same buffer
 with a limit (memory about N records, the rest on disk). :class:`TopN` keeps only the N
 best of distinct records in a heap. Both give score descending, ties by URL ascending
-(:func:`sitemap_reader.scoring.order_key`). :class:`Sample` keeps a uniform random sample
+(:func:`sitemap_reader.records.scoring.order_key`). :class:`Sample` keeps a uniform random sample
 of N URLs the same way, in memory for N records.
 """
 
@@ -22,9 +22,9 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Protocol
 
-from sitemap_reader.limits import Limits
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord, informativeness, more_informative
-from sitemap_reader.scoring import order_key
+from sitemap_reader.records.scoring import order_key
 
 #: Records per batch handed out when draining.
 DRAIN_BATCH = 1024

@@ -1,7 +1,7 @@
 """The front doors' flat keywords, typed (from :mod:`sitemap_reader.options`).
 
-Do not edit: ``python -m sitemap_reader.options --write`` writes it again (and the README's
-option table), and a test fails when it is out of step with the declarations.
+Do not edit: ``python -m sitemap_reader.options --write`` writes it again (and the option
+table), and a test fails when it is out of step with the declarations.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 if TYPE_CHECKING:
-    from sitemap_reader.handout import HandOut
-    from sitemap_reader.limits import Limits
+    from sitemap_reader.delivery.handout import HandOut
     from sitemap_reader.options import (
         Incremental,
         LoaderOptions,
@@ -24,7 +23,8 @@ if TYPE_CHECKING:
         Timeouts,
         Walk,
     )
-    from sitemap_reader.scoring import ScoreFunc
+    from sitemap_reader.options.limits import Limits
+    from sitemap_reader.records.scoring import ScoreFunc
 
 __all__ = ["LoaderKeywords", "ReaderKeywords"]
 __all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings

@@ -1,12 +1,12 @@
-"""The robots audit of a site's records (discovery/audit.py): a verdict per URL, for
+"""The robots audit of a site's records (discovery/robots_audit.py): a verdict per URL, for
 the origins robots.txt covers, decided as each record is built."""
 
 from __future__ import annotations
 
 import pytest
 
-from sitemap_reader.discovery.audit import RobotsAudit, allows_everything, origin_prefix
 from sitemap_reader.discovery.robots import DISALLOW_ALL
+from sitemap_reader.discovery.robots_audit import RobotsAudit, allows_everything, origin_prefix
 from sitemap_reader.parse.robots import parse_robots
 
 SITE = "https://site.example"

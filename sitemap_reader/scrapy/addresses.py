@@ -1,6 +1,6 @@
 """The private-address guard (SSRF) of the Scrapy integration: a downloader middleware.
 
-The address policy of the aiohttp reader (:mod:`sitemap_reader.guard`), applied to the
+The address policy of the aiohttp reader (:mod:`sitemap_reader.discovery.addresses`), applied to the
 requests sitemap discovery makes Scrapy send: robots.txt and sitemap requests (their meta
 holds ``SITEMAP_META_KEY``, and keeps it across redirects) and the page requests built from
 sitemap entries (``META_KEY``). The spider's own requests are left alone.
@@ -18,7 +18,8 @@ service crawling targets its users submit).
 :class:`PrivateAddressMiddleware` checks each such request before it is downloaded:
 
 * a host written as a number that is not a canonical dotted quad (``http://2130706433/``,
-  ``http://0177.0.0.1/``) is refused whatever the policy (see :mod:`sitemap_reader.guard`:
+  ``http://0177.0.0.1/``) is refused whatever the policy (see
+  :mod:`sitemap_reader.discovery.addresses`:
   its meaning depends on who reads it);
 * an IP literal must be public;
 * a host name is resolved through the reactor's resolver, the one the download uses, and
@@ -48,9 +49,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from sitemap_reader.declare import PrivateSetting
-from sitemap_reader.discovery.targets import Target, classify
-from sitemap_reader.guard import (
+from sitemap_reader.discovery.addresses import (
     PrivateMode,
     is_ip_literal,
     is_public_address,
@@ -58,6 +57,8 @@ from sitemap_reader.guard import (
     private_allowed,
     private_mode,
 )
+from sitemap_reader.discovery.targets import Target, classify
+from sitemap_reader.options.declare import PrivateSetting
 from sitemap_reader.scrapy.settings import options_from_settings, setting_name, spider_overrides
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ class Policy:
 class PrivateAddressMiddleware:
     """Downloader middleware: refuse discovery's requests to non-public addresses.
 
-    ``DOWNLOADER_MIDDLEWARES = {"sitemap_reader.scrapy.guard.PrivateAddressMiddleware": 80}``
+    ``DOWNLOADER_MIDDLEWARES = {"sitemap_reader.scrapy.addresses.PrivateAddressMiddleware": 80}``
     (the Addon and the mixin add it themselves). See the module docstring for the policy.
     """
 

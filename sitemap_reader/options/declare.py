@@ -21,8 +21,8 @@ from typing import Any, Literal, TypeAlias
 
 from yarl import URL
 
+from sitemap_reader._safe_text import redact_url
 from sitemap_reader.errors import UsageError
-from sitemap_reader.safe_text import redact_url
 
 
 class OptionError(UsageError):

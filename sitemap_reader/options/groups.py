@@ -1,46 +1,18 @@
-"""Every option of a run, declared once: frozen groups by concern, and what derives from them.
-
-Theory of operation
--------------------
-An option is one field of a frozen dataclass, declared with :func:`option`: the
-annotation is its type, then its default, a one-line meaning, the converter that turns
-what a user passes into the value (and refuses the rest with a message), and which front
-doors show it. Nothing else in the package spells an option out by hand:
-
-* the Python keywords of :class:`~sitemap_reader.SitemapReader`, :func:`~sitemap_reader.iter_urls`,
-  :class:`~sitemap_reader.SitemapLoader`, the Crawlee loader and the distributed worker
-  are the field names (:meth:`Options.of` maps them onto the groups; a typed mirror for
-  editors and mypy is generated into :mod:`sitemap_reader._keywords`, and a test keeps it
-  in step);
-* the CLI flags are ``--`` plus the name with dashes (:mod:`sitemap_reader.cli.flags`);
-* the Scrapy settings are ``SITEMAP_READER_`` plus the name in capitals
-  (:mod:`sitemap_reader.scrapy.settings`), unless a field says why Scrapy has its own;
-* the README's option table is rendered from here, and a test compares it.
-
-After adding or changing an option, ``python -m sitemap_reader.options --write`` writes
-the typed keywords and the README table again.
-
-A value is converted once, where it enters (the group's constructor), with the same
-converter for every door, so ``since="2026-01-01"``, ``--since 2026-01-01`` and
-``SITEMAP_READER_SINCE = "2026-01-01"`` mean the same thing. A refused value is a
-:class:`~sitemap_reader.errors.UsageError` naming the door and the option; an unknown
-keyword names the door and suggests the nearest option.
-"""
+"""The option groups of a run, by concern, and :class:`Options`, the whole of them."""
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
-import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sitemap_reader._version import __version__
-from sitemap_reader.declare import (
+from sitemap_reader.delivery.handout import Order, order_policy
+from sitemap_reader.errors import UsageError
+from sitemap_reader.options.declare import (
     Declared,
     FollowRule,
     OptionError,
@@ -63,12 +35,12 @@ from sitemap_reader.declare import (
     text_line,
     url_paths,
 )
-from sitemap_reader.errors import UsageError
-from sitemap_reader.handout import Order, order_policy
-from sitemap_reader.limits import LOADER_BUFFER, LOADER_MAX_TRIES, Limits
+from sitemap_reader.options.limits import LOADER_BUFFER, LOADER_MAX_TRIES, Limits
 
 if TYPE_CHECKING:
-    from sitemap_reader.scoring import ScoreFunc
+    from sitemap_reader.records.scoring import ScoreFunc
+
+from sitemap_reader.options.keywords import make_group, split
 
 G = TypeVar("G")
 #: ``per_target``: each target (as given) with its own option values, by flat name.
@@ -547,62 +519,6 @@ class Options:
         return Options.of(self, door="Options.replace", **flat)
 
 
-# --------------------------------------------------------------------------- doors
-
-
-def names(groups: Mapping[str, type]) -> dict[str, str]:
-    """Every flat keyword of ``groups``: a field's name -> its group's name (a group's
-    own name maps to itself)."""
-    found: dict[str, str] = {}
-    for group_name, group in groups.items():
-        found[group_name] = group_name
-        for item in dataclasses.fields(group):
-            found[item.name] = group_name
-    return found
-
-
-def unknown(door: str, name: str, known: Iterable[str]) -> UsageError:
-    """The error for a keyword ``door`` does not take, with the nearest one suggested."""
-    near = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    hint = f" (did you mean {near[0]!r}?)" if near else ""
-    return UsageError(f"{door}: unknown keyword {name!r}{hint}")
-
-
-def split(
-    door: str, flat: Mapping[str, object], groups: Mapping[str, type], own: Iterable[str] = ()
-) -> dict[str, dict[str, object]]:
-    """Flat keywords sorted by the name of their group (a whole group given by its name
-    goes with its fields); an unknown one is a UsageError naming ``door`` (``own`` are the
-    door's other parameters, for the suggestion)."""
-    known = names(groups)
-    sorted_: dict[str, dict[str, object]] = {}
-    for name, value in flat.items():
-        group = known.get(name)
-        if group is None:
-            raise unknown(door, name, [*known, *own])
-        sorted_.setdefault(group, {})[name] = value
-    return sorted_
-
-
-def make_group(
-    door: str, name: str, group: type[G], start: G | None, given: Mapping[str, object]
-) -> G:
-    """The group ``name`` from flat keywords over ``start`` (``given[name]`` is a whole
-    value to start from); a refused value is a UsageError naming ``door``."""
-    given = dict(given)
-    whole = given.pop(name, None)
-    if whole is not None:
-        if not isinstance(whole, group):
-            raise UsageError(f"{door}: {name} must be {group.__name__}, not {whole!r}")
-        start = whole
-    try:
-        if start is None:
-            return group(**given)
-        return dataclasses.replace(start, **given) if given else start  # type: ignore[type-var]
-    except OptionError as exc:
-        raise UsageError(f"{door}: {exc}") from None
-
-
 def with_group(
     door: str,
     base: Options | None,
@@ -624,151 +540,3 @@ def loader_options(
 ) -> tuple[Options, LoaderOptions]:
     """A loader's flat keywords (its own and the reader's) as the two values."""
     return with_group(door, base, flat, ("loader", LoaderOptions), own)
-
-
-# --------------------------------------------------------------------------- the README
-
-
-def scrapy_setting(item: dataclasses.Field[Any]) -> str | None:
-    """The Scrapy setting an option is read from (None: not a Scrapy option)."""
-    spec = spec_of(item)
-    if spec.scrapy is not True:
-        return None
-    return spec.setting or "SITEMAP_READER_" + item.name.upper()
-
-
-def cli_flag(item: dataclasses.Field[Any]) -> str | None:
-    """The CLI flag of an option (None: not a CLI option)."""
-    spec = spec_of(item)
-    if spec.cli is not True:
-        return None
-    if spec.flag is not None:
-        return spec.flag
-    if item.default is True:
-        return "--no-" + item.name.replace("_", "-")
-    return "--" + item.name.replace("_", "-")
-
-
-def shown_default(item: dataclasses.Field[Any]) -> str:
-    """A field's default as the README shows it."""
-    default = item.default
-    if default is dataclasses.MISSING or default is None or default == ():
-        return "none"
-    if isinstance(default, bool):
-        return "true" if default else "false"
-    if isinstance(default, int) and not isinstance(default, bool) and default >= 10_000:
-        return f"{default:,}"
-    if isinstance(default, float):
-        return f"{default:g}"
-    return str(default)
-
-
-def markdown(groups: Mapping[str, type] | None = None) -> str:
-    """The README's option table: one row per option, grouped, with its three doors."""
-    lines = [
-        "| Python keyword | CLI flag | Scrapy setting | default | meaning |",
-        "|---|---|---|---|---|",
-    ]
-    for group_name, group in (groups or GROUPS_AND_LOADER).items():
-        lines.append(f"| **{group_name}** | | | | |")
-        for item in dataclasses.fields(group):
-            spec = spec_of(item)
-            flag_ = cli_flag(item)
-            cli_cell = f"`{flag_}`" if flag_ else f"— ({spec.cli})"
-            setting = scrapy_setting(item)
-            scrapy_cell = f"`{setting}`" if setting else f"— ({spec.scrapy})"
-            meaning = spec.help.replace("|", "\\|")
-            lines.append(
-                f"| `{item.name}` | {cli_cell} | {scrapy_cell} | {shown_default(item)} | "
-                f"{meaning} |"
-            )
-    return "\n".join(lines) + "\n"
-
-
-#: The typed mirror of the flat keywords, for editors and mypy (generated, see below).
-_KEYWORDS_HEADER = '''"""The front doors' flat keywords, typed (from :mod:`sitemap_reader.options`).
-
-Do not edit: ``python -m sitemap_reader.options --write`` writes it again (and the README's
-option table), and a test fails when it is out of step with the declarations.
-"""
-
-from __future__ import annotations
-
-import os
-import re
-from collections.abc import Callable, Mapping, Sequence
-from datetime import date, datetime
-from typing import TYPE_CHECKING, Literal, TypedDict
-
-if TYPE_CHECKING:
-    from sitemap_reader.handout import HandOut
-    from sitemap_reader.limits import Limits
-    from sitemap_reader.options import (
-        Incremental,
-        LoaderOptions,
-        Network,
-        Parallelism,
-        Politeness,
-        Timeouts,
-        Walk,
-    )
-    from sitemap_reader.scoring import ScoreFunc
-
-__all__ = ["LoaderKeywords", "ReaderKeywords"]
-__all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
-'''
-
-
-def _keyword_types(groups: Mapping[str, type]) -> Iterator[tuple[str, str]]:
-    """Each flat keyword of ``groups`` and the type a caller may pass."""
-    for group_name, group in groups.items():
-        yield group_name, group.__name__
-        for item in dataclasses.fields(group):
-            yield item.name, spec_of(item).accepts or str(item.type)
-
-
-def keywords_module() -> str:
-    """The source of :mod:`sitemap_reader._keywords` (the typed flat keywords): the
-    reader's, then the loader's as a subclass adding its own."""
-    reader = "\n".join(f'        "{n}": "{t}",' for n, t in _keyword_types(GROUPS))
-    loader = "\n".join(f"    {n}: {t}" for n, t in _keyword_types({"loader": LoaderOptions}))
-    return (
-        f"{_KEYWORDS_HEADER}\n"
-        f'ReaderKeywords = TypedDict(\n    "ReaderKeywords",\n    {{\n{reader}\n    }},\n'
-        "    total=False,\n)\n\n\n"
-        "class LoaderKeywords(ReaderKeywords, total=False):\n"
-        '    """The reader\'s keywords and the loader\'s own."""\n\n'
-        f"{loader}\n"
-    )
-
-
-#: The markers around the option table in the README.
-TABLE_BEGIN, TABLE_END = "<!-- options: begin -->\n", "<!-- options: end -->"
-
-
-def write_derived(root: Path) -> None:
-    """Write what derives from the declarations into a checkout: the typed keywords and
-    the README's option table (after adding or changing an option)."""
-    (root / "sitemap_reader" / "_keywords.py").write_text(keywords_module())
-    readme = root / "README.md"
-    text = readme.read_text()
-    start = text.index(TABLE_BEGIN) + len(TABLE_BEGIN)
-    readme.write_text(text[:start] + markdown() + text[text.index(TABLE_END) :])
-
-
-def _main(argv: Sequence[str]) -> int:
-    if list(argv) == ["--markdown"]:
-        sys.stdout.write(markdown())
-        return 0
-    if list(argv) == ["--keywords"]:
-        sys.stdout.write(keywords_module())
-        return 0
-    if list(argv) == ["--write"]:
-        write_derived(Path(__file__).resolve().parents[1])
-        return 0
-    sys.stderr.write("usage: python -m sitemap_reader.options --markdown | --keywords | --write\n")
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))

@@ -1,7 +1,7 @@
 """The private-address policy (SSRF), sans-I/O: which addresses a fetch may connect to.
 
-Every front door applies it: the aiohttp reader (:mod:`sitemap_reader.crawl.guard` wraps
-its resolver) and the Scrapy integration (:mod:`sitemap_reader.scrapy.guard`, a downloader
+Every front door applies it: the aiohttp reader (:mod:`sitemap_reader.crawl.resolver` wraps
+its resolver) and the Scrapy integration (:mod:`sitemap_reader.scrapy.addresses`, a downloader
 middleware). This module only judges hosts, addresses and targets; it opens no socket and
 imports no event loop.
 
@@ -47,9 +47,9 @@ from typing import Final, Literal, TypeAlias
 
 from yarl import URL
 
-from sitemap_reader.declare import PrivateSetting
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options.declare import PrivateSetting
 
 #: What a :data:`PrivateSetting` means: trust the typed targets, allow all, or allow none.
 PrivateMode: TypeAlias = Literal["typed", "all", "never"]
@@ -255,7 +255,7 @@ class AddressPolicy:
         numeric host of another spelling, see :func:`check_numeric_host`).
 
         Names are left to the resolver (checked when resolved: see
-        :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver`).
+        :class:`~sitemap_reader.crawl.resolver.PublicOnlyResolver`).
         """
         host = check_numeric_host(url)
         if is_ip_literal(host) and not is_public_address(host):

@@ -3,7 +3,7 @@
 No network and no script: the styles are inline and the charts are rows of CSS bars, so
 the page reflows to any width (a phone's 390 px too: every table sits in its own
 horizontal scroll box, long URLs wrap). Every value from the site is shown through
-:func:`~sitemap_reader.safe_text.printable` and HTML-escaped.
+:func:`~sitemap_reader._safe_text.printable` and HTML-escaped.
 
 Every URL the sitemaps listed is counted somewhere: kept (the URL card), listed again
 (duplicates), out of scope; the kept ones that robots.txt disallows are counted among
@@ -23,13 +23,12 @@ from datetime import datetime
 from html import escape as html_escape
 from typing import Final
 
-from sitemap_reader.cli.survey import FileReport, Freshness, Survey, utc_now
-from sitemap_reader.cli.usage import plain_reason
-from sitemap_reader.cli.words import plural
+from sitemap_reader._safe_text import printable
+from sitemap_reader._words import plain_reason, plural
+from sitemap_reader.audit.survey import FileReport, Freshness, Survey, utc_now
+from sitemap_reader.delivery.frame import CHANGEFREQ_ORDER
 from sitemap_reader.discovery.model import HTML_KINDS
-from sitemap_reader.frame import CHANGEFREQ_ORDER
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
-from sitemap_reader.safe_text import printable
 
 #: Rows of the slowest / largest tables.
 TOP_FILES: Final = 10

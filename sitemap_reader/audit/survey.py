@@ -28,20 +28,20 @@ from datetime import UTC, datetime
 
 from aiohttp.abc import AbstractResolver
 
-from sitemap_reader.cli.usage import plain_reason
+from sitemap_reader._safe_text import printable
+from sitemap_reader._words import plain_reason
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
 from sitemap_reader.discovery.actions import Batch, Checkpoint
 from sitemap_reader.discovery.model import HTML_KINDS, PROBE_KINDS
 from sitemap_reader.discovery.observer import Observer, Watch
 from sitemap_reader.discovery.rules import is_robots
-from sitemap_reader.limits import REPORT_EXAMPLES, REPORT_MAX_HREFLANG_PAGES, Limits
 from sitemap_reader.options import Options
+from sitemap_reader.options.limits import REPORT_EXAMPLES, REPORT_MAX_HREFLANG_PAGES, Limits
 from sitemap_reader.parse.checker import BodyChecker, Finding, SiteCheck, check_robots
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.parse.scope import host_of
 from sitemap_reader.records import Problem, UrlRecord
-from sitemap_reader.safe_text import printable
 
 #: Fatal problem codes of the walk that mean "stopped reading before the body's end"
 #: (besides every ``limit-*``): the deadline, a lost connection, a read error, a crash.

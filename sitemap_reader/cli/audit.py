@@ -15,17 +15,17 @@ import difflib
 import sys
 from typing import Any
 
+from sitemap_reader._safe_text import printable
+from sitemap_reader._words import plural
+from sitemap_reader.audit.survey import Survey, survey
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
 from sitemap_reader.cli.hints import html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile
-from sitemap_reader.cli.survey import Survey, survey
 from sitemap_reader.cli.usage import check_targets
-from sitemap_reader.cli.words import plural
+from sitemap_reader.delivery.writers import json_text
 from sitemap_reader.errors import UsageError
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
-from sitemap_reader.safe_text import printable
-from sitemap_reader.writers import json_text
 
 #: ``check``'s exit codes: nothing at or above ``--fail-on`` (clean, or notices only by
 #: default); warnings (or notices with ``--fail-on notice``); errors; and "could not be
@@ -98,7 +98,7 @@ def severity_counts(findings: list[Finding]) -> dict[str, int]:
 def run_report(args: argparse.Namespace) -> int:
     """``sitemap-reader report TARGET -o FILE``: exit 0, 1 when nothing could be
     discovered (the page says why) or FILE could not be written (it is left as it was)."""
-    from sitemap_reader.cli.htmlreport import render  # only this command needs it
+    from sitemap_reader.audit.report import render  # only this command needs it
 
     try:
         sink = AtomicFile(args.output)

@@ -213,7 +213,7 @@ class UrlRecord:
     value or None; ``priority`` a float in [0, 1] or None (absent or invalid);
     ``score`` the ranking score in [0, 1]; ``sitemap`` the URL of the sitemap it came from.
     ``revisit`` is a suggested revisit interval in seconds for a crawl scheduler (set by
-    the crawler, see :func:`sitemap_reader.scoring.revisit_interval`; None from the bare
+    the crawler, see :func:`sitemap_reader.records.scoring.revisit_interval`; None from the bare
     parser); ``removed`` is True only on the records an incremental run emits for URLs
     that left the site's sitemaps (``removed=True`` of :class:`SitemapReader`).
     ``title`` is an RSS or Atom item's title, ``mobile`` is True for a URL annotated

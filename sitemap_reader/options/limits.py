@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from sitemap_reader.declare import Declared, count, option, seconds
+from sitemap_reader.options.declare import Declared, count, option, seconds
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -1,7 +1,7 @@
 """Many targets on one event loop, out as Arrow record batches: what the engines share.
 
-:func:`discover_batches` is the engine-neutral core of :mod:`sitemap_reader.spark` and
-:mod:`sitemap_reader.ray` (and of any other engine that can call a Python generator per
+:func:`discover_batches` is the engine-neutral core of :mod:`sitemap_reader.engines.spark` and
+:mod:`sitemap_reader.engines.ray` (and of any other engine that can call a Python generator per
 partition): it takes an iterable of targets and yields :class:`pyarrow.RecordBatch` values
 of :data:`SCHEMA`, one row per URL record and one summary row per target.
 
@@ -55,21 +55,21 @@ try:
     import pyarrow as pa
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "sitemap_reader.batch needs pyarrow: pip install 'sitemap-reader[spark]', "
+        "sitemap_reader.engines.batch needs pyarrow: pip install 'sitemap-reader[spark]', "
         "'sitemap-reader[ray]' or 'sitemap-reader[parquet]'"
     ) from exc
 
+from sitemap_reader.discovery.addresses import private_allowed
 from sitemap_reader.discovery.targets import canonical_spelling, classify
 from sitemap_reader.errors import SitemapReaderError, UsageError
-from sitemap_reader.guard import private_allowed
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 
 if TYPE_CHECKING:
-    from sitemap_reader._keywords import ReaderKeywords
     from sitemap_reader.crawl import SitemapReader
     from sitemap_reader.discovery.model import Run
     from sitemap_reader.discovery.observer import Observer
+    from sitemap_reader.options._keywords import ReaderKeywords
 
 __all__ = [
     "SCHEMA",

@@ -42,21 +42,21 @@ import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from sitemap_reader._keywords import ReaderKeywords
-from sitemap_reader.crawl.best_first import Sample, make_sink
 from sitemap_reader.crawl.fetch import Fetcher, Pacer, build_session, check_session
-from sitemap_reader.crawl.guard import PublicOnlyResolver
 from sitemap_reader.crawl.incremental import IncrementalRun, Item, unpack
 from sitemap_reader.crawl.pool import ParsePool, default_processes
+from sitemap_reader.crawl.resolver import PublicOnlyResolver
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
+from sitemap_reader.delivery.order import Sample, make_sink
+from sitemap_reader.discovery.addresses import AddressPolicy, private_allowed, private_mode
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, check_per_target, classify, options_for
 from sitemap_reader.errors import DiscoveryError, UsageError
-from sitemap_reader.guard import AddressPolicy, private_allowed, private_mode
-from sitemap_reader.limits import Limits
 from sitemap_reader.options import Options
+from sitemap_reader.options._keywords import ReaderKeywords
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store import StateStore
 
@@ -98,12 +98,12 @@ class SitemapReader:
     then yours (it is not closed), and we still apply our caps, retries, deadlines and
     the guard's checks of IP literals on every request and redirect hop. Host names are
     checked when resolved only by a connector built with
-    :class:`~sitemap_reader.crawl.guard.PublicOnlyResolver`; give your connector one (see
+    :class:`~sitemap_reader.crawl.resolver.PublicOnlyResolver`; give your connector one (see
     the README) or keep ``session`` to trusted targets. A ``session`` whose own default
     headers hold ``Authorization`` or ``Cookie`` (aiohttp would send them to every host)
     is refused unless ``header_hosts="any"``: pass them as ``headers``.
 
-    The address guard (``allow_private``, :mod:`~sitemap_reader.crawl.guard`): by default
+    The address guard (``allow_private``, :mod:`~sitemap_reader.crawl.resolver`): by default
     a public target's sitemaps, indexes and redirects may not reach loopback, private,
     link-local or other non-public addresses (checked on the resolved address), while a
     target that is itself such an address (or ``localhost``, or a file) may. True allows
@@ -240,7 +240,7 @@ class SitemapReader:
         ``ranked``; memory proportional to N). ``sample=N`` yields a uniform random sample
         of N of the distinct URLs once the run is done (memory for N records), the same
         sample for the same ``seed`` (a random one without), in a random order
-        (:class:`~sitemap_reader.crawl.best_first.Sample`).
+        (:class:`~sitemap_reader.delivery.order.Sample`).
         """
         batches_of = self.batches(target, ranked=ranked, top=top, sample=sample, seed=seed)
         async with contextlib.aclosing(batches_of) as batches:

@@ -53,8 +53,8 @@ from typing import IO, Any, Final, Protocol
 
 import msgspec
 
+from sitemap_reader._safe_text import FORMULA_STARTS, csv_cell
 from sitemap_reader.records import UrlRecord, format_datetime
-from sitemap_reader.safe_text import FORMULA_STARTS, csv_cell
 
 __all__ = [
     "CSV_COLUMNS",

@@ -9,7 +9,7 @@ Theory of operation
 The target column is spelled the reader's canonical way and reduced to one row per
 spelling (a group-by), so one site is never read by two tasks at once. The distinct
 targets then go through ``map_batches`` with a generator: each block's targets run in
-:func:`~sitemap_reader.batch.discover_batches`, up to ``parallel`` at once on one event
+:func:`~sitemap_reader.engines.batch.discover_batches`, up to ``parallel`` at once on one event
 loop per task, and its record batches stream out as they fill, so a giant site stays
 within the block size. Nothing is written from a task: whatever writes the Dataset owns
 the output.
@@ -37,12 +37,12 @@ try:
     import ray.data  # noqa: F401
 except ImportError as exc:  # tested in a subprocess without Ray
     raise ImportError(
-        "sitemap_reader.ray needs Ray Data: pip install 'sitemap-reader[ray]'"
+        "sitemap_reader.engines.ray needs Ray Data: pip install 'sitemap-reader[ray]'"
     ) from exc
 
 import pyarrow as pa
 
-from sitemap_reader.batch import canonical_target, discover_batches, engine_arguments
+from sitemap_reader.engines.batch import canonical_target, discover_batches, engine_arguments
 
 if TYPE_CHECKING:
     from ray.data import Dataset
@@ -71,10 +71,10 @@ def discover(
 ) -> Dataset:
     """A Dataset of the URL and summary rows of every target in ``ds[target_col]``.
 
-    Its columns are exactly :data:`~sitemap_reader.batch.SCHEMA`'s, in order (``ds``'s
+    Its columns are exactly :data:`~sitemap_reader.engines.batch.SCHEMA`'s, in order (``ds``'s
     other columns are not carried through; join on ``target``, the canonical spelling,
     to bring them back). ``options`` go to
-    :func:`~sitemap_reader.batch.discover_batches`: ``parallel``, ``batch_rows``, and
+    :func:`~sitemap_reader.engines.batch.discover_batches`: ``parallel``, ``batch_rows``, and
     every reader option (``max_urls``, ``allow_private``, ``since``, ... or
     ``options=Options(...)``); a bad one is a UsageError here, on the driver.
     ``partitions`` sets how many blocks (so tasks) the distinct targets are spread over
@@ -84,7 +84,7 @@ def discover(
     exactly-once files, write the result directly (``.write_parquet(path)``): see the
     module's theory of operation.
     """
-    arguments = engine_arguments("sitemap_reader.ray.discover", options)
+    arguments = engine_arguments("sitemap_reader.engines.ray.discover", options)
     keyed = ds.map_batches(functools.partial(_canonical, column=target_col), batch_format="pyarrow")
     distinct = keyed.groupby(_KEY, num_partitions=partitions).count().select_columns([_KEY])
     return distinct.map_batches(

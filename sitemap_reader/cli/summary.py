@@ -14,11 +14,10 @@ from typing import IO, TYPE_CHECKING, Final
 
 from tqdm import tqdm
 
-from sitemap_reader.cli.usage import plain_reason
-from sitemap_reader.cli.words import plural
+from sitemap_reader._safe_text import printable
+from sitemap_reader._words import plain_reason, plural
 from sitemap_reader.discovery.core import DEADLINE_STOP
 from sitemap_reader.discovery.model import PROBE_KINDS
-from sitemap_reader.safe_text import printable
 
 if TYPE_CHECKING:
     from sitemap_reader.discovery.model import SitemapNode, Stats

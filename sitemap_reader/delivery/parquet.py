@@ -13,9 +13,9 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any, Final
 
-from sitemap_reader.cli.output import RecordWriter, make_writer
+from sitemap_reader.delivery.frame import COLUMNS, MissingExtraError, require_pyarrow
+from sitemap_reader.delivery.writers import RecordWriter, make_writer
 from sitemap_reader.errors import UsageError
-from sitemap_reader.frame import COLUMNS, MissingExtraError, require_pyarrow
 from sitemap_reader.records import UrlRecord
 
 #: Records per row group: large enough for good compression, small enough to stay flat.
