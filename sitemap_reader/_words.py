@@ -8,7 +8,9 @@ says ``1 files`` or ``1 URLs`` (tests read every human line for that).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from sitemap_reader.records.outcomes import Stopped
 
 #: Nouns whose plural is not the noun with an ``s``.
 _IRREGULAR = {"child sitemap": "child sitemaps", "entry": "entries", "was": "were"}
@@ -39,6 +41,36 @@ def listing(items: Sequence[str], shown: int = 3) -> str:
     if len(head) <= 1:
         return "".join(head)
     return f"{', '.join(head[:-1])} and {head[-1]}"
+
+
+# --------------------------------------------------------------------------- stops
+
+#: How a door names an option in its words (the Python name unless it says otherwise).
+Spell = Callable[[str], str]
+#: The words of a signal that asked a run to stop.
+_SIGNALS = {"SIGINT": "Ctrl-C"}
+
+
+def stop_phrase(stopped: Stopped, spell: Spell = str) -> str:
+    """What a stop means, in words, with the option spelled by the door that shows it.
+
+    >>> stop_phrase(Stopped("deadline", "deadline", 30.0))
+    'stopped at the deadline (30 s)'
+    >>> stop_phrase(Stopped("budget", "max_urls", 10), lambda name: "--max-urls")
+    'stopped after 10 URLs (--max-urls)'
+    >>> stop_phrase(Stopped("asked", signal="SIGINT")), stop_phrase(Stopped("output-failed"))
+    ('interrupted (Ctrl-C)', 'stopped: output failed')
+    """
+    option = spell(stopped.option) if stopped.option else None
+    if stopped.kind == "deadline":
+        return f"stopped at the deadline ({stopped.limit or 0:g} s)"
+    if stopped.kind == "budget":
+        return f"stopped after {plural(int(stopped.limit or 0), 'URL')} ({option})"
+    if stopped.kind == "asked":
+        if stopped.signal is None:
+            return "stopped: asked to stop"
+        return f"interrupted ({_SIGNALS.get(stopped.signal, stopped.signal)})"
+    return f"stopped: {stopped.kind.replace('-', ' ')}"
 
 
 # --------------------------------------------------------------------------- reasons

@@ -183,7 +183,7 @@ def test_engine_arguments_resolve_options_once() -> None:
     """The engine doors ship one picklable Options and their own two keywords."""
     arguments = engine_arguments("door", {"parallel": 4, "batch_rows": 9, "max_urls": 5})
     assert arguments["parallel"] == 4 and arguments["batch_rows"] == 9
-    assert arguments["options"].limits.max_urls == 5
+    assert arguments["options"].delivery.max_urls == 5
 
 
 def test_closing_early_stops_every_target(farm: Farm) -> None:

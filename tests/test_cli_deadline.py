@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestServer
 
 from sitemap_reader import SitemapReader
 from sitemap_reader.discovery import Discovery, Schedule, Stop, classify
+from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from tests.conftest_cli import SITEMAP_READER, Site, cli_env, index, urlset
@@ -75,7 +76,7 @@ async def test_reader_deadline(stalling: str) -> None:
     async with SitemapReader(deadline=0.5) as reader:
         urls = {r.url async for r in reader.urls(stalling + "/sitemap.xml")}
         run = reader.last_run
-    assert run is not None and run.stats.stopped == "at the deadline (0.5 s)"
+    assert run is not None and run.stats.stopped == Stopped("deadline", "deadline", 0.5)
     assert urls == {stalling + p for p in ("/a", "/b", "/c", "/slow/1")}
     for node in run.nodes():
         assert all(p.code != "timeout" for p in node.problems), node
@@ -105,6 +106,7 @@ def test_core_deadline_on_the_drivers_clock() -> None:
     now[0] = 105.0
     assert core.remaining() == 0
     actions = core.begin(schedule.ticket)
-    assert Stop("at the deadline (5 s)") in actions
-    assert core.run.tree[0].skipped == "at the deadline (5 s)"
+    assert Stop(Stopped("deadline", "deadline", 5.0)) in actions
+    skipped = core.run.tree[0].skipped
+    assert skipped is not None and skipped.code == "stopped"
     assert core.overdue() == []  # stopped once

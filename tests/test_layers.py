@@ -27,6 +27,7 @@ LAYERS = {
     "sitemap_reader.records": 0,
     "sitemap_reader.delivery.handout": 0,  # the loader's hand-out policies: pure, an option's type
     "sitemap_reader._safe_text": 0,
+    "sitemap_reader._words": 0,
     "sitemap_reader.parse": 0,
     "sitemap_reader.discovery": 1,
     "sitemap_reader.store": 2,

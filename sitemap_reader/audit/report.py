@@ -24,8 +24,8 @@ from html import escape as html_escape
 from typing import Final
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plain_reason, plural
-from sitemap_reader.audit.survey import FileReport, Freshness, Survey, utc_now
+from sitemap_reader._words import plain_reason, plural, stop_phrase
+from sitemap_reader.audit.survey import CLI, FileReport, Freshness, Survey, utc_now
 from sitemap_reader.delivery.frame import CHANGEFREQ_ORDER
 from sitemap_reader.discovery.model import HTML_KINDS
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
@@ -157,7 +157,8 @@ def _summary(found: Survey) -> str:
         notes.append(f'<p class="error">{escape(plain_reason(found.run.error))}</p>')
     if stats.stopped:
         notes.append(
-            f'<p class="warning">stopped {escape(stats.stopped)}: not every file was read</p>'
+            f'<p class="warning">{escape(stop_phrase(stats.stopped, CLI))}: '
+            "not every file was read</p>"
         )
     return _section("summary", "Summary", f'<div class="cards">{html}</div>{story}{"".join(notes)}')
 

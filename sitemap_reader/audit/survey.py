@@ -29,19 +29,23 @@ from datetime import UTC, datetime
 from aiohttp.abc import AbstractResolver
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plain_reason
+from sitemap_reader._words import plain_reason, stop_phrase
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
 from sitemap_reader.discovery.actions import Batch, Checkpoint
-from sitemap_reader.discovery.model import HTML_KINDS, PROBE_KINDS
+from sitemap_reader.discovery.model import HTML_KINDS, PROBE_KINDS, Stopped
 from sitemap_reader.discovery.observer import Observer, Watch
 from sitemap_reader.discovery.rules import is_robots
 from sitemap_reader.options import Options
+from sitemap_reader.options.doors import spelling
 from sitemap_reader.options.limits import REPORT_EXAMPLES, REPORT_MAX_HREFLANG_PAGES, Limits
 from sitemap_reader.parse.checker import BodyChecker, Finding, SiteCheck, check_robots
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.robots import sitemaps_from_robots
 from sitemap_reader.parse.scope import host_of
 from sitemap_reader.records import Problem, UrlRecord
+
+#: The audit's words are the command line's: options are named by their flags.
+CLI = spelling("cli")
 
 #: Fatal problem codes of the walk that mean "stopped reading before the body's end"
 #: (besides every ``limit-*``): the deadline, a lost connection, a read error, a crash.
@@ -449,7 +453,9 @@ async def _vouched(
     return found
 
 
-def _verdict(report: FileReport, checked: _Checked | None, stopped: str | None, cut: bool) -> None:
+def _verdict(
+    report: FileReport, checked: _Checked | None, stopped: Stopped | None, cut: bool
+) -> None:
     """A file's findings: the checker's, or why it could not be read (the run's stop,
     named as such, when that is what ended or prevented the reading). An HTML page has
     none: the protocol's rules are not its rules."""
@@ -460,18 +466,23 @@ def _verdict(report: FileReport, checked: _Checked | None, stopped: str | None, 
         report.findings.extend(checked.findings)
         report.uncompressed = checked.uncompressed
         if cut:
-            message = f"read stopped {stopped or 'early'}; the rest was not checked"
+            how = "stopped early" if stopped is None else stop_phrase(stopped, CLI)
+            message = f"read {how}; the rest was not checked"
             report.findings.append(Finding("fetch-failed", report.url, None, message))
         return
     if node.kind == "robots":
         return
     if stopped is not None and (
-        node.skipped == stopped or (node.status is None and not node.problems)
+        _skipped_by_stop(node) or (node.status is None and not node.problems)
     ):
-        message = f"not read: the run stopped {stopped}"
+        message = f"not read: the run {stop_phrase(stopped, CLI)}"
     else:
         message = plain_reason(node.reason or "not read")
     report.findings.append(Finding("fetch-failed", report.url, None, message))
+
+
+def _skipped_by_stop(node: SitemapNode) -> bool:
+    return node.skipped is not None and node.skipped.code == "stopped"
 
 
 def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None, str]]:
@@ -488,7 +499,7 @@ def _with_parents(run: Run) -> Iterator[tuple[SitemapNode, str | None, str]]:
             parent_url = label_of(up)
         attempted = node.fetched or node.status is not None or bool(node.problems)
         empty_probe = node.kind in PROBE_KINDS and node.format in (None, "unknown")
-        left = stopped is not None and node.skipped == stopped and node.kind == "sitemap"
+        left = stopped is not None and _skipped_by_stop(node) and node.kind == "sitemap"
         if (node.skipped is None and attempted and not empty_probe) or left:
             yield node, parent_url, target
         for child in node.children:

@@ -14,6 +14,7 @@ from typing import Any, Final, TypeVar
 
 from sitemap_reader.cli.flags import add_option_flags
 from sitemap_reader.cli.usage import HelpFormatter, UsageParser
+from sitemap_reader.options import GROUPS
 from sitemap_reader.options.limits import CHECK_MAX_EXAMPLES
 from sitemap_reader.parse.domains import list_version
 
@@ -100,7 +101,7 @@ def build_parser(
     sub = add_command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)
     sub.add_argument("targets", nargs="+", metavar="TARGET", help="what to read (see below)")
     _add_output_options(sub)
-    _add_crawl_options(sub, state=True)
+    _add_crawl_options(sub, state=True, delivery=True)
     sub.set_defaults(run=dump, action="dump", json=False)
 
     sub = add_command(commands, "tree", "show the sitemap tree of a target", _TREE_EXAMPLES)
@@ -125,7 +126,7 @@ def build_parser(
     )
     _add_output_options(sub)
     _add_check_options(sub)
-    _add_crawl_options(sub, state=True)
+    _add_crawl_options(sub, state=True, delivery=True)
     # demo check / demo report run check's and report's own handlers on the demo site.
     sub.set_defaults(run=demo, targets=[], inspectors={"check": check, "report": report})
     if check is not None:
@@ -259,29 +260,15 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         help="csv: cells as the site wrote them; by default a cell of site text that a "
         "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading '",
     )
-    add_record_flags(group, FORMATS, "")
-    group.add_argument(
-        "--sample",
-        type=positive_int,
-        metavar="N",
-        help="a uniform random sample of N of the distinct URLs, written when discovery "
-        "ends (memory for N records only; not with --ranked, --top, --include, --exclude)",
-    )
-    group.add_argument(
-        "--seed",
-        type=int,
-        metavar="S",
-        help="with --sample: the same site and seed give the same sample (default: random)",
-    )
+    add_format_flag(group, FORMATS)
 
 
 #: The formats of dump's output (the worker writes all but parquet).
 FORMATS = ("jsonl", "csv", "txt", "parquet")
 
 
-def add_record_flags(group: Any, formats: Sequence[str], per: str) -> None:
-    """The flags of what is written (``dump``'s, and the worker's ``per`` target): the
-    format, the order, the record filters and the record count."""
+def add_format_flag(group: Any, formats: Sequence[str]) -> None:
+    """``--format``: how records are written (``dump``'s, and the worker's per target)."""
     group.add_argument(
         "--format",
         choices=formats,
@@ -290,42 +277,20 @@ def add_record_flags(group: Any, formats: Sequence[str], per: str) -> None:
         "as JSON text; txt: URLs only"
         + ("; parquet: a Parquet file (-o FILE; needs pyarrow)" if "parquet" in formats else ""),
     )
-    group.add_argument(
-        "--ranked",
-        action="store_true",
-        help=f"best first{per} (highest score, ties by URL) instead of discovery order, "
-        "written when discovery ends; past 100,000 records they wait in a temporary file",
-    )
-    group.add_argument(
-        "--top",
-        type=positive_int,
-        metavar="N",
-        help=f"only the N best records{per} (implies --ranked; memory for N records only)",
-    )
-    for name, text in (
-        ("--include", "keep only URLs matching"),
-        ("--exclude", "drop URLs matching"),
-    ):
-        group.add_argument(
-            name,
-            type=regex,
-            action="append",
-            default=[],
-            metavar="REGEX",
-            help=f"{text} REGEX (Python re.search; repeatable, any one may match)",
-        )
-    group.add_argument(
-        "--max-urls", type=positive_int, metavar="N", help=f"stop after writing N records{per}"
-    )
 
 
 #: The incremental options: dump's only (tree, check and report read without a state).
 STATE_OPTIONS = ("state", "changed_only", "removed")
 
 
-def _add_crawl_options(parser: argparse.ArgumentParser, *, state: bool = False) -> None:
-    """The option flags (derived from the declarations); the incremental ones with ``state``."""
-    add_option_flags(parser, skip=() if state else STATE_OPTIONS)
+def _add_crawl_options(
+    parser: argparse.ArgumentParser, *, state: bool = False, delivery: bool = False
+) -> None:
+    """The option flags (derived from the declarations); the incremental ones with
+    ``state``, what is delivered (the order, the filters, the records budget) with
+    ``delivery`` (a command that writes records)."""
+    groups = {name: group for name, group in GROUPS.items() if delivery or name != "delivery"}
+    add_option_flags(parser, groups, skip=() if state else STATE_OPTIONS)
 
 
 # --------------------------------------------------------------------------- option types

@@ -16,12 +16,13 @@ import sys
 from typing import Any
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plural
+from sitemap_reader._words import plural, stop_phrase
 from sitemap_reader.audit.survey import Survey, survey
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
 from sitemap_reader.cli.hints import html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile
+from sitemap_reader.cli.summary import FLAG
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.delivery.writers import json_text
 from sitemap_reader.errors import UsageError
@@ -119,7 +120,8 @@ def run_report(args: argparse.Namespace) -> int:
     if not args.quiet:
         total = sum(f.count for f in found.all_findings())
         stopped = found.run.stats.stopped
-        cut = f" (stopped {stopped}: not every file was read to the end)" if stopped else ""
+        said = stop_phrase(stopped, FLAG) if stopped else ""
+        cut = f" ({said}: not every file was read to the end)" if stopped else ""
         _tell(
             f"report of {plural(len(found.files), 'file')}, {plural(found.urls, 'URL')}, "
             f"{plural(total, 'finding')} written to {sink.path}{cut}"

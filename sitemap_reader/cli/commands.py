@@ -22,8 +22,9 @@ from sitemap_reader._words import plain_reason, plural
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.flags import options_from
 from sitemap_reader.cli.hints import html_hint, scope_lines
-from sitemap_reader.cli.output import AtomicFile, RecordFilter, RecordWriter, json_text
+from sitemap_reader.cli.output import AtomicFile, RecordWriter, json_text
 from sitemap_reader.cli.summary import (
+    FLAG,
     Outcome,
     Progress,
     progress_wanted,
@@ -34,8 +35,9 @@ from sitemap_reader.cli.summary import (
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.delivery.parquet import check_parquet, record_writer
+from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.discovery.robots import SUMMARY_CODES
-from sitemap_reader.discovery.ways import way_lines
+from sitemap_reader.discovery.ways import WAY_CODES
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
@@ -44,7 +46,7 @@ EXIT_OK: Final = 0
 EXIT_NOTHING: Final = 1
 EXIT_USAGE: Final = 2
 #: The stop of a run whose reader of stdout went away (``| head``): it ends quietly.
-OUTPUT_CLOSED: Final = "output closed"
+OUTPUT_CLOSED: Final = Stopped("output-closed")
 #: Seconds between progress redraws and stdout flushes.
 TICK: Final = 0.2
 
@@ -135,7 +137,12 @@ async def _demo(args: argparse.Namespace) -> int:
 
 
 class Pump:
-    """Moves records from the reader through the filter into the writer, and counts."""
+    """Moves the records of a run into the writer, a batch at a time, and counts them.
+
+    What is delivered (which records, how many, in what order) is the reader's
+    :class:`~sitemap_reader.options.groups.Delivery`; the pump only writes, and stops
+    the run when its output goes away or fails.
+    """
 
     def __init__(
         self, args: argparse.Namespace, stream: IO[str], *, flush_batches: bool = False
@@ -143,40 +150,29 @@ class Pump:
         self.stream = stream
         csv_raw = bool(getattr(args, "csv_raw", False))
         self.writer: RecordWriter = record_writer(args.format, stream, csv_raw=csv_raw)
-        self.filter = RecordFilter(tuple(args.include), tuple(args.exclude))
-        self.max_urls: int | None = args.max_urls
-        self.ranked: bool = args.ranked
-        self.top: int | None = args.top
-        self.sample: int | None = getattr(args, "sample", None)
-        self.seed: int | None = getattr(args, "seed", None)
         self.flush_batches = flush_batches
         self.written = 0
         self.outcome = Outcome()
         self.write_error: OSError | None = None  # the output failed (a full disk...)
 
     async def read(self, reader: SitemapReader, targets: list[str]) -> None:
-        """Write every record of the targets that passes the filter, up to ``--max-urls``.
+        """Write every record the reader delivers for the targets.
 
         With ``flush_batches`` (an ``-o`` file) each batch is handed to the OS before the
         next is asked for, so a full disk shows before the reader saves its state.
         """
-        batches_of = reader.batches(
-            targets, ranked=self.ranked, top=self.top, sample=self.sample, seed=self.seed
-        )
-        async with contextlib.aclosing(batches_of) as batches:
+        async with contextlib.aclosing(reader.batches(targets)) as batches:
             async for batch in batches:
                 if not self._write(batch):
                     break
 
     def _write(self, batch: list[UrlRecord]) -> bool:
-        """Write one batch; False once no more records are wanted or can be written.
-
-        The batch is filtered, cut at ``--max-urls`` and written in one call (the
-        writers encode a batch at a time). Only our own writes are caught here: an
-        OSError from the reader is not ours.
-        """
+        """Write one batch in one call (the writers encode a batch at a time); False once
+        the output cannot take more. Only our own writes are caught here: an OSError from
+        the reader is not ours."""
         try:
-            more = self._take(batch)
+            self.writer.write_batch(batch)
+            self.written += len(batch)
             if self.flush_batches:
                 self.stream.flush()
         except BrokenPipeError:
@@ -185,39 +181,13 @@ class Pump:
         except OSError as exc:
             self.failed(exc)
             return False
-        return more
+        return True
 
     def failed(self, exc: OSError) -> None:
         """The output cannot be written: stop, and say so once the crawl ends."""
         if self.write_error is None:
             self.write_error = exc
-            self.outcome.stopped = "output failed"
-
-    def _take(self, batch: list[UrlRecord]) -> bool:
-        """Write the records that pass; False once no more records are wanted."""
-        keep, cap = self.filter, self.max_urls
-        if cap is not None and keep.active:  # filtered counts stop at the last one written
-            kept: list[UrlRecord] = []
-            seen = 0
-            for record in batch:
-                if len(kept) + self.written >= cap:
-                    break
-                seen += 1
-                if keep.keep(record):
-                    kept.append(record)
-            self.outcome.filtered += seen - len(kept)
-        else:
-            kept = keep.kept(batch)
-            self.outcome.filtered += len(batch) - len(kept)
-        more = True
-        if self.max_urls is not None and self.written + len(kept) >= self.max_urls:
-            kept = kept[: self.max_urls - self.written]
-            more = False
-        self.writer.write_batch(kept)
-        self.written += len(kept)
-        if not more:
-            self.outcome.stopped = f"after {self.written:,} URLs (--max-urls)"
-        return more
+            self.outcome.stopped = Stopped("output-failed")
 
     def flush(self) -> bool:
         """Push buffered lines downstream; False when the reader of stdout went away or
@@ -237,10 +207,6 @@ class Pump:
 
 async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     check_parquet(args.format, args.output)
-    if args.sample is not None and (args.ranked or args.top or args.include or args.exclude):
-        raise UsageError("--sample samples every URL: not with --ranked, --top or a filter")
-    if args.seed is not None and args.sample is None:
-        raise UsageError("--seed goes with --sample")
     options = reader_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()
@@ -328,7 +294,7 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
         except BrokenPipeError:
             raise  # a closed stdout (| head): main() ends quietly
         except OSError as exc:
-            stopped = "output failed"
+            stopped = Stopped("output-failed")
             _tell(f"cannot write standard output: {exc.strerror or exc}")
             code = EXIT_NOTHING
     await _report(args, run, Outcome(written=None, stopped=stopped), error, options)
@@ -344,25 +310,12 @@ def reader_options(args: argparse.Namespace) -> Options:
     ``dump`` saves an incremental state once, when the run ends normally: with ``-o`` the
     records only exist once the file is committed, and on stdout a killed run may lose
     what was still buffered; either way a run that did not finish is repeated, never
-    lost. Its ``--max-urls`` is the reader's own budget when every record the reader
-    emits is written (see :func:`_core_budget`): reading then stops at once.
+    lost.
     """
     more: dict[str, object] = {}
     if getattr(args, "state", None) is not None:
         more["state_commit"] = "run"
-    if _core_budget(args):
-        more["max_urls"] = args.max_urls
     return options_from(args, more)
-
-
-def _core_budget(args: argparse.Namespace) -> bool:
-    """Whether ``--max-urls`` can be the reader's own budget: every record it emits is
-    written (no filter drops any, no ranking needs them all)."""
-    if getattr(args, "max_urls", None) is None or args.ranked or args.top is not None:
-        return False
-    if getattr(args, "sample", None) is not None:
-        return False
-    return not (args.include or args.exclude)
 
 
 async def _crawl(
@@ -443,12 +396,11 @@ async def _ticking(tick: Callable[[], None]) -> AsyncIterator[None]:
 
 
 def _exit_status(
-    signum: int | None, error: str | None, stopped: str | None
-) -> tuple[int, str | None]:
-    """The exit code and the stop reason once the crawl ended."""
+    signum: int | None, error: str | None, stopped: Stopped | None
+) -> tuple[int, Stopped | None]:
+    """The exit code and the command's own stop once the crawl ended."""
     if signum is not None:
-        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        return 128 + signum, f"interrupted ({name})"
+        return 128 + signum, Stopped("asked", signal=signal.Signals(signum).name)
     if error is not None:
         return EXIT_NOTHING, stopped
     return EXIT_OK, stopped
@@ -487,11 +439,16 @@ async def _report(
 
 
 def politeness_lines(run: Run, *, obey: bool) -> list[str]:
-    """Summary lines of the robots audit, the crawl delays honoured and unread children."""
+    """Summary lines of the robots audit, the crawl delays honoured, the ways in the run
+    took, and the children left unread."""
     stats = run.stats
     lines: list[str] = []
     if stats.urls_disallowed:
-        fate = "dropped (--obey-robots)" if obey else 'their records say "robots": "disallowed"'
+        fate = (
+            f"dropped ({FLAG('obey_robots')})"
+            if obey
+            else 'their records say "robots": "disallowed"'
+        )
         listed = plural(stats.urls_disallowed, "URL")
         lines.append(f"robots.txt: disallows {listed} the sitemaps list; {fate}")
     for node in run.nodes():
@@ -505,23 +462,24 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
             host = (node.final_url or node.url).split("/")[2]
             lines.append(
                 f"crawl delay: {node.crawl_delay:g} s between requests to {host} "
-                "(robots.txt asks it; --ignore-crawl-delay to not wait)"
+                f"(robots.txt asks it; {FLAG('crawl_delay')} to not wait)"
             )
     if stats.sitemaps_not_read:
-        lines.append(f"not read: {plural(stats.sitemaps_not_read, 'child sitemap')} (--read-depth)")
-    return lines + [_since_hint(line) for line in way_lines(run)]
-
-
-def _since_hint(line: str) -> str:
-    """The line of the children ``--since`` left unread, with its number right and what
-    they may hold: their index's lastmod can be older than their URLs'."""
-    if not line.startswith("not fetched: "):
-        return line
-    count = int(line.split()[2].replace(",", ""))
-    return (
-        f"not fetched: {plural(count, 'child sitemap')} whose index lastmod is older than "
-        "--since (their URLs may be newer: --ignore-index-lastmod reads them)"
+        read_depth = FLAG("read_depth")
+        lines.append(f"not read: {plural(stats.sitemaps_not_read, 'child sitemap')} ({read_depth})")
+    lines.extend(
+        f"{root.url.split('/')[2]}: {problem.message}"
+        for root in run.tree
+        for problem in root.problems
+        if problem.code in WAY_CODES
     )
+    if stats.sitemaps_older:
+        lines.append(
+            f"not fetched: {plural(stats.sitemaps_older, 'child sitemap')} whose index lastmod "
+            f"is older than {FLAG('since')} (their URLs may be newer: "
+            f"{FLAG('trust_index_lastmod')} reads them)"
+        )
+    return lines
 
 
 def _say(args: argparse.Namespace, message: str) -> None:

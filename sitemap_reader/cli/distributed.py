@@ -22,16 +22,16 @@ from sitemap_reader.cli.args import (
     FORMATS,
     PROG,
     add_command,
-    add_record_flags,
-    positive_float,
+    add_format_flag,
     positive_int,
 )
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, interruptible
-from sitemap_reader.cli.flags import add_option_flags, options_from
-from sitemap_reader.cli.output import RecordFilter, make_writer
+from sitemap_reader.cli.flags import add_option_flags, group_from, options_from
+from sitemap_reader.cli.output import make_writer
 from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.distributed.config import check_redis_url
 from sitemap_reader.errors import SitemapReaderError, UsageError
+from sitemap_reader.options.worker import WorkerLimits
 
 #: What ``worker --state`` sets the ``state`` option to: the state lives in Redis.
 REDIS_STATE: Final = "redis"
@@ -93,7 +93,8 @@ def add_commands(commands: Any) -> None:
     _add_redis_options(sub)
     _add_worker_options(sub)
     _add_record_options(sub)
-    add_option_flags(sub, skip=("state",))  # the worker keeps its state in Redis
+    add_option_flags(sub, skip=("state",))  # the worker keeps its state in Redis; what it
+    # delivers (ranked, top, include, max_urls...) is per target
     sub.set_defaults(run=run_worker, action="worker")
 
     sub = add_command(commands, "status", "show what a Redis queue holds", _STATUS_EXAMPLES)
@@ -128,9 +129,7 @@ def _redis_url(text: str) -> str:
 
 
 def _add_worker_options(parser: argparse.ArgumentParser) -> None:
-    from sitemap_reader.distributed.config import WorkerLimits  # no redis needed
-
-    defaults = WorkerLimits()
+    add_option_flags(parser, {"worker": WorkerLimits})
     group = parser.add_argument_group("worker")
     group.add_argument(
         "-o", "--output-dir", required=True, metavar="DIR", help="one output file per target here"
@@ -144,44 +143,6 @@ def _add_worker_options(parser: argparse.ArgumentParser) -> None:
         "--parallel", type=positive_int, default=4, metavar="N", help="targets at once (4)"
     )
     group.add_argument(
-        "--lease",
-        type=positive_float,
-        default=defaults.lease,
-        metavar="S",
-        help=f"seconds without a heartbeat before another worker takes a target over "
-        f"({defaults.lease:g})",
-    )
-    group.add_argument(
-        "--max-deliveries",
-        type=positive_int,
-        default=defaults.max_deliveries,
-        metavar="N",
-        help=f"failed tries of a target before the dead-letter stream "
-        f"({defaults.max_deliveries}; give-backs and innocent neighbours of a crash are free)",
-    )
-    group.add_argument(
-        "--redis-wait",
-        type=float,
-        default=defaults.redis_wait,
-        metavar="S",
-        help=f"seconds to keep reconnecting while Redis is away ({defaults.redis_wait:g}), "
-        "then exit 1",
-    )
-    group.add_argument(
-        "--retry-delay",
-        type=float,
-        default=defaults.retry_delay,
-        metavar="S",
-        help=f"seconds before a failed target is tried again ({defaults.retry_delay:g})",
-    )
-    group.add_argument(
-        "--target-timeout",
-        type=positive_float,
-        default=defaults.target_timeout,
-        metavar="S",
-        help=f"seconds one target may run ({defaults.target_timeout:g})",
-    )
-    group.add_argument(
         "--records-stream",
         action="store_true",
         help="also append every record to the Redis stream {NAMESPACE}:records "
@@ -191,7 +152,7 @@ def _add_worker_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_record_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("output (per target, as for dump)")
-    add_record_flags(group, FORMATS[:-1], " per target")
+    add_format_flag(group, FORMATS[:-1])
     group = parser.add_argument_group("incremental runs (state kept in Redis, per target)")
     group.add_argument(
         "--state",
@@ -290,23 +251,9 @@ def _read_lines(name: str) -> Iterator[str]:
 
 async def _worker(args: argparse.Namespace, dist: ModuleType) -> int:
     options = options_from(args)
-    limits = dist.WorkerLimits(
-        lease=args.lease,
-        max_deliveries=args.max_deliveries,
-        retry_delay=min(max(args.retry_delay, 0.0), args.lease),
-        target_timeout=args.target_timeout,
-        poll=min(1.0, args.lease / 3),
-        redis_wait=args.redis_wait,
-    )
-    keep = RecordFilter(tuple(args.include), tuple(args.exclude))
+    limits = group_from(args, WorkerLimits)
     output = dist.Output(
-        args.output_dir,
-        fmt=args.format,
-        writer=lambda stream: make_writer(args.format, stream),
-        keep=keep.keep if (args.include or args.exclude) else None,
-        max_urls=args.max_urls,
-        ranked=args.ranked or args.top is not None,
-        top=args.top,
+        args.output_dir, fmt=args.format, writer=lambda stream: make_writer(args.format, stream)
     )
     worker = dist.Worker(
         args.redis,

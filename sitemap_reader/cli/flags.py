@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import GROUPS, Options
 from sitemap_reader.options.declare import OptionError, convert_value, spec_of
 from sitemap_reader.options.doors import cli_flag, shown_default
+
+G = TypeVar("G")
 
 #: The argument group titles, by option group.
 TITLES = {
@@ -29,6 +31,8 @@ TITLES = {
     "parallelism": "how much at once",
     "network": "network",
     "incremental": "incremental runs",
+    "delivery": "what is delivered (which records, how many, in what order)",
+    "worker": "the worker's limits",
     "limits": "bounds",
 }
 
@@ -114,16 +118,29 @@ def options_from(
     flat.update(more or {})
     try:
         return Options.of(None, door="sitemap-reader", **flat)
-    except UsageError as exc:
-        raise UsageError(_with_flags(str(exc), groups)) from None
+    except OptionError as exc:
+        raise UsageError(_flagged(exc, groups)) from None
 
 
-def _with_flags(message: str, groups: Mapping[str, type]) -> str:
+def group_from(args: argparse.Namespace, group: type[G]) -> G:
+    """One option group of a door of its own (the worker's knobs) from the flags given;
+    the rest keep their defaults. A refused value is a UsageError naming the flag."""
+    given = vars(args)
+    values = {
+        item.name: given[item.name]
+        for item in dataclasses.fields(group)  # type: ignore[arg-type]
+        if item.name in given and cli_flag(item) is not None
+    }
+    try:
+        return group(**values)
+    except OptionError as exc:
+        raise UsageError(_flagged(exc, {"worker": group})) from None
+
+
+def _flagged(exc: OptionError, groups: Mapping[str, type]) -> str:
     """An option error as the CLI user sees it: the flag, not the Python name."""
-    text = message.removeprefix("sitemap-reader: ")
-    name, colon, reason = text.partition(": ")
     for group in groups.values():
         for item in dataclasses.fields(group):
-            if colon and item.name == name and (flag := cli_flag(item)) is not None:
-                return f"{flag}: {reason}"
-    return text
+            if item.name == exc.name and (flag := cli_flag(item)) is not None:
+                return f"{flag}: {exc.reason}"
+    return str(exc)

@@ -15,14 +15,16 @@ from typing import IO, TYPE_CHECKING, Final
 from tqdm import tqdm
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plain_reason, plural
-from sitemap_reader.discovery.core import DEADLINE_STOP
-from sitemap_reader.discovery.model import PROBE_KINDS
+from sitemap_reader._words import plain_reason, plural, stop_phrase
+from sitemap_reader.discovery.model import PROBE_KINDS, Stopped
+from sitemap_reader.options.doors import spelling
 
 if TYPE_CHECKING:
     from sitemap_reader.discovery.model import SitemapNode, Stats
 
 MB = 1_000_000
+#: The command line names options by their flags.
+FLAG = spelling("cli")
 
 
 def wants_colour(stream: IO[str]) -> bool:
@@ -107,8 +109,9 @@ class Outcome:
     """What the command itself did with the records, next to the reader's stats."""
 
     written: int | None = 0  # None: the command writes no records (tree)
-    filtered: int = 0
-    stopped: str | None = None  # "interrupted (Ctrl-C)", "after N URLs (--max-urls)", ...
+    #: The command's own stop: a signal, its output closed or failed (the reader's stops,
+    #: the deadline and the records budget, are in its stats).
+    stopped: Stopped | None = None
     output: str | None = None  # the -o file, once it is complete
     requested: str | None = None  # the -o file asked for (left as it was unless complete)
 
@@ -132,11 +135,9 @@ def summary_lines(
     (URLs, reasons, messages) is shown through :func:`printable`, before any colour.
     """
     lines: list[tuple[str | None, str]] = []  # (colour, text)
-    deadline = stats.stopped if (stats.stopped or "").startswith(DEADLINE_STOP) else None
-    asked = outcome.stopped or deadline
-    stopped = asked or (f"budget: {stats.stopped}" if stats.stopped else None)
+    stopped = outcome.stopped or stats.stopped
     if stopped:
-        lines.append(("yellow", _stop_line(stopped)))
+        lines.append(("yellow", stop_phrase(stopped, FLAG)))
     # A stop the user asked for (--max-urls, --deadline, Ctrl-C, a closed pipe, a budget)
     # cuts the sitemaps in flight: they are not finished, not failed. The counts are the
     # lines below: a sitemap cut before it settled is in no stats counter.
@@ -155,12 +156,13 @@ def summary_lines(
     )
     removed = f", {stats.urls_removed:,} removed" if stats.urls_removed else ""
     if stats.urls_older:
-        removed += f", {stats.urls_older:,} older than --since"
+        removed += f", {stats.urls_older:,} older than {FLAG('since')}"
     lines.append(
         (
             None,
             f"URLs: {stats.urls_emitted:,} emitted, {stats.urls_duplicate:,} duplicate, "
-            f"{stats.urls_out_of_scope:,} out of scope{removed}{_written(outcome)}",
+            f"{stats.urls_out_of_scope:,} out of scope{removed}"
+            f"{_written(outcome, stats.urls_filtered)}",
         )
     )
     lines.append((None, f"read: {stats.bytes / MB:.2f} MB in {stats.seconds:.2f} s"))
@@ -183,15 +185,6 @@ def _unfinished_lines(urls: list[str]) -> Iterator[str]:
         yield f"not finished: {len(urls) - SHOWN_UNFINISHED:,} more"
 
 
-def _stop_line(stopped: str) -> str:
-    """``stopped after 2 URLs (--max-urls)``, ``interrupted (Ctrl-C)``, ``stopped: ...``."""
-    if stopped.startswith(("after ", DEADLINE_STOP)):
-        return f"stopped {stopped}"
-    if stopped.startswith("interrupted"):
-        return stopped
-    return f"stopped: {stopped}"
-
-
 def unfinished_nodes(nodes: list[SitemapNode]) -> Iterator[SitemapNode]:
     """Failed nodes that were only cut short: incomplete, without any fatal problem (a
     body that really broke, or a fetch that failed, always records one)."""
@@ -205,7 +198,7 @@ def _cut_short(node: SitemapNode) -> bool:
     return node.format != "unknown" and not any(p.fatal for p in node.problems)
 
 
-def _written(outcome: Outcome) -> str:
+def _written(outcome: Outcome, filtered: int) -> str:
     if outcome.written is None:
         return ""
     if outcome.requested and not outcome.output:
@@ -215,8 +208,8 @@ def _written(outcome: Outcome) -> str:
     text = f"; {outcome.written:,} written"
     if outcome.output:
         text += f" to {outcome.output}"
-    if outcome.filtered:
-        text += f", {outcome.filtered:,} filtered out"
+    if filtered:
+        text += f", {filtered:,} filtered out"
     return text
 
 
@@ -242,7 +235,9 @@ def limit_hits(nodes: list[SitemapNode]) -> str | None:
 
 def missed_probe(node: SitemapNode) -> bool:
     """A well-known path (or usual HTML path) probed that holds nothing: not a finding."""
-    return node.kind in PROBE_KINDS and (node.skipped or "").startswith("not found")
+    return (
+        node.kind in PROBE_KINDS and node.skipped is not None and node.skipped.code == "not-found"
+    )
 
 
 def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
@@ -258,7 +253,7 @@ def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
                 yield f"problem: {node.final_url or node.url} {p.code}{times}: {message}"
 
 
-def tree_lines(roots: list[SitemapNode], stopped: str | None = None) -> Iterator[str]:
+def tree_lines(roots: list[SitemapNode], stopped: Stopped | None = None) -> Iterator[str]:
     """The sitemap tree as indented text: one line per node, its problems below it.
 
     ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem. The
@@ -292,7 +287,7 @@ def _node_lines(node: SitemapNode, lead: str, child_lead: str, cut: set[int]) ->
 def _missed_line(missed: list[SitemapNode]) -> str:
     """``probed 6 well-known paths, none is a sitemap: /sitemap.xml, ... (HTTP 404)``."""
     paths = [(n.final_url or n.url).split("/", 3)[-1] for n in missed]
-    reasons = sorted({(n.skipped or "").removeprefix("not found (").rstrip(")") for n in missed})
+    reasons = sorted({n.skipped.detail or "" for n in missed if n.skipped is not None})
     noun = "well-known path" if missed[0].kind == "guess" else "usual HTML path"
     why = f" ({', '.join(r for r in reasons if r)})" if any(reasons) else ""
     return f"probed {plural(len(missed), noun)}, none found: /{', /'.join(paths)}{why}"

@@ -194,6 +194,14 @@ class Deadline:
         if self._remaining is not None and not self._timeout.expired():
             self._timeout.reschedule(asyncio.get_running_loop().time() + self._remaining)
 
+    def end_now(self) -> None:
+        """Nothing is left (the run stopped): the current await is cut at once; a paused
+        clock (a producer handing records to the consumer) ends as soon as it runs again,
+        so what it hands over is never cut."""
+        self._remaining = 0.0
+        if self._timeout.when() is not None and not self._timeout.expired():
+            self._timeout.reschedule(asyncio.get_running_loop().time())
+
 
 #: An HTTP header name (RFC 9110 token characters).
 

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
-import secrets
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Unpack
 
@@ -48,14 +48,15 @@ from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.resolver import PublicOnlyResolver
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
-from sitemap_reader.delivery.order import Sample, make_sink
+from sitemap_reader.delivery.order import cut, make_sink
 from sitemap_reader.discovery.addresses import AddressPolicy, private_allowed, private_mode
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, check_per_target, classify, options_for
 from sitemap_reader.errors import DiscoveryError, UsageError
-from sitemap_reader.options import Options
-from sitemap_reader.options._keywords import ReaderKeywords
+from sitemap_reader.options import Delivery, Options
+from sitemap_reader.options._keywords import DeliveryKeywords, ReaderKeywords
+from sitemap_reader.options.keywords import make_group, split
 from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store import StateStore
@@ -217,33 +218,26 @@ class SitemapReader:
         return None if self.last_run is None else self.last_run.stats
 
     async def urls(
-        self,
-        target: str | Sequence[str],
-        *,
-        ranked: bool = False,
-        top: int | None = None,
-        sample: int | None = None,
-        seed: int | None = None,
+        self, target: str | Sequence[str], **delivery: Unpack[DeliveryKeywords]
     ) -> AsyncGenerator[UrlRecord, None]:
         """Stream the URL records of one target (or several, deduped together).
 
-        In discovery order by default; ``ranked=True`` yields best first (by score, then
-        URL) once the whole run is done. The run's tree and stats are in
+        What is delivered is the reader's ``delivery`` options, with ``delivery``
+        keywords of this call on top (:class:`~sitemap_reader.options.groups.Delivery`:
+        ``ranked``, ``top``, ``sample``, ``seed``, ``include``, ``exclude``,
+        ``max_urls``). In discovery order by default; ``ranked=True`` yields best first
+        (by score, then URL) once the whole run is done, holding
+        ``Limits.max_ranked_in_memory`` records in memory and spilling the rest to a
+        temporary SQLite file; ``top=N`` yields only the N best (memory proportional to
+        N); ``sample=N`` a uniform random sample of N of the distinct URLs once the run
+        is done, the same sample for the same ``seed``. The run's tree and stats are in
         :attr:`last_run` (live while it goes). Raises
         :class:`~sitemap_reader.errors.DiscoveryError` at the end when nothing could be
         discovered for any target (unreachable, or no sitemap anywhere); when only some
         targets gave nothing, each is logged as an error (logger ``sitemap_reader``) and
         listed in ``last_run.failed_targets``.
-
-        Ranked output holds ``Limits.max_ranked_in_memory`` records in memory and spills
-        the rest to a temporary SQLite file; ``top=N`` yields only the N best (implies
-        ``ranked``; memory proportional to N). ``sample=N`` yields a uniform random sample
-        of N of the distinct URLs once the run is done (memory for N records), the same
-        sample for the same ``seed`` (a random one without), in a random order
-        (:class:`~sitemap_reader.delivery.order.Sample`).
         """
-        batches_of = self.batches(target, ranked=ranked, top=top, sample=sample, seed=seed)
-        async with contextlib.aclosing(batches_of) as batches:
+        async with contextlib.aclosing(self.batches(target, **delivery)) as batches:
             async for batch in batches:
                 for record in batch:
                     yield record
@@ -252,11 +246,8 @@ class SitemapReader:
         self,
         target: str | Sequence[str],
         *,
-        ranked: bool = False,
-        top: int | None = None,
-        sample: int | None = None,
-        seed: int | None = None,
         observe: Callable[[Observer], Observer] | None = None,
+        **delivery: Unpack[DeliveryKeywords],
     ) -> AsyncGenerator[list[UrlRecord], None]:
         """Like :meth:`urls`, in lists (per parsed chunk, at most 2,048): less overhead.
 
@@ -264,15 +255,15 @@ class SitemapReader:
         a layer above the reader (:class:`~sitemap_reader.SitemapLoader`) sees each
         sitemap begin and settle, its checkpoints run behind the records before them.
         """
-        if top is not None and top < 1:
-            raise UsageError("top must be at least 1")
-        sampled = _sample(sample, seed, ranked or top is not None)
+        options = self._with_delivery("SitemapReader.urls", delivery)
         run, targets = self._new_run(target)
         channel: Channel[Item] = Channel(CHANNEL_BATCHES)
-        sink = make_sink(ranked, top, self.options.limits, sampled)
+        sink = make_sink(options.delivery, options.limits)
         state = self._open_state(run, commit_each=sink is None)
         observer = state if observe is None else observe(state or NULL_OBSERVER)
-        traversal = self._traversal(run, targets, channel, observer, merge=sink is not None)
+        traversal = self._traversal(
+            run, targets, channel, observer, options, merge=sink is not None
+        )
         task = asyncio.create_task(traversal.run())
         try:
             async with contextlib.aclosing(unpack(channel)) as source:
@@ -284,7 +275,7 @@ class SitemapReader:
                     else:
                         sink.add(batch)
             if sink is not None:
-                for batch in sink.drain():
+                for batch in cut(sink.drain(), options.delivery.max_urls, run.stats):
                     yield batch
             await task
             if state is not None:
@@ -302,6 +293,15 @@ class SitemapReader:
             raise DiscoveryError(run.error)
         report_failed_targets(run)
 
+    def _with_delivery(self, door: str, delivery: Mapping[str, object]) -> Options:
+        """The reader's options with a call's ``delivery`` keywords on top (only those:
+        the rest of a reader's options are set when it is made)."""
+        if not delivery:
+            return self.options
+        given = split(door, delivery, {"delivery": Delivery}).get("delivery", {})
+        own = make_group(door, "delivery", Delivery, self.options.delivery, given)
+        return dataclasses.replace(self.options, delivery=own)
+
     async def tree(self, target: str | Sequence[str], *, observer: Observer | None = None) -> Run:
         """Walk every sitemap of the target(s) without keeping the records.
 
@@ -315,7 +315,7 @@ class SitemapReader:
             raise UsageError("tree(observer=...) cannot be combined with state")
         run, targets = self._new_run(target)
         state = self._open_state(run, commit_each=True)
-        traversal = self._traversal(run, targets, None, state or observer)
+        traversal = self._traversal(run, targets, None, state or observer, self.options)
         try:
             await traversal.run()
             if state is not None:
@@ -331,14 +331,15 @@ class SitemapReader:
         targets: Sequence[Target],
         channel: Channel[Item] | None,
         state: Observer | None,
+        options: Options,
         *,
         merge: bool = False,
     ) -> Traversal:
-        """The aiohttp driver of one run, over the core with this reader's options."""
+        """The aiohttp driver of one run, over the core with the run's options."""
         fetchers = [self.fetcher_for(t) for t in targets]
-        scheduler = HostScheduler(self.options.parallelism)
+        scheduler = HostScheduler(options.parallelism)
         return Traversal(
-            self.options, run, targets, fetchers, scheduler, channel, state, self._pool, merge
+            options, run, targets, fetchers, scheduler, channel, state, self._pool, merge
         )
 
     @property
@@ -378,18 +379,3 @@ class SitemapReader:
         if self._fetcher is None:
             raise UsageError("use the reader inside `async with SitemapReader() as reader:`")
         return self._fetcher
-
-
-def _sample(size: int | None, seed: int | None, ranked: bool) -> Sample | None:
-    """The sink of ``sample=size`` (None without one); a random seed unless one is given."""
-    if size is None:
-        if seed is not None:
-            raise UsageError("seed goes with sample")
-        return None
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise UsageError(f"sample: expected a number of URLs >= 1, got {size!r}")
-    if ranked:
-        raise UsageError("sample cannot be combined with ranked or top")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise UsageError(f"seed: expected a whole number, got {seed!r}")
-    return Sample(size, secrets.randbits(64) if seed is None else seed)

@@ -41,16 +41,8 @@ _Message = tuple[str, Any]
 class _Worker:
     """The worker thread's side: a private loop running one reader."""
 
-    def __init__(
-        self,
-        target: str | Sequence[str],
-        ranked: bool,
-        options: Options,
-        top: int | None = None,
-    ):
+    def __init__(self, target: str | Sequence[str], options: Options):
         self.target = target
-        self.ranked = ranked
-        self.top = top
         self.options = options
         self.handoff: queue.Queue[_Message] = queue.Queue(maxsize=HANDOFF_BATCHES)
         self.stop = threading.Event()
@@ -68,9 +60,7 @@ class _Worker:
         try:
             async with (
                 SitemapReader(self.options) as reader,
-                contextlib.aclosing(
-                    reader.batches(self.target, ranked=self.ranked, top=self.top)
-                ) as batches,
+                contextlib.aclosing(reader.batches(self.target)) as batches,
             ):
                 async for batch in batches:
                     if not await self._offer(("batch", batch)):
@@ -110,23 +100,21 @@ class _Worker:
 def iter_urls(
     target: str | Sequence[str],
     options: Options | None = None,
-    *,
-    ranked: bool = False,
-    top: int | None = None,
     **flat: Unpack[ReaderKeywords],
 ) -> Generator[UrlRecord, None, None]:
     """Yield the URL records of ``target`` synchronously (see the module docstring).
 
-    ``ranked`` and ``top`` are as in :meth:`SitemapReader.urls`; ``options`` and the
-    flat keywords are :class:`SitemapReader`'s. Raises what :meth:`SitemapReader.urls`
-    raises (``DiscoveryError`` when nothing was found, ``UsageError`` for bad options),
-    in the caller's thread.
+    ``options`` and the flat keywords are :class:`SitemapReader`'s, what is delivered
+    among them (``ranked``, ``top``, ``sample``, ``include``, ``max_urls``... as in
+    :meth:`SitemapReader.urls`). Raises what :meth:`SitemapReader.urls` raises
+    (``DiscoveryError`` when nothing was found, ``UsageError`` for bad options), in the
+    caller's thread.
 
     >>> for record in iter_urls("example.com", concurrency=8):   # doctest: +SKIP
     ...     print(record.url)
     """
     chosen = Options.of(options, door="iter_urls", **flat)
-    worker = _Worker(target, ranked, chosen, top)
+    worker = _Worker(target, chosen)
     worker.thread.start()
     try:
         while True:

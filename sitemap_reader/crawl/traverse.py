@@ -35,6 +35,7 @@ from sitemap_reader.discovery import (
     Observer,
     Run,
     Schedule,
+    Stop,
     Target,
     Ticket,
 )
@@ -54,8 +55,9 @@ class Repeats(list[UrlRecord]):
 MAX_BATCH = 2048
 
 
-class RunDeadline(Exception):
-    """A fetch was cut by the run's deadline (the core then stops the run)."""
+class RunStopped(Exception):
+    """A fetch was cut because the run stopped, or its deadline came (the core then stops
+    the run): the sitemap is not finished, not failed."""
 
 
 class Traversal:
@@ -91,6 +93,8 @@ class Traversal:
         self.fetchers = list(fetchers)
         #: The host of each target: the site its user headers stay on.
         self.sites = [target.host for target in targets]
+        #: The budgets of the fetches in flight: a stop of the run ends them.
+        self._budgets: set[Deadline] = set()
 
     async def run(self) -> None:
         """Start every target, wait for all jobs; the core sets ``run.error``."""
@@ -130,6 +134,9 @@ class Traversal:
                 await self._checkpoint(action)
             elif isinstance(action, Fetch):
                 fetch = action
+            elif isinstance(action, Stop):  # no body is wanted now: end every read at once
+                for live in self._budgets:
+                    live.end_now()
         return fetch
 
     # -- fetching ------------------------------------------------------------------------
@@ -185,7 +192,7 @@ class Traversal:
                     await self._stream(ticket, resp.chunks(), budget, remote)
                 if remote is not None:
                     await self._collect(ticket, remote, budget)
-        except RunDeadline:  # the run's deadline cut this fetch: not finished, not failed
+        except RunStopped:  # the run's stop cut this fetch: not finished, not failed
             return core.overdue() + core.end(ticket, seconds=time.monotonic() - started)
         except FetchFailed as exc:
             return core.failure(
@@ -247,19 +254,23 @@ class Traversal:
     @contextlib.asynccontextmanager
     async def _budget(self) -> AsyncIterator[Deadline]:
         """The per-sitemap deadline; running out becomes ``FetchFailed("timeout")``, or
-        :class:`RunDeadline` when the run's deadline (the ``deadline`` option) came first."""
+        :class:`RunStopped` when the run stopped or its deadline (the ``deadline`` option)
+        came first."""
         left = self.core.remaining()
         budget = Deadline(self.seconds if left is None else min(self.seconds, left))
+        self._budgets.add(budget)
         try:
             async with budget:
                 yield budget
         except TimeoutError as exc:
             if not budget.expired:
                 raise
-            if left is not None and left <= self.seconds:
-                raise RunDeadline from exc
+            if self.core.stopped is not None or (left is not None and left <= self.seconds):
+                raise RunStopped from exc
             message = f"no complete answer within {self.seconds:g} s"
             raise FetchFailed("timeout", message) from exc
+        finally:
+            self._budgets.discard(budget)
 
     async def _read_local(self, fetch: Fetch) -> list[Action]:
         """A local file or stdin, read in a thread (a pipe gives what it has)."""

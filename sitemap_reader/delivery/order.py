@@ -18,13 +18,19 @@ from __future__ import annotations
 import hashlib
 import heapq
 import pickle
+import secrets
 import sqlite3
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord, informativeness, more_informative
+from sitemap_reader.records.outcomes import Stopped
 from sitemap_reader.records.scoring import order_key
+
+if TYPE_CHECKING:
+    from sitemap_reader.discovery.model import Stats
+    from sitemap_reader.options import Delivery
 
 #: Records per batch handed out when draining.
 DRAIN_BATCH = 1024
@@ -269,18 +275,38 @@ class Sample:
         self._heap, self._kept = [], {}
 
 
-def make_sink(
-    ranked: bool, top: int | None, limits: Limits, sample: Sample | None = None
-) -> RankedSink | None:
-    """The collector of a ranked or sampled run (``top`` implies ranked); None for
-    discovery order.
+def make_sink(delivery: Delivery, limits: Limits) -> RankedSink | None:
+    """The collector of a delivery whose order waits for the whole run (ranked, ``top``,
+    ``sample``); None for discovery order.
 
     ``top`` uses the buffer too (with a limit), not :class:`TopN`: copies of a URL must
-    merge whichever of them ranks higher, which needs every URL's best copy."""
-    if sample is not None:
-        return sample
+    merge whichever of them ranks higher, which needs every URL's best copy. A sample
+    without a seed gets a random one."""
+    if delivery.sample is not None:
+        seed = secrets.randbits(64) if delivery.seed is None else delivery.seed
+        return Sample(delivery.sample, seed)
+    top = delivery.top
     if top is not None:
         return RankedBuffer(min(limits.max_ranked_in_memory, max(top, 1024)), limit=top)
-    if ranked:
+    if delivery.ranked:
         return RankedBuffer(limits.max_ranked_in_memory)
     return None
+
+
+def cut(
+    batches: Iterator[list[UrlRecord]], cap: int | None, stats: Stats
+) -> Iterator[list[UrlRecord]]:
+    """The first ``cap`` records of a held order (``max_urls`` of ranked output or a
+    sample); reaching it is the run's budget stop, unless the run stopped before."""
+    if cap is None:
+        yield from batches
+        return
+    left = cap
+    for batch in batches:
+        if len(batch) >= left:
+            yield batch[:left]
+            if stats.stopped is None:
+                stats.stopped = Stopped("budget", "max_urls", cap)
+            return
+        left -= len(batch)
+        yield batch

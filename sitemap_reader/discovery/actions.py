@@ -14,7 +14,11 @@ and gets back a list of these actions, which it carries out in order:
   emitted before it (an incremental run's save point); it may yield more records.
 * :class:`Done`: this node is finished (fetched, failed or skipped): its tree entry is
   final, a driver may log it.
-* :class:`Stop`: a run-wide budget ran out; running bodies end at their next chunk.
+
+* :class:`Stop`: the run stopped (its deadline, its records budget): what is queued is
+  skipped and every body being read is not wanted any more. A driver ends the reads it
+  has in flight now (a stalled one would otherwise wait for its own timeout); each then
+  settles as not finished.
 
 A *ticket* is a small JSON-able dict that names a job. It travels with a driver's
 request (Scrapy keeps it in ``meta``, a queue worker could keep it in a message) and
@@ -28,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.model import SitemapNode, Stopped
 from sitemap_reader.records import UrlRecord
 
 Ticket = dict[str, Any]
@@ -104,9 +108,9 @@ class Done:
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """A run-wide budget ran out: ``reason`` says which."""
+    """The run stopped: ``stopped`` says why (once per run, the first stop)."""
 
-    reason: str
+    stopped: Stopped
 
 
 Action = Schedule | Fetch | Emit | Checkpoint | Done | Stop

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from sitemap_reader.discovery.actions import Action, Done
 from sitemap_reader.discovery.job import Job, Listed
-from sitemap_reader.discovery.model import HTML_KINDS, NOT_READ, SitemapNode
+from sitemap_reader.discovery.model import HTML_KINDS, SitemapNode, Skipped
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.discovery.rules import found_sitemap, is_robots
 from sitemap_reader.discovery.run_state import RunState
@@ -34,8 +34,9 @@ from sitemap_reader.records import UrlRecord
 #: Skipped children kept as nodes per parent; further skips are only counted (a problem
 #: on the parent), so an index of 50,000 duplicate entries cannot bloat the tree.
 MAX_SKIPPED_NODES = 100
-#: Skip reason of an index child older than ``since``.
-OLDER = "older than --since"
+#: The skip of a child sitemap because the run stopped, and of one named twice.
+STOPPED = Skipped("stopped", "the run stopped")
+VISITED = Skipped("visited", "already visited")
 #: The ends of a urlset ``<loc>`` that may be a sitemap (``follow_urlset_sitemaps``).
 LISTED_SUFFIXES = (".xml", ".xml.gz")
 
@@ -43,7 +44,7 @@ LISTED_SUFFIXES = (".xml", ".xml.gz")
 class Skip(NamedTuple):
     """Why a child is not read, and what its parent says about it (if anything)."""
 
-    reason: str
+    skipped: Skipped
     #: The parent's problem (code, message), or None.
     problem: tuple[str, str] | None = None
     #: A bound on the sitemaps read: its problem stands for every child it skips (no
@@ -59,7 +60,7 @@ def skip_reason(
     *,
     walk: Walk,
     limits: Limits,
-    stopped: str | None = None,
+    stopped: bool = False,
     visited: Container[str] = frozenset(),
     sitemaps: int = 0,
     html_queued: int = 0,
@@ -67,7 +68,7 @@ def skip_reason(
 ) -> Skip | None:
     """Why the child ``url`` (of ``kind``, at ``depth``) is not read; None: read it.
 
-    ``stopped`` is the run's stop reason, ``visited`` the normalized URLs already
+    ``stopped``: the run stopped; ``visited`` is the normalized URLs already
     scheduled, ``sitemaps`` the sitemaps the site scheduled so far and ``html_queued``
     its HTML pages; ``from_body``: named in a body just read (``since`` and the HTML
     bounds apply). See the module docstring for the order.
@@ -77,22 +78,22 @@ def skip_reason(
     >>> skip_reason("https://e.com/s.xml", "sitemap", 1, walk=Walk(), limits=Limits()) is None
     True
     >>> skip_reason("https://e.com/s.xml", "sitemap", 1, walk=Walk(), limits=Limits(),
-    ...             visited={"https://e.com/s.xml"}).reason
-    'already visited'
+    ...             visited={"https://e.com/s.xml"}).skipped.code
+    'visited'
     """
     if from_body:
         early = _body_bound(url, kind, depth, lastmod, walk, limits, html_queued)
         if early is not None:
             return early
     key = normalize_url(url) or url
-    if stopped is not None:
-        return Skip(stopped)
+    if stopped:
+        return Skip(STOPPED)
     if is_robots(key):
-        return Skip("robots.txt is not a sitemap")
+        return Skip(Skipped("robots-txt", "robots.txt is not a sitemap"))
     if key in visited:
-        return Skip("already visited")
+        return Skip(VISITED)
     if walk.read_depth is not None and depth > walk.read_depth:
-        return Skip(f"{NOT_READ} (max depth {walk.read_depth})")
+        return Skip(Skipped("not-read", f"not read (read_depth={walk.read_depth})"))
     if depth > limits.max_depth:
         return _bound("limit-depth", f"deeper than max_depth={limits.max_depth}")
     if sitemaps >= limits.max_sitemaps:
@@ -100,7 +101,7 @@ def skip_reason(
     # Scrapy's sitemap_follow: only an index's children (depth > 0) are filtered; the
     # sitemaps robots.txt lists (depth 0) are always read.
     if kind == "sitemap" and depth > 0 and not follows(walk.follow, key):
-        return Skip("not matched by follow")
+        return Skip(Skipped("follow", "not matched by follow"))
     return None
 
 
@@ -118,7 +119,8 @@ def _body_bound(
     if kind == "sitemap":
         if since is None or lastmod is None or lastmod >= since or not walk.trust_index_lastmod:
             return None
-        return Skip(OLDER, ("children-older", f"child sitemaps older than --since: {url}"))
+        older = Skipped("older", "index lastmod older than since")
+        return Skip(older, ("children-older", f"child sitemaps older than since: {url}"))
     if kind != "html":
         return None
     if depth >= limits.max_html_depth:
@@ -127,11 +129,12 @@ def _body_bound(
         reason, code = f"over max_html_pages={limits.max_html_pages}", "limit-html-pages"
     else:
         return None
-    return Skip(reason, (code, f"HTML sitemap pages not read: {reason}"))
+    return Skip(Skipped(code, reason), (code, f"HTML sitemap pages not read: {reason}"))
 
 
 def _bound(code: str, reason: str) -> Skip:
-    return Skip(reason, (code, f"child sitemaps not fetched: {reason}"), bound=True)
+    problem = (code, f"child sitemaps not fetched: {reason}")
+    return Skip(Skipped(code, reason), problem, bound=True)
 
 
 def child_of(node: SitemapNode) -> tuple[str, int]:
@@ -183,7 +186,7 @@ class Children:
             lastmod,
             walk=state.options.walk,
             limits=state.limits,
-            stopped=state.stopped,
+            stopped=state.stopped is not None,
             visited=state.visited,
             sitemaps=site.sitemaps,
             html_queued=site.pages.queued,
@@ -193,7 +196,9 @@ class Children:
             state.visited.add(key)
             parent.children.append(node)
             return self.scheduling.push(site, node, actions)
-        node.skipped = skip.reason
+        node.skipped = skip.skipped
+        if skip.skipped.code == "older":
+            state.stats.sitemaps_older += 1
         if node.not_read:  # left unread on purpose: listed, neither a skip nor a limit
             state.stats.sitemaps_not_read += 1
             parent.children.append(node)

@@ -70,19 +70,17 @@ from datetime import datetime
 from typing import Protocol
 
 from sitemap_reader.discovery.actions import Action, Done, Ticket
-from sitemap_reader.discovery.children import Children
+from sitemap_reader.discovery.children import VISITED, Children
 from sitemap_reader.discovery.html import html_page, sniffing
 from sitemap_reader.discovery.job import Job, Site
-from sitemap_reader.discovery.model import HTML_KINDS, Run, SitemapNode
+from sitemap_reader.discovery.model import HTML_KINDS, Run, SitemapNode, Stopped
 from sitemap_reader.discovery.observer import Observer
 from sitemap_reader.discovery.parsing import Expired, ParserFactory, local_parser
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.robots import RobotsJob
 from sitemap_reader.discovery.robots_audit import RobotsAudit
 from sitemap_reader.discovery.rules import run_error, target_errors
-from sitemap_reader.discovery.run_state import DEADLINE_STOP as DEADLINE_STOP
 from sitemap_reader.discovery.run_state import RunState
-from sitemap_reader.discovery.run_state import deadline_reason as deadline_reason
 from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
 from sitemap_reader.discovery.sitemaps import FileJob, SitemapJob, feed_size
@@ -163,8 +161,9 @@ class Discovery:
         self.limits, self.now, self.token = state.limits, state.now, state.token
 
     @property
-    def stopped(self) -> str | None:
-        """Why the run stopped early (a budget, the deadline), or None while it goes on."""
+    def stopped(self) -> Stopped | None:
+        """Why the run stopped early (its records budget, the deadline), or None while it
+        goes on."""
         return self.state.stopped
 
     # -- the run -------------------------------------------------------------------------
@@ -196,7 +195,7 @@ class Discovery:
         key = normalize_url(target.url) or target.url
         fallback = target.with_scheme("http") if len(target.schemes) > 1 else None
         if key in state.visited:  # the same target twice in one run
-            root.skipped = "already visited"
+            root.skipped = VISITED
             actions.append(Done(root))
             return
         state.visited.add(key)
@@ -207,9 +206,10 @@ class Discovery:
             job = self.scheduling.new_job(site, root, fallback)
             actions.append(self.scheduling.schedule(job))
 
-    def stop(self, reason: str) -> list[Action]:
-        """End the run early: queued sitemaps are skipped, running ones end at a chunk."""
-        return self.state.stop(reason)
+    def stop(self, stopped: Stopped) -> list[Action]:
+        """End the run early (a driver's stop, say the caller's): queued sitemaps are
+        skipped, the bodies being read end."""
+        return self.state.stop(stopped)
 
     def overdue(self) -> list[Action]:
         """Stop the run if its deadline passed (a driver may call it at any time, e.g. when

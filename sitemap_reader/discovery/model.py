@@ -15,11 +15,11 @@ from datetime import datetime
 from typing import Any, Literal, get_args
 
 from sitemap_reader.records import Problem
+from sitemap_reader.records.outcomes import Skipped as Skipped
+from sitemap_reader.records.outcomes import Stopped as Stopped
 
 JsonDict = dict[str, Any]
 
-#: The skip reason of a child left unread on purpose (``read_depth``).
-NOT_READ = "not read"
 #: Node kinds: the robots.txt of a site target; a sitemap (listed by robots.txt, given as
 #: the target, or a child of an index), a probed well-known path, a local file, stdin; and
 #: the opt-in ways in (``discovery.ways``): a urlset loc read as a sitemap (``listed``),
@@ -75,7 +75,7 @@ class SitemapNode:
     bytes: int = 0
     urls: int = 0
     complete: bool = False
-    skipped: str | None = None
+    skipped: Skipped | None = None
     problems: list[Problem] = field(default_factory=list)
     children: list[SitemapNode] = field(default_factory=list)
     lastmod: datetime | None = None
@@ -88,7 +88,7 @@ class SitemapNode:
     @property
     def not_read(self) -> bool:
         """True for a child left unread on purpose (``read_depth``: listed, not fetched)."""
-        return self.skipped is not None and self.skipped.startswith(NOT_READ)
+        return self.skipped is not None and self.skipped.code == "not-read"
 
     @property
     def fetched(self) -> bool:
@@ -158,7 +158,7 @@ class SitemapNode:
             "bytes": self.bytes,
             "urls": self.urls,
             "ok": self.ok,
-            "skipped": self.skipped,
+            "skipped": None if self.skipped is None else self.skipped.to_dict(),
             "problems": [p.to_dict() for p in self.problems],
             "children": [c.to_dict() for c in self.children],
             **({"unchanged": self.unchanged} if self.unchanged is not None else {}),
@@ -203,7 +203,11 @@ class Stats:
     sitemaps_not_read: int = 0
     #: Records left out as older than ``since``.
     urls_older: int = 0
-    stopped: str | None = None
+    #: Child sitemaps not fetched because their index lastmod is older than ``since``.
+    sitemaps_older: int = 0
+    #: Records left out by ``include`` and ``exclude``.
+    urls_filtered: int = 0
+    stopped: Stopped | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
 
@@ -214,7 +218,7 @@ class Stats:
         return end - self.started
 
     def to_dict(self) -> JsonDict:
-        """Counters as JSON; ``stopped`` names the budget that ended the run early, if any."""
+        """Counters as JSON; ``stopped`` says what ended the run early, if anything."""
         return {
             "sitemaps_ok": self.sitemaps_ok,
             "sitemaps_failed": self.sitemaps_failed,
@@ -224,11 +228,13 @@ class Stats:
             "urls_out_of_scope": self.urls_out_of_scope,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
-            "stopped": self.stopped,
+            "stopped": None if self.stopped is None else self.stopped.to_dict(),
             **self._incremental(),
             **({"urls_disallowed": self.urls_disallowed} if self.urls_disallowed else {}),
             **({"sitemaps_not_read": self.sitemaps_not_read} if self.sitemaps_not_read else {}),
             **({"urls_older": self.urls_older} if self.urls_older else {}),
+            **({"sitemaps_older": self.sitemaps_older} if self.sitemaps_older else {}),
+            **({"urls_filtered": self.urls_filtered} if self.urls_filtered else {}),
         }
 
     def _incremental(self) -> JsonDict:

@@ -9,8 +9,9 @@ incremental watch and the job's record shaper (:mod:`~sitemap_reader.discovery.s
 have their say. The records of an HTML
 sitemap page are held until the site is idle, so the links every page shares
 (navigation) are told apart; the rest go out at once. On the way out,
-``obey_robots`` drops what robots.txt disallows, ``since`` what is older, and
-``max_urls`` stops the run.
+``obey_robots`` drops what robots.txt disallows, ``since`` what is older, ``include``
+and ``exclude`` what the delivery leaves out (each counted), and the records budget
+(``max_urls``, unless the output waits for the whole run) stops the run.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import dataclasses
 from sitemap_reader.discovery.actions import Action, Emit
 from sitemap_reader.discovery.children import Children, listed_sitemap
 from sitemap_reader.discovery.job import Job, Site
+from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.discovery.robots_audit import origin_prefix
 from sitemap_reader.discovery.rules import Batch
 from sitemap_reader.discovery.run_state import RunState
@@ -92,7 +94,7 @@ class RecordGate:
             self._count_disallowed(job, batch)
         batch = job.watch.observe(batch, tracked or [], job.shaper.uniform)
         if merge and tracked and state.stopped is None:
-            repeats, _ = self._passing(job.shaper.repeats(tracked))
+            repeats = self._passing(job.shaper.repeats(tracked))[0]
             if repeats:  # a copy the output would drop never comes back through a merge
                 actions.append(Emit([], repeats))
         return job.shaper.shape(node, batch) if batch else batch
@@ -117,30 +119,38 @@ class RecordGate:
             self._count_disallowed(job, [record])
         self.send([record], actions)
 
-    def _passing(self, batch: Batch) -> tuple[Batch, int]:
-        """The records ``obey_robots`` and ``since`` let through, and how many of the
-        others were older than ``since``."""
+    def _passing(self, batch: Batch) -> tuple[Batch, int, int]:
+        """The records ``obey_robots``, ``since``, ``include`` and ``exclude`` let
+        through, and how many of the others were older than ``since`` and how many the
+        delivery's filters left out."""
         options = self.state.options
         if options.politeness.obey_robots:
             batch = [r for r in batch if r.robots != "disallowed"]
+        older = filtered = 0
         since = options.walk.since
-        if since is None:
-            return batch, 0
-        kept = [r for r in batch if r.lastmod is None or r.lastmod >= since]
-        return kept, len(batch) - len(kept)
+        if since is not None:
+            kept = [r for r in batch if r.lastmod is None or r.lastmod >= since]
+            older, batch = len(batch) - len(kept), kept
+        delivery = options.delivery
+        if delivery.wanted:
+            kept = [r for r in batch if delivery.keeps(r.url)]
+            filtered, batch = len(batch) - len(kept), kept
+        return batch, older, filtered
 
     def send(self, batch: Batch, actions: list[Action]) -> None:
-        """Drop what robots.txt disallows (``obey_robots``) and what is older than
-        ``since`` (counted), apply the run's URL budget, then emit."""
+        """Drop what robots.txt disallows (``obey_robots``), what is older than ``since``
+        and what the delivery's filters leave out (counted), apply the run's records
+        budget, then emit."""
         state = self.state
         stats = state.stats
-        batch, older = self._passing(batch)
+        batch, older, filtered = self._passing(batch)
         stats.urls_older += older
-        cap = state.limits.max_urls
+        stats.urls_filtered += filtered
+        cap = state.options.delivery.budget
         emitted = stats.urls_emitted
         if cap is not None and emitted + len(batch) >= cap:
             batch = batch[: max(0, cap - emitted)]
-            actions.extend(state.stop(f"max_urls={cap} reached"))
+            actions.extend(state.stop(Stopped("budget", "max_urls", cap)))
         stats.urls_emitted += len(batch)
         if batch:
             actions.append(Emit(batch))

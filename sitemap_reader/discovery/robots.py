@@ -26,6 +26,7 @@ from typing import Final
 from sitemap_reader.discovery.actions import Action, Fetch
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
+from sitemap_reader.discovery.model import Skipped
 from sitemap_reader.discovery.parsing import Expired
 from sitemap_reader.discovery.robots_audit import origin_prefix
 from sitemap_reader.discovery.rules import server_of
@@ -82,7 +83,7 @@ class RobotsJob:
                     spacing=spacing,
                 )
             ]
-        node.skipped = "robots.txt disabled"
+        node.skipped = Skipped("robots-off", "robots.txt not read (robots off)")
         if job.fallback is None:
             return self.end(job)
         job.probe = True

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sitemap_reader._words import stop_phrase
 from sitemap_reader.discovery.job import Site
-from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.model import SitemapNode, Stopped
 from sitemap_reader.records import UrlRecord
 
 Batch = list[UrlRecord]
@@ -23,7 +24,7 @@ def is_robots(url: str) -> bool:
 
 
 def target_errors(
-    sites: Sequence[Site], probing: bool, stopped: str | None = None
+    sites: Sequence[Site], probing: bool, stopped: Stopped | None = None
 ) -> dict[str, str]:
     """Each target for which nothing was discovered, with one line saying why
     (``probing``: the well-known paths are probed when robots.txt lists none; ``stopped``:
@@ -55,7 +56,7 @@ def _sitemaps(count: int) -> str:
     return "1 sitemap" if count == 1 else f"{count} sitemaps"
 
 
-def _why_nothing(site: Site, probing: bool, stopped: str | None) -> str:
+def _why_nothing(site: Site, probing: bool, stopped: Stopped | None) -> str:
     root = site.root
     if site.unreachable is not None:
         return site.unreachable
@@ -65,7 +66,7 @@ def _why_nothing(site: Site, probing: bool, stopped: str | None) -> str:
             what = "robots.txt" if root.kind == "robots" else "the sitemap"
         else:
             what = "any sitemap"
-        return f"stopped {stopped} before {what} answered"
+        return f"{stop_phrase(stopped)} before {what} answered"
     if root.kind != "robots":
         return root.reason or "not a sitemap"
     prefix = f"{root.reason}; " if root.failed and root.reason else ""

@@ -16,19 +16,11 @@ from datetime import UTC, datetime
 from sitemap_reader.discovery.actions import Action, Stop
 from sitemap_reader.discovery.dedupe import UrlSet
 from sitemap_reader.discovery.job import Site
-from sitemap_reader.discovery.model import Run
+from sitemap_reader.discovery.model import Run, Stopped
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.rules import server_of
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.options import Options
-
-#: How the reason of a deadline stop begins (a summary tells it from a budget by this).
-DEADLINE_STOP = "at the deadline"
-
-
-def deadline_reason(seconds: float | None) -> str:
-    """The stop reason of a run that reached its deadline: ``at the deadline (30 s)``."""
-    return f"{DEADLINE_STOP} ({seconds:g} s)"
 
 
 class RunState:
@@ -66,21 +58,22 @@ class RunState:
         #: Crawl delays robots.txt asked for, by server (``host[:port]``), as honoured.
         self.delays: dict[str, float] = {}
         self.sites: list[Site] = []
-        self.stopped: str | None = None
+        self.stopped: Stopped | None = None
 
-    def stop(self, reason: str) -> list[Action]:
-        """End the run early: queued sitemaps are skipped, running ones end at a chunk."""
+    def stop(self, stopped: Stopped) -> list[Action]:
+        """End the run early (the first stop is the one kept): queued sitemaps are
+        skipped, the bodies being read end (:class:`Stop` tells the driver)."""
         if self.stopped is not None:
             return []
-        self.stopped = self.stats.stopped = reason
-        return [Stop(reason)]
+        self.stopped = self.stats.stopped = stopped
+        return [Stop(stopped)]
 
     def overdue(self) -> list[Action]:
         """Stop the run if its deadline passed."""
         if self.deadline_at is None or self.stopped is not None or self.clock() < self.deadline_at:
             return []
         self.deadline_passed = True
-        return self.stop(deadline_reason(self.options.timeouts.deadline))
+        return self.stop(Stopped("deadline", "deadline", self.options.timeouts.deadline))
 
     def remaining(self) -> float | None:
         """Seconds until the run's deadline (0 once it passed; None without one)."""

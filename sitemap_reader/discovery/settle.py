@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from sitemap_reader.discovery.actions import Action
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
-from sitemap_reader.discovery.model import PROBE_KINDS, SitemapNode
+from sitemap_reader.discovery.model import PROBE_KINDS, SitemapNode, Skipped
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import is_robots
 from sitemap_reader.discovery.run_state import RunState
@@ -60,7 +60,7 @@ class Settling:
             chain = " -> ".join([node.url, *redirects])
             return failure(job, "redirects", f"redirect loop: {chain}", False, None)
         what = "robots.txt" if is_robots(url) else "an already visited sitemap"
-        node.skipped = f"redirects to {what}: {url}"
+        node.skipped = Skipped("redirect", f"redirects to {what}: {url}")
         job.reading = False
         return self.settle(job)
 
@@ -68,7 +68,8 @@ class Settling:
         stats = self.state.stats
         stats.sitemaps_queued -= 1
         if node.kind in PROBE_KINDS and node.skipped is None and node.format in (None, "unknown"):
-            node.skipped = f"not found ({node.reason})"  # a probe that missed: no failure
+            # A probe that missed: no failure; its answer is the detail.
+            node.skipped = Skipped("not-found", f"not found ({node.reason})", node.reason)
             return
         if node.skipped is not None:
             stats.sitemaps_skipped += 1

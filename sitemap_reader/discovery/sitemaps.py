@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from sitemap_reader.discovery.actions import Action, Fetch
-from sitemap_reader.discovery.children import Children
+from sitemap_reader.discovery.children import STOPPED, Children
 from sitemap_reader.discovery.job import Job
 from sitemap_reader.discovery.parsing import (
     BodyParser,
@@ -93,7 +93,7 @@ class SitemapJob:
         """Fetch the sitemap, unless the run stopped or it is known unchanged."""
         node = job.node
         if self.state.stopped is not None:
-            node.skipped = self.state.stopped
+            node.skipped = STOPPED
             return self.settling.settle(job)
         children = job.watch.plan(node)
         if children is not None:  # unchanged since the last run: walk what it listed
@@ -190,7 +190,7 @@ class SitemapJob:
             job.reading = False
             return []
         job.watch.feed(chunk)
-        if state.limits.max_urls is not None:
+        if state.options.delivery.budget is not None:
             actions = self._feed_budgeted(job, parser, chunk, expired)
         else:
             items = _feed(job, parser, chunk, expired)

@@ -33,7 +33,7 @@ from yarl import URL
 from sitemap_reader.discovery.actions import Action
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import HTML_KINDS as HTML_KINDS
-from sitemap_reader.discovery.model import Run, SitemapNode, change_kind
+from sitemap_reader.discovery.model import SitemapNode, Skipped, change_kind
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import found_sitemap
 from sitemap_reader.discovery.run_state import RunState
@@ -95,7 +95,7 @@ class Ways:
         if node.format not in (None, "unknown"):
             change_kind(node, "sitemap")
             return
-        node.skipped = "not a sitemap: kept as a page"
+        node.skipped = Skipped("page", "not a sitemap: kept as a page")
         self.gate.kept_as_page(job, actions)
 
     def _idle(self, site: Site, actions: list[Action]) -> None:
@@ -236,18 +236,3 @@ def twin_host(host: str) -> str | None:
     if host == domain:  # www.github.io is registrable, but its bare twin is a suffix
         return None if host.startswith("www.") else "www." + host
     return domain if host == "www." + domain else None
-
-
-def way_lines(run: Run) -> list[str]:
-    """Summary lines for the ways in a run took (parent, HTML) and the children ``since``
-    left unread."""
-    lines = [
-        f"{root.url.split('/')[2]}: {problem.message}"
-        for root in run.tree
-        for problem in root.problems
-        if problem.code in WAY_CODES
-    ]
-    older = sum(p.count for n in run.nodes() for p in n.problems if p.code == "children-older")
-    if older:
-        lines.append(f"not fetched: {older:,} child sitemaps older than --since")
-    return lines

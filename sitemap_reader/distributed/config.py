@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from sitemap_reader._safe_text import printable, redact_url
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options.worker import WorkerLimits as WorkerLimits
 
 #: The namespace of a queue when none is given: the key prefix of every key.
 DEFAULT_NAMESPACE: Final = "sitemap-reader"
@@ -40,68 +41,6 @@ SENT_TTL: Final = 24 * 3600
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerLimits:
-    """How long a worker may hold a target, and how often it may fail.
-
-    >>> WorkerLimits().heartbeat
-    10.0
-    """
-
-    #: Seconds a target stays owned by a worker without a heartbeat; past it, any worker
-    #: takes it over (``XAUTOCLAIM``). What a killed worker costs in delay: 30 s is long
-    #: against a GC pause or a busy Redis, short against a crawl of millions of domains.
-    lease: float = 30.0
-    #: Failed tries of one target before it goes to the dead-letter stream (a run that
-    #: raised, timed out, or killed its worker while it ran alone; give-backs and takeovers
-    #: of innocent neighbours do not count). Three rides out a transient outage; a target
-    #: that fails three times (on workers that may be on other machines) is broken.
-    max_deliveries: int = 3
-    #: Seconds before a target that failed may be taken again: a site that is down for a
-    #: moment gets a moment; 0 retries at once (tests).
-    retry_delay: float = 10.0
-    #: Seconds one target may run before the worker gives up on it (counts as a failure):
-    #: heartbeats keep a lease alive as long as the run goes on, so a run that never ends
-    #: would hold its target forever. Per-sitemap timeouts make an hour generous.
-    target_timeout: float = 3600.0
-    #: Seconds a worker waits on the stream for new targets before it looks for targets
-    #: to take over, and (with ``--drain``) whether the queue is empty.
-    poll: float = 1.0
-    #: Seconds a worker keeps trying to reach Redis (a restart, a failover, a partition)
-    #: before it gives up with one line: restarts take seconds, failovers under a minute;
-    #: three minutes rides out both without hiding a Redis that is gone for good.
-    redis_wait: float = 180.0
-    #: Seconds one Redis call may take on the socket before it counts as a lost connection
-    #: (and is retried): without it a half-open connection hangs a worker forever. Above
-    #: the blocking read of ``poll`` and a slow script on a busy server.
-    socket_timeout: float = 10.0
-
-    def __post_init__(self) -> None:
-        if not self.lease > 0 or not self.target_timeout > 0 or not self.poll > 0:
-            raise UsageError("lease, target timeout and poll must be positive")
-        if not self.redis_wait >= 0 or not self.socket_timeout > self.poll:
-            raise UsageError("redis wait must be >= 0 and the socket timeout above the poll")
-        if self.max_deliveries < 1:
-            raise UsageError("max_deliveries must be at least 1")
-        if not 0 <= self.retry_delay <= self.lease:
-            raise UsageError("retry_delay must be between 0 and the lease")
-
-    @property
-    def heartbeat(self) -> float:
-        """Seconds between lease refreshes: three chances before the lease lapses."""
-        return self.lease / 3
-
-    @property
-    def lease_ms(self) -> int:
-        """The lease in milliseconds (Redis idle times are in ms)."""
-        return max(1, int(self.lease * 1000))
-
-    @property
-    def retry_ms(self) -> int:
-        """The retry delay in milliseconds."""
-        return int(self.retry_delay * 1000)
 
 
 @dataclass(frozen=True, slots=True)

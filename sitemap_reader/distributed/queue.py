@@ -309,7 +309,7 @@ class TargetQueue:
             pairs = [text(v) for v in reply[3:]]
             fields = dict(zip(pairs[::2], pairs[1::2], strict=True))
             return _lease(text(reply[1]), reply[2], fields.get("t", ""))
-        block = max(1, int(limits.poll * 1000))
+        block = max(1, int(limits.poll_seconds * 1000))
         streams: Any = {self.keys.targets: ">"}
         read: Any = await self._call(
             lambda: self.redis.xreadgroup(GROUP, consumer, streams, count=1, block=block)

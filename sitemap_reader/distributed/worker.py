@@ -87,20 +87,19 @@ async def run_discovery(
     options: Options,
     stats: dict[str, Any],
     *,
-    ranked: bool = False,
-    top: int | None = None,
     resolver: AbstractResolver | None = None,
 ) -> AsyncGenerator[UrlRecord, None]:
     """The ordinary discovery of one target, through the reader's public API.
 
     This is the worker's only coupling to the discovery engine: it yields the target's
-    records and fills ``stats`` with the run's counters when the run ends. Raises
+    records (what ``options.delivery`` asks for: the order, the filters, the records
+    budget, per target) and fills ``stats`` with the run's counters when the run ends. Raises
     :class:`~sitemap_reader.errors.DiscoveryError` when nothing could be discovered.
     ``resolver`` is the reader's (a worker with one: ``functools.partial``).
     """
     async with SitemapReader(options, resolver=resolver) as reader:
         try:
-            async with contextlib.aclosing(reader.urls(target, ranked=ranked, top=top)) as recs:
+            async with contextlib.aclosing(reader.urls(target)) as recs:
                 async for record in recs:
                     yield record
         finally:
@@ -112,13 +111,7 @@ class TargetRunner(Protocol):
     """The shape of :func:`run_discovery` (another engine can be passed to a worker)."""
 
     def __call__(
-        self,
-        target: str,
-        options: Options,
-        stats: dict[str, Any],
-        *,
-        ranked: bool = False,
-        top: int | None = None,
+        self, target: str, options: Options, stats: dict[str, Any]
     ) -> AsyncGenerator[UrlRecord, None]: ...
 
 
@@ -127,19 +120,15 @@ class TargetRunner(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Output:
-    """What a worker writes for each target, and where.
+    """Where a worker writes each target's records, and how.
 
     ``writer`` makes a writer on a text stream (JSON Lines by default); ``fmt`` names the
-    file suffix; ``keep`` filters records; ``max_urls`` caps the records per target.
+    file suffix. Which records, how many and in what order is the options' delivery.
     """
 
     directory: str
     fmt: str = "jsonl"
     writer: Callable[[IO[str]], RecordWriter] = JsonlWriter
-    keep: Callable[[UrlRecord], bool] | None = None
-    max_urls: int | None = None
-    ranked: bool = False
-    top: int | None = None
 
     def path(self, target: str) -> str:
         """Where the output of ``target`` goes."""
@@ -435,13 +424,11 @@ class Worker:
         pairs: list[tuple[str, str]] = []
         writer = out.writer(sink.stream)
         held: list[UrlRecord] = []  # written a batch at a time (the writers encode batches)
-        records = self.discovery(lease.target, options, stats, ranked=out.ranked, top=out.top)
+        records = self.discovery(lease.target, options, stats)
         async with contextlib.aclosing(records):
             async for record in records:
                 if lease.lost:
                     raise LeaseLost(lease.target)
-                if out.keep is not None and not out.keep(record):
-                    continue
                 held.append(record)
                 if len(held) >= WRITE_BATCH:
                     writer.write_batch(held)
@@ -451,8 +438,6 @@ class Worker:
                     pairs.append((_key(record), json.dumps(record.to_dict())))
                     if len(pairs) >= PUBLISH_CHUNK:
                         await self._publish(lease, pairs)
-                if out.max_urls is not None and written >= out.max_urls:
-                    break
         writer.write_batch(held)
         await self._publish(lease, pairs)
         if lease.lost:

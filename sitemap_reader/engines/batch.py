@@ -59,6 +59,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "'sitemap-reader[ray]' or 'sitemap-reader[parquet]'"
     ) from exc
 
+from sitemap_reader._words import stop_phrase
 from sitemap_reader.discovery.addresses import private_allowed
 from sitemap_reader.discovery.targets import canonical_spelling, classify
 from sitemap_reader.errors import SitemapReaderError, UsageError
@@ -256,7 +257,7 @@ def _verdict(run: Run | None, urls: int, error: str | None) -> tuple[str, str | 
 def _shortfall(run: Run) -> str | None:
     """Why a finished run did not read its whole site (None: it did)."""
     if run.stats.stopped:  # the sitemaps the stop cut short are not failures of the site
-        return f"stopped: {run.stats.stopped}"
+        return stop_phrase(run.stats.stopped)
     failures = run.failures()
     if not failures:
         return None

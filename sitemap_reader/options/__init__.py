@@ -38,6 +38,7 @@ from __future__ import annotations
 from sitemap_reader.options.groups import (
     GROUPS,
     GROUPS_AND_LOADER,
+    Delivery,
     Incremental,
     LoaderOptions,
     Network,
@@ -53,6 +54,7 @@ from sitemap_reader.options.limits import Limits
 __all__ = [
     "GROUPS",
     "GROUPS_AND_LOADER",
+    "Delivery",
     "Incremental",
     "Limits",
     "LoaderOptions",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 if TYPE_CHECKING:
     from sitemap_reader.delivery.handout import HandOut
     from sitemap_reader.options import (
+        Delivery,
         Incremental,
         LoaderOptions,
         Network,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from sitemap_reader.options.limits import Limits
     from sitemap_reader.records.scoring import ScoreFunc
 
-__all__ = ["LoaderKeywords", "ReaderKeywords"]
+__all__ = ["DeliveryKeywords", "LoaderKeywords", "ReaderKeywords"]
 __all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
 
 ReaderKeywords = TypedDict(
@@ -74,6 +75,14 @@ ReaderKeywords = TypedDict(
         "changed_only": "bool",
         "removed": "bool",
         "state_commit": "Literal['sitemap', 'run']",
+        "delivery": "Delivery",
+        "include": "Sequence[str | re.Pattern[str]] | str",
+        "exclude": "Sequence[str | re.Pattern[str]] | str",
+        "max_urls": "int | None",
+        "ranked": "bool",
+        "top": "int | None",
+        "sample": "int | None",
+        "seed": "int | None",
         "limits": "Limits",
         "max_decompressed_bytes": "int",
         "max_gzip_layers": "int",
@@ -92,7 +101,6 @@ ReaderKeywords = TypedDict(
         "max_robots_redirects": "int",
         "max_depth": "int",
         "max_sitemaps": "int",
-        "max_urls": "int | None",
         "max_redirects": "int",
         "max_ranked_in_memory": "int",
         "retries": "int",
@@ -123,3 +131,16 @@ class LoaderKeywords(ReaderKeywords, total=False):
     max_tries: int
     extend: bool
     restart: bool
+
+
+class DeliveryKeywords(TypedDict, total=False):
+    """What one call may change of what is delivered."""
+
+    delivery: Delivery
+    include: Sequence[str | re.Pattern[str]] | str
+    exclude: Sequence[str | re.Pattern[str]] | str
+    max_urls: int | None
+    ranked: bool
+    top: int | None
+    sample: int | None
+    seed: int | None

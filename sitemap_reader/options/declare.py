@@ -26,12 +26,19 @@ from sitemap_reader.errors import UsageError
 
 
 class OptionError(UsageError):
-    """A value an option refuses; ``name`` is the option, ``reason`` says what was wanted."""
+    """A value an option refuses; ``name`` is the option, ``reason`` says what was wanted,
+    ``door`` (once known) the front door it came through. A door that shows it renders
+    the option its own way (the CLI names the flag) from these, never from the text."""
 
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(f"{name}: {reason}")
+    def __init__(self, name: str, reason: str, door: str | None = None) -> None:
+        super().__init__(f"{door}: {name}: {reason}" if door else f"{name}: {reason}")
         self.name = name
         self.reason = reason
+        self.door = door
+
+    def at(self, door: str) -> OptionError:
+        """The same refusal, as it came through ``door``."""
+        return OptionError(self.name, self.reason, door)
 
 
 Convert = Callable[[Any], Any]
@@ -49,6 +56,9 @@ class Spec:
     read for the option instead of ``SITEMAP_READER_NAME``. ``accepts`` is the type a
     Python caller may pass, when wider than the field's (the converter narrows it).
     ``per_target``: one target of a run may have a value of its own (``per_target=``).
+    ``loader`` is True when :class:`~sitemap_reader.SitemapLoader` (and so the Crawlee
+    loader) takes the option, or a string saying why it does not: the loader refuses a
+    value other than the default, with that reason.
     """
 
     help: str
@@ -63,6 +73,7 @@ class Spec:
     setting: str | None = None
     accepts: str | None = None
     per_target: bool = False
+    loader: bool | str = True
 
 
 def option(
@@ -80,11 +91,12 @@ def option(
     setting: str | None = None,
     accepts: str | None = None,
     per_target: bool = False,
+    loader: bool | str = True,
 ) -> Any:
     """A field declared once (see the module docstring and :class:`Spec`)."""
     spec = Spec(
         help, convert, metavar, choices, cli, flag, repeat, const, scrapy, setting, accepts,
-        per_target,
+        per_target, loader,
     )  # fmt: skip
     return field(default=default, metadata={"option": spec})
 
@@ -198,13 +210,14 @@ def seconds(*, optional: bool = False, zero: bool = False) -> Convert:
     return convert
 
 
-def count(low: int, *, optional: bool = False) -> Convert:
-    """A whole number >= ``low`` (a numeric string too); None when ``optional``.
+def count(low: int, *, high: int | None = None, optional: bool = False) -> Convert:
+    """A whole number >= ``low`` (and <= ``high``; a numeric string too); None when
+    ``optional``.
 
     >>> count(1)("16")
     16
     """
-    what = f"a whole number >= {low}"
+    what = f"a whole number >= {low}" if high is None else f"a whole number from {low} to {high}"
 
     def convert(value: object) -> int | None:
         if value is None and optional:
@@ -215,7 +228,7 @@ def count(low: int, *, optional: bool = False) -> Convert:
             raise ValueError(f"expected {what}, got {_shown(value)}") from None
         if isinstance(value, float) and not value.is_integer():
             raise ValueError(f"expected {what}, got {_shown(value)}")
-        if number < low:
+        if number < low or (high is not None and number > high):
             raise ValueError(f"expected {what}, got {_shown(value)}")
         return int(number)
 

@@ -13,27 +13,34 @@ from pathlib import Path
 
 from sitemap_reader.options.declare import spec_of
 from sitemap_reader.options.doors import cli_flag, scrapy_setting, shown_default
-from sitemap_reader.options.groups import GROUPS, GROUPS_AND_LOADER, LoaderOptions
+from sitemap_reader.options.groups import GROUPS, GROUPS_AND_LOADER, Delivery, LoaderOptions
+from sitemap_reader.options.worker import WorkerLimits
+
+#: The groups of the option table: a run's, the loader's, the Redis workers'.
+TABLE_GROUPS: dict[str, type] = {**GROUPS_AND_LOADER, "worker": WorkerLimits}
 
 
 def markdown(groups: Mapping[str, type] | None = None) -> str:
-    """The README's option table: one row per option, grouped, with its three doors."""
+    """The option table: one row per option, grouped, with its doors: the Python keyword
+    (``SitemapReader``, ``iter_urls``, the engines), the loader's, the CLI flag and the
+    Scrapy setting; where a door lacks an option, why."""
     lines = [
-        "| Python keyword | CLI flag | Scrapy setting | default | meaning |",
-        "|---|---|---|---|---|",
+        "| Python keyword | loader | CLI flag | Scrapy setting | default | meaning |",
+        "|---|---|---|---|---|---|",
     ]
-    for group_name, group in (groups or GROUPS_AND_LOADER).items():
-        lines.append(f"| **{group_name}** | | | | |")
+    for group_name, group in (groups or TABLE_GROUPS).items():
+        lines.append(f"| **{group_name}** | | | | | |")
         for item in dataclasses.fields(group):
             spec = spec_of(item)
             flag_ = cli_flag(item)
             cli_cell = f"`{flag_}`" if flag_ else f"— ({spec.cli})"
             setting = scrapy_setting(item)
             scrapy_cell = f"`{setting}`" if setting else f"— ({spec.scrapy})"
+            loader_cell = "yes" if spec.loader is True else f"— ({spec.loader})"
             meaning = spec.help.replace("|", "\\|")
             lines.append(
-                f"| `{item.name}` | {cli_cell} | {scrapy_cell} | {shown_default(item)} | "
-                f"{meaning} |"
+                f"| `{item.name}` | {loader_cell} | {cli_cell} | {scrapy_cell} | "
+                f"{shown_default(item)} | {meaning} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -56,6 +63,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 if TYPE_CHECKING:
     from sitemap_reader.delivery.handout import HandOut
     from sitemap_reader.options import (
+        Delivery,
         Incremental,
         LoaderOptions,
         Network,
@@ -67,7 +75,7 @@ if TYPE_CHECKING:
     from sitemap_reader.options.limits import Limits
     from sitemap_reader.records.scoring import ScoreFunc
 
-__all__ = ["LoaderKeywords", "ReaderKeywords"]
+__all__ = ["DeliveryKeywords", "LoaderKeywords", "ReaderKeywords"]
 __all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
 '''
 
@@ -82,16 +90,21 @@ def _keyword_types(groups: Mapping[str, type]) -> Iterator[tuple[str, str]]:
 
 def keywords_module() -> str:
     """The source of :mod:`sitemap_reader.options._keywords` (the typed flat keywords): the
-    reader's, then the loader's as a subclass adding its own."""
+    reader's, the loader's as a subclass adding its own, and the delivery's alone (what
+    one call of ``SitemapReader.urls`` may change)."""
     reader = "\n".join(f'        "{n}": "{t}",' for n, t in _keyword_types(GROUPS))
     loader = "\n".join(f"    {n}: {t}" for n, t in _keyword_types({"loader": LoaderOptions}))
+    delivery = "\n".join(f"    {n}: {t}" for n, t in _keyword_types({"delivery": Delivery}))
     return (
         f"{_KEYWORDS_HEADER}\n"
         f'ReaderKeywords = TypedDict(\n    "ReaderKeywords",\n    {{\n{reader}\n    }},\n'
         "    total=False,\n)\n\n\n"
         "class LoaderKeywords(ReaderKeywords, total=False):\n"
         '    """The reader\'s keywords and the loader\'s own."""\n\n'
-        f"{loader}\n"
+        f"{loader}\n\n\n"
+        "class DeliveryKeywords(TypedDict, total=False):\n"
+        '    """What one call may change of what is delivered."""\n\n'
+        f"{delivery}\n"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,7 @@ from sitemap_reader.options.declare import (
     html_mode,
     moment,
     option,
+    patterns,
     private_policy,
     proxy_url,
     seconds,
@@ -458,6 +460,117 @@ class LoaderOptions(Declared):
     )
 
 
+#: Why the order of the output is not the loader's or Scrapy's to choose.
+_LOADER_ORDER = "the loader hands records out by its own order and best_first options"
+_SCRAPY_OUTPUT = "Scrapy's scheduler orders and counts the pages"
+#: Seeds: what a 64-bit generator takes.
+SEED_MAX: Final = 2**64 - 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delivery(Declared):
+    """What happens to the records on their way out: which, how many, in what order.
+
+    The rules between the fields are written here, once, for every door: ``top``
+    implies ``ranked``; ``sample`` is an order of its own (not with ``ranked`` or
+    ``top``); ``seed`` goes with ``sample``. ``include`` and ``exclude`` are applied by
+    the discovery core, so ranked output, a sample and ``max_urls`` all count the
+    records they keep. ``max_urls`` is the core's own budget (reading stops) unless the
+    output waits for the whole run (ranked, ``top``, ``sample``): then it cuts that
+    output.
+
+    >>> Delivery(top=10).ranked, Delivery(max_urls=5).budget, Delivery(top=3, max_urls=5).budget
+    (True, 5, None)
+    """
+
+    include: tuple[re.Pattern[str], ...] = option(
+        (),
+        "keep only URLs matching one of these regexes (Python re.search)",
+        convert=patterns,
+        metavar="REGEX",
+        repeat=True,
+        accepts="Sequence[str | re.Pattern[str]] | str",
+    )
+    exclude: tuple[re.Pattern[str], ...] = option(
+        (),
+        "drop URLs matching one of these regexes (exclude wins over include)",
+        convert=patterns,
+        metavar="REGEX",
+        repeat=True,
+        accepts="Sequence[str | re.Pattern[str]] | str",
+    )
+    max_urls: int | None = option(
+        None,
+        "records delivered; then reading stops (with ranked, top or sample: the first N of "
+        "that order, after the whole run)",
+        convert=count(1, optional=True),
+        metavar="N",
+    )
+    ranked: bool = option(
+        False,
+        "best first (highest score, ties by URL) once the whole run is read; past "
+        "max_ranked_in_memory records they wait in a temporary file",
+        convert=boolean,
+        scrapy=_SCRAPY_OUTPUT,
+        loader=_LOADER_ORDER,
+    )
+    top: int | None = option(
+        None,
+        "only the N best records (implies ranked; memory for N records)",
+        convert=count(1, optional=True),
+        metavar="N",
+        scrapy=_SCRAPY_OUTPUT,
+        loader=_LOADER_ORDER,
+    )
+    sample: int | None = option(
+        None,
+        "a uniform random sample of N of the distinct URLs, once the whole run is read "
+        "(memory for N records; not with ranked or top)",
+        convert=count(1, optional=True),
+        metavar="N",
+        scrapy=_SCRAPY_OUTPUT,
+        loader=_LOADER_ORDER,
+    )
+    seed: int | None = option(
+        None,
+        "with sample: one site and one seed give one sample (default: a random seed)",
+        convert=count(0, high=SEED_MAX, optional=True),
+        metavar="S",
+        scrapy=_SCRAPY_OUTPUT,
+        loader=_LOADER_ORDER,
+    )
+
+    def __post_init__(self) -> None:
+        Declared.__post_init__(self)
+        if self.sample is not None and (self.ranked or self.top is not None):
+            raise OptionError("sample", "a sample has its own order: not with ranked or top")
+        if self.seed is not None and self.sample is None:
+            raise OptionError("seed", "seed goes with sample")
+        if self.top is not None and not self.ranked:
+            object.__setattr__(self, "ranked", True)
+
+    @property
+    def ordered(self) -> bool:
+        """Whether the output waits for the whole run (ranked, top, sample)."""
+        return self.ranked or self.sample is not None
+
+    @property
+    def budget(self) -> int | None:
+        """The records the core delivers before reading stops (None: no such budget)."""
+        return None if self.ordered else self.max_urls
+
+    @property
+    def wanted(self) -> bool:
+        """Whether a record may be left out on its way (include, exclude)."""
+        return bool(self.include or self.exclude)
+
+    def keeps(self, url: str) -> bool:
+        """Whether ``url`` passes ``include`` and ``exclude``."""
+        if self.include and not any(p.search(url) for p in self.include):
+            return False
+        return not any(p.search(url) for p in self.exclude)
+
+
 #: The option groups of a reader run, by their name in :class:`Options`.
 GROUPS: Final[dict[str, type]] = {
     "walk": Walk,
@@ -466,6 +579,7 @@ GROUPS: Final[dict[str, type]] = {
     "parallelism": Parallelism,
     "network": Network,
     "incremental": Incremental,
+    "delivery": Delivery,
     "limits": Limits,
 }
 
@@ -488,6 +602,7 @@ class Options:
     parallelism: Parallelism = field(default_factory=Parallelism)
     network: Network = field(default_factory=Network)
     incremental: Incremental = field(default_factory=Incremental)
+    delivery: Delivery = field(default_factory=Delivery)
     limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
@@ -512,7 +627,7 @@ class Options:
                 return cls(**parts)
             return dataclasses.replace(base, **parts) if parts else base
         except OptionError as exc:
-            raise UsageError(f"{door}: {exc}") from None
+            raise exc.at(door) from None
 
     def replace(self, **flat: object) -> Options:
         """A copy with some options changed, by their flat names."""
@@ -538,5 +653,14 @@ def with_group(
 def loader_options(
     door: str, base: Options | None, flat: Mapping[str, object], own: Iterable[str] = ()
 ) -> tuple[Options, LoaderOptions]:
-    """A loader's flat keywords (its own and the reader's) as the two values."""
-    return with_group(door, base, flat, ("loader", LoaderOptions), own)
+    """A loader's flat keywords (its own and the reader's) as the two values. An option
+    the loader lacks (its declaration says why: ``ranked``, ``top``...) is refused when it
+    is set to anything but its default."""
+    reader, loader = with_group(door, base, flat, ("loader", LoaderOptions), own)
+    for group_name in GROUPS:
+        group = getattr(reader, group_name)
+        for item in dataclasses.fields(group):
+            why = spec_of(item).loader
+            if why is not True and getattr(group, item.name) != item.default:
+                raise OptionError(item.name, f"not at this door ({why})", door)
+    return reader, loader

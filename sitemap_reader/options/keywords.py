@@ -69,4 +69,4 @@ def make_group(
             return group(**given)
         return dataclasses.replace(start, **given) if given else start  # type: ignore[type-var]
     except OptionError as exc:
-        raise UsageError(f"{door}: {exc}") from None
+        raise exc.at(door) from None

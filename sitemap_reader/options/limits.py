@@ -160,13 +160,6 @@ class Limits(Declared):
     max_depth: int = option(8, "levels of sitemap index nesting followed", convert=count(0))
     #: Sitemaps fetched per target: bounds index fan-out bombs (trafilatura uses 10,000 too).
     max_sitemaps: int = option(10_000, "sitemaps fetched per target", convert=count(1))
-    #: URLs emitted per run; None is unbounded (the dedupe set is the only growing state).
-    max_urls: int | None = option(
-        None,
-        "URLs emitted per run; then the run stops",
-        convert=count(1, optional=True),
-        cli="dump's and worker's --max-urls (records written)",
-    )
     #: Redirects per sitemap fetch: aiohttp's default.
     max_redirects: int = option(
         10, "redirects followed per sitemap fetch", convert=count(0), cli=_PYTHON, scrapy=_PYTHON

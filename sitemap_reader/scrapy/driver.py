@@ -33,6 +33,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import ConnectError
 from twisted.internet.error import TimeoutError as TwistedTimeoutError
 
+from sitemap_reader._words import stop_phrase
 from sitemap_reader.discovery import (
     Action,
     Checkpoint,
@@ -43,11 +44,13 @@ from sitemap_reader.discovery import (
     Run,
     Schedule,
     SitemapNode,
+    Stop,
     classify,
 )
 from sitemap_reader.discovery.targets import check_per_target, options_for
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
+from sitemap_reader.options.doors import spelling
 from sitemap_reader.records import Problem, UrlRecord
 from sitemap_reader.scrapy.settings import ScrapyOptions
 
@@ -56,6 +59,8 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 logger = logging.getLogger("sitemap_reader.scrapy")
+#: A Scrapy user names options by their settings.
+SCRAPY = spelling("scrapy")
 
 #: ``meta`` key of a page request: the record as a dict (the JSON shape of DESIGN.md).
 META_KEY: Final = "sitemap_reader"
@@ -280,6 +285,9 @@ class ScrapyDriver:
             elif isinstance(action, Checkpoint):  # no state in a Scrapy run: nothing comes
                 for _ in action.run():
                     pass
+            elif isinstance(action, Stop):  # the sitemap responses still to come are ignored
+                self._count(f"stopped/{action.stopped.kind}")
+                logger.info("sitemap-reader: %s", stop_phrase(action.stopped, SCRAPY))
         self._sync_stats()
 
     def _request(self, fetch: Fetch) -> Request:

@@ -66,7 +66,7 @@ from twisted.internet import task
 
 from sitemap_reader._safe_text import printable
 from sitemap_reader.errors import UsageError
-from sitemap_reader.options.limits import Limits
+from sitemap_reader.options import Options
 from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY
 from sitemap_reader.scrapy.settings import options_from_settings
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
@@ -304,7 +304,9 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         self._idle = server.register_script(_IDLE)
         self._finish = server.register_script(_FINISH)
         self._renew = server.register_script(_RENEW)
-        self.limits = _limits_of(spider, self.crawler)
+        options = _options_of(spider, self.crawler)
+        self.limits = options.limits
+        self.max_urls = options.delivery.max_urls
         if not isinstance(self._in_progress(), set):
             raise UsageError(
                 "sitemap_reader.scrapy.redis.Scheduler needs Scrapy's engine in-progress set "
@@ -412,7 +414,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         ticket = request.meta[SITEMAP_META_KEY]
         request.meta[CLAIM_KEY] = url
         limit = 0 if ticket.get("kind") == "robots" else self.limits.max_sitemaps
-        if self.limits.max_urls and self._urls_exhausted():
+        if self.max_urls and self._urls_exhausted():
             self._stat("sitemaps_over_max_urls")
             return False
         keys = self.keys
@@ -434,7 +436,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
 
     def _enqueue_page(self, request: Request) -> bool:
         fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
-        limit = (self.limits.max_urls or 0) if META_KEY in request.meta else 0
+        limit = (self.max_urls or 0) if META_KEY in request.meta else 0
         result = self._push_page(
             keys=[self.df.key, self.queue.key, self.keys.urls],
             args=[fingerprint, -request.priority, self._encode(request), limit],
@@ -450,7 +452,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         return False
 
     def _urls_exhausted(self) -> bool:
-        cap = self.limits.max_urls or 0
+        cap = self.max_urls or 0
         return cap > 0 and int(self.server.get(self.keys.urls) or 0) >= cap
 
     def _done(self, url: str) -> None:
@@ -563,13 +565,13 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
             self.stats.inc_value(f"sitemap_reader/redis/{name}", count)
 
 
-def _limits_of(spider: Spider, crawler: Crawler) -> Limits:
-    """The spider's limits (the mixin's), else those of the ``SITEMAP_READER_*`` settings."""
+def _options_of(spider: Spider, crawler: Crawler) -> Options:
+    """The spider's options (the mixin's), else those of the ``SITEMAP_READER_*`` settings."""
     driver = getattr(spider, "_sitemap_reader", None)
     if callable(driver):
-        limits: Limits = driver().options.limits
-        return limits
-    return options_from_settings(crawler.settings)[0].limits
+        options: Options = driver().options
+        return options
+    return options_from_settings(crawler.settings)[0]
 
 
 class RedisSitemapMixin(SitemapReaderMixin):

@@ -10,6 +10,7 @@ from aiohttp import web
 
 import sitemap_reader as sr
 from sitemap_reader.crawl import SitemapReader
+from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.errors import DiscoveryError, UsageError
 from tests.crawl.crawl_kit import FAST, Reply, Site, collect, gz, index, node_by_url, tree, urlset
 from tests.helpers import closed_port
@@ -67,7 +68,7 @@ async def test_guesses_when_robots_lists_none(site: Site) -> None:
     ]
     found = [g.url for g in guesses if g.skipped is None]
     assert found == [site.url("/sitemap_index.xml"), site.url("/sitemap.txt")]
-    assert guesses[0].skipped is not None and "not found" in guesses[0].skipped
+    assert guesses[0].skipped is not None and guesses[0].skipped.code == "not-found"
     assert run.stats.sitemaps_failed == 0 and run.failures() == []
 
 
@@ -157,7 +158,7 @@ async def test_index_listing_itself_and_robots(site: Site) -> None:
     records, run = await collect(site.base + "/")
     assert len(records) == 2
     assert site.hits["/index.xml"] == 1 and site.hits["/robots.txt"] == 1
-    reasons = {n.url: n.skipped for n in run.nodes() if n.skipped}
+    reasons = {n.url: str(n.skipped) for n in run.nodes() if n.skipped}
     assert reasons[site.url("/robots.txt")] == "robots.txt is not a sitemap"
     assert reasons[site.url("/index.xml")] == "already visited"
     assert run.stats.sitemaps_skipped == 3
@@ -175,7 +176,7 @@ async def test_cycles_and_redirect_to_visited(site: Site) -> None:
     assert len(records) == 3
     assert all(site.hits[p] == 1 for p in ("/a.xml", "/b.xml", "/b2.xml", "/leaf.xml"))
     moved = node_by_url(run, site.url("/moved.xml"))
-    assert moved.skipped is not None and "already visited" in moved.skipped
+    assert moved.skipped is not None and moved.skipped.code == "redirect"
     assert moved.status == 301 and not moved.failed
 
 
@@ -186,7 +187,7 @@ async def test_depth_limit(site: Site) -> None:
     site.add("/i4.xml", urlset(pages(site, "deep", 1)))
     run = await tree(site.url("/i0.xml"), options=FAST.replace(max_depth=2))
     skipped = node_by_url(run, site.url("/i3.xml"))
-    assert skipped.skipped == "deeper than max_depth=2" and skipped.depth == 3
+    assert str(skipped.skipped) == "deeper than max_depth=2" and skipped.depth == 3
     assert site.hits["/i3.xml"] == 0 and site.hits["/i2.xml"] == 1
 
 
@@ -211,7 +212,7 @@ async def test_url_budget_stops_run(site: Site) -> None:
         site.url("/index.xml"), concurrency=1, options=FAST.replace(max_urls=15)
     )
     assert len(records) == 15 and run.stats.urls_emitted == 15
-    assert run.stats.stopped == "max_urls=15 reached"
+    assert run.stats.stopped == Stopped("budget", "max_urls", 15)
     assert sum(site.hits[f"/c{i}.xml"] for i in range(5)) < 5
 
 
@@ -333,7 +334,7 @@ async def test_dedupe_across_sitemaps_and_targets(site: Site) -> None:
     records, run = await collect([site.url("/a.xml"), site.url("/b.xml"), site.url("/a.xml")])
     assert sorted(r.url for r in records) == sorted(pages(site, "p", 5))
     assert run.stats.urls_duplicate == 3 and len(run.tree) == 3
-    assert run.tree[2].skipped == "already visited" and site.hits["/a.xml"] == 1
+    assert str(run.tree[2].skipped) == "already visited" and site.hits["/a.xml"] == 1
 
 
 async def test_unreachable_target_raises_discovery_error() -> None:
@@ -377,7 +378,7 @@ async def test_robots_disabled_and_guess_disabled(site: Site) -> None:
     site.add("/sitemap.xml", urlset(pages(site, "g", 1)))
     records, run = await collect(site.base + "/", robots=False)
     assert [r.url for r in records] == pages(site, "g", 1) and site.hits["/robots.txt"] == 0
-    assert run.tree[0].skipped == "robots.txt disabled"
+    assert str(run.tree[0].skipped) == "robots.txt not read (robots off)"
     site.add("/robots.txt", "User-agent: *\n")
     with pytest.raises(DiscoveryError, match="probing well-known paths is off"):
         await collect(site.base + "/", guess=False)

@@ -10,6 +10,7 @@ import pytest
 from sitemap_reader.crawl import WELL_KNOWN_PATHS, SitemapNode, Stats
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.discovery.dedupe import UrlSet
+from sitemap_reader.discovery.model import Skipped
 from sitemap_reader.discovery.targets import classify, well_known_urls
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Parallelism
@@ -144,10 +145,12 @@ def test_node_verdicts_and_json() -> None:
     assert node.problems == [Problem("body", "body ended early", 2, True)]
     assert node.failed and node.reason == "body ended early"
     robots = SitemapNode("https://e.com/robots.txt", kind="robots", status=404)
-    robots.children.append(SitemapNode("https://e.com/x.xml", skipped="already visited"))
+    visited = Skipped("visited", "already visited")
+    robots.children.append(SitemapNode("https://e.com/x.xml", skipped=visited))
     assert robots.ok and not robots.children[0].failed
     data = robots.to_dict()
-    assert data["children"][0]["skipped"] == "already visited" and data["kind"] == "robots"
+    skipped = data["children"][0]["skipped"]
+    assert skipped == {"code": "visited", "reason": "already visited"} and data["kind"] == "robots"
     assert [n.url for n in robots.walk()] == ["https://e.com/robots.txt", "https://e.com/x.xml"]
     stats = Stats(urls_emitted=3)
     stats.finished = stats.started + 1.5

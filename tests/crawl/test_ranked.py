@@ -272,9 +272,9 @@ async def test_reader_sample(site: Site) -> None:
         other = [r.url async for r in reader.urls(target, sample=10, seed=2)]
         unseeded = [r.url async for r in reader.urls(target, sample=10)]
         for bad, message in (
-            ({"sample": 5, "ranked": True}, "sample cannot be combined with ranked"),
+            ({"sample": 5, "ranked": True}, "sample: a sample has its own order"),
             ({"seed": 3}, "seed goes with sample"),
-            ({"sample": 0}, "sample: expected a number of URLs >= 1"),
+            ({"sample": 0}, "sample: expected a whole number >= 1"),
         ):
             with pytest.raises(UsageError, match=message):
                 [r async for r in reader.urls(target, **bad)]  # type: ignore[arg-type]

@@ -13,7 +13,8 @@ from sitemap_reader.discovery import Discovery, Done, Schedule, SitemapNode, cla
 from sitemap_reader.discovery.actions import Action
 from sitemap_reader.discovery.children import (
     MAX_SKIPPED_NODES,
-    OLDER,
+    STOPPED,
+    VISITED,
     Children,
     Skip,
     child_of,
@@ -21,6 +22,7 @@ from sitemap_reader.discovery.children import (
     skip_reason,
 )
 from sitemap_reader.discovery.job import Job, Site
+from sitemap_reader.discovery.model import Skipped
 from sitemap_reader.discovery.robots_audit import RobotsAudit
 from sitemap_reader.discovery.run_state import RunState
 from sitemap_reader.discovery.scheduling import Scheduling
@@ -38,28 +40,31 @@ DEPTH = "deeper than max_depth=3"
 OVER = "over max_sitemaps=10"
 HTML_DEEP = "deeper than max_html_depth=2"
 HTML_MANY = "over max_html_pages=5"
-OLDER_SKIP = Skip(OLDER, ("children-older", f"child sitemaps older than --since: {URL}"))
+OLDER = Skipped("older", "index lastmod older than since")
+OLDER_SKIP = Skip(OLDER, ("children-older", f"child sitemaps older than since: {URL}"))
 A = dict[str, Any]
 
 #: (scenario, kind, depth, lastmod, walk options, run state, the skip or None)
 CASES: list[tuple[str, str, int, datetime | None, A, A, Skip | None]] = [
     ("read", "sitemap", 1, None, {}, {}, None),
-    ("stopped run", "sitemap", 1, None, {}, {"stopped": "max_urls"}, Skip("max_urls")),
-    ("visited", "sitemap", 1, None, {}, {"visited": {URL}}, Skip("already visited")),
+    ("stopped run", "sitemap", 1, None, {}, {"stopped": True}, Skip(STOPPED)),
+    ("visited", "sitemap", 1, None, {}, {"visited": {URL}}, Skip(VISITED)),
     ("visited, normalized", "sitemap", 1, None, {},
-     {"url": "HTTPS://Site.Example/child.xml", "visited": {URL}}, Skip("already visited")),
+     {"url": "HTTPS://Site.Example/child.xml", "visited": {URL}}, Skip(VISITED)),
     ("robots.txt", "sitemap", 1, None, {}, {"url": BASE + "/robots.txt"},
-     Skip("robots.txt is not a sitemap")),
+     Skip(Skipped("robots-txt", "robots.txt is not a sitemap"))),
     ("robots.txt in a folder", "sitemap", 1, None, {}, {"url": BASE + "/a/robots.txt"}, None),
     ("read_depth lists", "sitemap", 2, None, {"read_depth": 1}, {},
-     Skip("not read (max depth 1)")),
+     Skip(Skipped("not-read", "not read (read_depth=1)"))),
     ("read_depth reads", "sitemap", 1, None, {"read_depth": 1}, {}, None),
     ("max_depth", "sitemap", 4, None, {}, {},
-     Skip(DEPTH, ("limit-depth", f"child sitemaps not fetched: {DEPTH}"), bound=True)),
+     Skip(Skipped("limit-depth", DEPTH), ("limit-depth", f"child sitemaps not fetched: {DEPTH}"),
+          bound=True)),
     ("max_sitemaps", "sitemap", 1, None, {}, {"sitemaps": 10},
-     Skip(OVER, ("limit-sitemaps", f"child sitemaps not fetched: {OVER}"), bound=True)),
+     Skip(Skipped("limit-sitemaps", OVER),
+          ("limit-sitemaps", f"child sitemaps not fetched: {OVER}"), bound=True)),
     ("follow filters", "sitemap", 1, None, {"follow": ["other"]}, {},
-     Skip("not matched by follow")),
+     Skip(Skipped("follow", "not matched by follow"))),
     ("follow keeps", "sitemap", 1, None, {"follow": ["child"]}, {}, None),
     ("follow, robots.txt's", "sitemap", 0, None, {"follow": ["other"]}, {}, None),
     ("follow, probes", "guess", 1, None, {"follow": ["other"]}, {}, None),
@@ -69,12 +74,14 @@ CASES: list[tuple[str, str, int, datetime | None, A, A, Skip | None]] = [
     ("since, newer", "sitemap", 1, SINCE, {"since": SINCE}, BODY, None),
     ("since, no lastmod", "sitemap", 1, None, {"since": SINCE}, BODY, None),
     ("since, not from a body", "sitemap", 1, OLD, {"since": SINCE}, {}, None),
-    ("since before stop", "sitemap", 1, OLD, {"since": SINCE}, {**BODY, "stopped": "x"},
+    ("since before stop", "sitemap", 1, OLD, {"since": SINCE}, {**BODY, "stopped": True},
      OLDER_SKIP),
     ("html too deep", "html", 2, None, {}, BODY,
-     Skip(HTML_DEEP, ("limit-html-depth", f"HTML sitemap pages not read: {HTML_DEEP}"))),
+     Skip(Skipped("limit-html-depth", HTML_DEEP),
+          ("limit-html-depth", f"HTML sitemap pages not read: {HTML_DEEP}"))),
     ("html too many", "html", 1, None, {}, {**BODY, "html_queued": 5},
-     Skip(HTML_MANY, ("limit-html-pages", f"HTML sitemap pages not read: {HTML_MANY}"))),
+     Skip(Skipped("limit-html-pages", HTML_MANY),
+          ("limit-html-pages", f"HTML sitemap pages not read: {HTML_MANY}"))),
     ("html within", "html", 1, None, {}, {**BODY, "html_queued": 4}, None),
 ]  # fmt: skip
 
@@ -211,6 +218,7 @@ def test_since_leaves_older_index_children_unread() -> None:
     root = core.run.tree[0]
     assert [p.code for p in root.problems] == ["children-older"]
     assert root.children[0].skipped == OLDER
+    assert core.stats.sitemaps_older == 1
 
 
 def test_max_sitemaps_is_said_on_the_index() -> None:
@@ -219,7 +227,7 @@ def test_max_sitemaps_is_said_on_the_index() -> None:
     core = Discovery([classify(BASE + "/index.xml")], Options.of(max_sitemaps=2))
     Harness(core, bodies).run()
     root = core.run.tree[0]
-    assert [c.skipped for c in root.children] == [
+    assert [c.skipped and c.skipped.reason for c in root.children] == [
         None,
         "over max_sitemaps=2",
         "over max_sitemaps=2",

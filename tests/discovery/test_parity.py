@@ -202,7 +202,7 @@ async def test_aiohttp_and_scrapy_agree(case: str, base: str, tmp_path: Path) ->
         assert run["stats"]["urls_disallowed"] == 1
     else:
         assert run["stats"]["sitemaps_skipped"] >= 2
-    skipped = {n["skipped"] for n in _walk(run["tree"]) if n["skipped"]}
+    skipped = {n["skipped"]["reason"] for n in _walk(run["tree"]) if n["skipped"]}
     assert "robots.txt is not a sitemap" in skipped or case == "tight"
 
 

@@ -11,6 +11,7 @@ from sitemap_reader.discovery import Discovery, Emit, SitemapNode, Stop, classif
 from sitemap_reader.discovery.actions import Action
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job, Site
+from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.robots_audit import RobotsAudit
 from sitemap_reader.discovery.run_state import RunState
@@ -108,8 +109,9 @@ def test_the_url_budget_stops_the_run_at_the_record() -> None:
     part, job = gate(max_urls=5)
     actions = part.emit(job, list(records(job, *(f"/{n}" for n in range(UNIFORM_MIN_RECORDS)))))
     assert emitted(actions) == ["/0", "/1", "/2", "/3", "/4"]
-    assert [a.reason for a in actions if isinstance(a, Stop)] == ["max_urls=5 reached"]
-    assert part.state.stopped == "max_urls=5 reached"
+    budget = Stopped("budget", "max_urls", 5)
+    assert [a.stopped for a in actions if isinstance(a, Stop)] == [budget]
+    assert part.state.stopped == budget
 
 
 def test_since_drops_older_records() -> None:

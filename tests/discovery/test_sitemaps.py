@@ -9,6 +9,7 @@ import zlib
 from pathlib import Path
 
 from sitemap_reader.discovery import Discovery, Fetch, Schedule, Stop, classify
+from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.options import Options
 from sitemap_reader.options.limits import Limits
 from tests.discovery.test_core import BASE, Bodies, Harness, urlset
@@ -102,7 +103,7 @@ def test_a_redirect_to_robots_txt_is_a_skip() -> None:
         fetch.ticket, url=BASE + "/robots.txt", status=200, redirects=[BASE + "/robots.txt"]
     )
     node = core.run.tree[0]
-    assert node.skipped == f"redirects to robots.txt: {BASE}/robots.txt"
+    assert str(node.skipped) == f"redirects to robots.txt: {BASE}/robots.txt"
     assert [type(a).__name__ for a in actions] == ["Done"] and not node.failed
 
 
@@ -129,9 +130,10 @@ def test_the_run_stops_at_its_deadline() -> None:
     assert core.remaining() == 5.0 and core.overdue() == []
     now[0] = 6.0
     assert core.remaining() == 0.0
-    assert core.overdue() == [Stop("at the deadline (5 s)")] and core.overdue() == []
-    assert core.stopped == core.stats.stopped == "at the deadline (5 s)"
+    deadline = Stopped("deadline", "deadline", 5.0)
+    assert core.overdue() == [Stop(deadline)] and core.overdue() == []
+    assert core.stopped == core.stats.stopped == deadline
     (schedule,) = core.start()
     assert isinstance(schedule, Schedule)
     core.begin(schedule.ticket)
-    assert core.run.tree[0].skipped == "at the deadline (5 s)"
+    assert str(core.run.tree[0].skipped) == "the run stopped"

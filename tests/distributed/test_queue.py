@@ -343,7 +343,7 @@ async def test_a_failed_target_waits_its_retry_delay_and_counts_once_in_status(
         status = await queue.status()
         assert (status.queued, status.in_flight, status.retrying) == (0, {}, 1)
         assert await queue.take("w", limits) is None  # the delay, not the 5 s lease
-        wait_until(lambda: _idle_past(peek, limits.retry_delay), "the retry delay")
+        wait_until(lambda: _idle_past(peek, limits.retry_seconds), "the retry delay")
         again = await queue.take("w", limits)
         assert again is not None and (again.attempt, again.failures) == (2, 1)
     finally:

@@ -162,7 +162,8 @@ async def test_index_chain_100_deep(hostile: HostileSite) -> None:
     assert hostile.url("/deep/page-8") not in urls
     url = hostile.url("/deep/level-8.xml")
     assert "limit-depth" in case.codes(url)
-    assert case.node(hostile.url("/deep/level-9.xml"))["skipped"] == "deeper than max_depth=8"
+    deepest = case.node(hostile.url("/deep/level-9.xml"))
+    assert deepest["skipped"]["reason"] == "deeper than max_depth=8"
     _summary_has(case, url, "limit-depth x2")
     assert hostile.hits["/deep/level-10.xml"] == 0
 
@@ -173,7 +174,7 @@ async def test_index_cycle_through_redirects(hostile: HostileSite) -> None:
     case = await run_case(target)
     case.check(seconds=QUICK, mib=MIB, good=hs.good_urls(hostile, "cycle"))
     for child in ("/cycle/b.xml", "/cycle/c.xml"):
-        skipped = case.node(hostile.url(child))["skipped"]
+        skipped = case.node(hostile.url(child))["skipped"]["reason"]
         assert skipped.startswith("redirects to an already visited sitemap"), skipped
     assert "2 skipped" in case.dump.err
     assert hostile.hits["/cycle/index.xml"] == hostile.hits["/cycle/a.xml"] == 2
@@ -247,7 +248,7 @@ async def test_html_soft_404_everywhere(hostile: HostileSite) -> None:
     assert "robots-html" in case.codes(hostile.url("/robots.txt"))
     assert "none of the 6 well-known paths is a sitemap" in case.tree.err
     probe = hostile.url("/sitemap.xml")
-    assert case.node(probe)["skipped"] == "not found (an HTML page is not a sitemap)"
+    assert case.node(probe)["skipped"]["reason"] == "not found (an HTML page is not a sitemap)"
     # A probe that finds nothing is not a problem of the site (issue 34 row 12): the tree
     # says why it was skipped, the -v summary does not list it.
     assert f"problem: {probe} " not in case.dump.err, case.dump.err[-2000:]
