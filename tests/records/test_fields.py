@@ -69,11 +69,11 @@ def full(nested: bool = True) -> UrlRecord:
 
 def wider() -> type:
     """UrlRecord's fields and two more: a float and a nested one."""
-    own = [
+    own: list[tuple[str, Any, Any]] = [
         (item.name, item.type, dataclasses.field(default=item.default, metadata=item.metadata))
         for item in dataclasses.fields(UrlRecord)
     ]
-    more = [
+    more: list[tuple[str, Any, Any]] = [
         ("added_float", "float", dataclasses.field(default=0.0, metadata=holds(Kind.FLOAT))),
         ("added_nested", "tuple", dataclasses.field(default=(), metadata=holds(Kind.NESTED))),
     ]
