@@ -123,6 +123,7 @@ SCHEMA: Final = pa.schema(
         ("stats", _TEXT),
     ]
 )
+#: The record fields written as JSON text.
 _NESTED: Final = frozenset(names(RECORD_FIELDS, Kind.NESTED))
 
 #: Errors quoted in a summary are cut to this many characters (a target's site chooses
