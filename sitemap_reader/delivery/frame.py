@@ -1,32 +1,31 @@
 """pandas DataFrames of URL records and of sitemap trees (the ``pandas`` extra).
 
-:func:`to_dataframe` turns records into typed columns: ``lastmod`` as
+:func:`to_dataframe` turns records into typed columns, one per record field, typed by
+what it holds (:mod:`sitemap_reader.records.fields`): ``lastmod`` as
 ``datetime64[ns, UTC]``, ``changefreq`` as a categorical of the protocol's values (in
 their order, most frequent first), ``priority`` and ``score`` as floats (NaN when absent),
-the extension fields as lists of dicts. :func:`tree_dataframe` gives one row per robots.txt,
+the nested fields as lists of dicts. :func:`tree_dataframe` gives one row per robots.txt,
 sitemap or probe of a run. pandas is imported only when they are called; without it the
 error names the extra to install. :func:`write_parquet` does the same with pyarrow.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from sitemap_reader.errors import SitemapReaderError
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.records import CHANGEFREQS, RECORD_FIELDS, UrlRecord
+from sitemap_reader.records.fields import Kind, RecordField, names
 
 if TYPE_CHECKING:
     from sitemap_reader.discovery.model import Run, SitemapNode
 
 #: The protocol's changefreq values, most frequent first (the categorical's order).
-CHANGEFREQ_ORDER: Final = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+CHANGEFREQ_ORDER: Final = CHANGEFREQS
 #: The columns of :func:`to_dataframe`: every field of :class:`UrlRecord`, in its order
 #: (derived: a new field is a new column, as in CSV and Parquet).
-COLUMNS: Final = tuple(item.name for item in dataclasses.fields(UrlRecord))
-#: The fields holding tuples of extension values (a list of dicts per row) or one (news).
-_EXTENSIONS: Final = frozenset(("alternates", "images", "videos", "news", "pagemaps"))
+COLUMNS: Final = names(RECORD_FIELDS)
 
 
 class MissingExtraError(SitemapReaderError, ImportError):
@@ -53,8 +52,9 @@ def to_dataframe(records: Iterable[UrlRecord]) -> Any:
     """
     pd = _pandas()
     rows = list(records)
-    columns = {name: [_cell(getattr(r, name)) for r in rows] for name in COLUMNS}
-    return pd.DataFrame({name: _series(pd, name, columns[name]) for name in COLUMNS})
+    return pd.DataFrame(
+        {f.name: _series(pd, f, [_cell(getattr(r, f.name)) for r in rows]) for f in RECORD_FIELDS}
+    )
 
 
 def _cell(value: Any) -> Any:
@@ -65,26 +65,27 @@ def _cell(value: Any) -> Any:
     return to_dict() if to_dict is not None else value
 
 
-#: The pandas dtype of each column that is not text (``string``) or dicts (``object``).
+#: The pandas dtype of the columns of each kind (timestamps and enums are made apart).
 _DTYPES: Final = {
-    "priority": "float64",
-    "score": "float64",
-    "revisit": "float64",
-    "removed": "bool",
-    "mobile": "bool",
+    Kind.TEXT: "string",
+    Kind.SITE_TEXT: "string",
+    Kind.TIMESTAMP: "datetime64[ns, UTC]",
+    Kind.ENUM: "category",
+    Kind.FLOAT: "float64",
+    Kind.FLAG: "bool",
+    Kind.NESTED: "object",  # a list of dicts (or one dict) per row
 }
 
 
-def _series(pd: Any, name: str, values: list[Any]) -> Any:
-    """One typed column: dates in UTC, changefreq a categorical, numbers, flags, text."""
-    if name == "lastmod":
+def _series(pd: Any, field: RecordField, values: list[Any]) -> Any:
+    """One typed column: dates in UTC, an enum a categorical of its words in their order,
+    numbers, flags, text, dicts."""
+    if field.kind is Kind.TIMESTAMP:
         series = pd.to_datetime(pd.Series(values, dtype="object"), utc=True)
-        return series.astype("datetime64[ns, UTC]")
-    if name == "changefreq":
-        return pd.Categorical(values, categories=CHANGEFREQ_ORDER)
-    if name in _EXTENSIONS:
-        return pd.Series(values, dtype="object")
-    return pd.Series(values, dtype=_DTYPES.get(name, "string"))
+        return series.astype(_DTYPES[Kind.TIMESTAMP])
+    if field.kind is Kind.ENUM:
+        return pd.Categorical(values, categories=field.choices)
+    return pd.Series(values, dtype=_DTYPES[field.kind])
 
 
 def tree_dataframe(tree: Run | Iterable[SitemapNode], extra: Any = None) -> Any:

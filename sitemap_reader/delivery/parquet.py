@@ -1,10 +1,11 @@
 """``dump --format parquet``: records into a Parquet file, one row group per batch.
 
 pyarrow is optional (the ``parquet`` extra); without it the command stops at once with a
-message naming the extra. The schema is fixed, so every row group matches: ``lastmod`` a
+message naming the extra. The schema is fixed, so every row group matches: a column per
+record field, in its order, typed by what it holds (:func:`parquet_schema`): ``lastmod`` a
 UTC timestamp, ``changefreq`` a dictionary column (a categorical in pandas), numbers as
-float64, and the extension fields as JSON text (their shapes vary from record to record,
-as in the CSV output).
+float64, and the nested fields as JSON text (their shapes vary from record to record, as
+in the CSV output).
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any, Final
 
-from sitemap_reader.delivery.frame import COLUMNS, MissingExtraError, require_pyarrow
+from sitemap_reader.delivery.frame import MissingExtraError, require_pyarrow
 from sitemap_reader.delivery.writers import RecordWriter, make_writer
 from sitemap_reader.errors import UsageError
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.records import RECORD_FIELDS, UrlRecord
+from sitemap_reader.records.fields import Kind, RecordField, names
 
 #: Records per row group: large enough for good compression, small enough to stay flat.
 ROW_GROUP: Final = 10_000
-_JSON_FIELDS: Final = ("alternates", "images", "videos", "news", "pagemaps")
+_JSON_FIELDS: Final = names(RECORD_FIELDS, Kind.NESTED)
 
 
 def record_writer(fmt: str, stream: IO[str], *, csv_raw: bool = False) -> RecordWriter:
@@ -42,6 +44,22 @@ def check_parquet(fmt: str, output: str | None) -> None:
         raise UsageError("--format parquet writes a file: add -o FILE")
 
 
+def parquet_schema(pa: Any, fields: Sequence[RecordField]) -> Any:
+    """The Parquet schema of records described by ``fields``: a column per field, in
+    their order, typed by what it holds."""
+    text = pa.string()
+    types = {
+        Kind.TEXT: text,
+        Kind.SITE_TEXT: text,
+        Kind.TIMESTAMP: pa.timestamp("ns", tz="UTC"),
+        Kind.ENUM: pa.dictionary(pa.int8(), text),
+        Kind.FLOAT: pa.float64(),
+        Kind.FLAG: pa.bool_(),
+        Kind.NESTED: text,  # JSON
+    }
+    return pa.schema([(f.name, types[f.kind]) for f in fields])
+
+
 class ParquetWriter:
     """Buffers :data:`ROW_GROUP` records, then writes them as one row group."""
 
@@ -50,15 +68,7 @@ class ParquetWriter:
         import pyarrow.parquet as pq
 
         self._pa = pa
-        text = pa.string()
-        types = {
-            "lastmod": pa.timestamp("ns", tz="UTC"),
-            "changefreq": pa.dictionary(pa.int8(), text),
-            **dict.fromkeys(("priority", "score", "revisit"), pa.float64()),
-            **dict.fromkeys(("removed", "mobile"), pa.bool_()),
-        }
-        # Every record field is a column, in the record's order (JSON text for extensions).
-        self.schema = pa.schema([(name, types.get(name, text)) for name in COLUMNS])
+        self.schema = parquet_schema(pa, RECORD_FIELDS)
         binary: Any = getattr(stream, "buffer", stream)
         self._file = binary
         self._writer = pq.ParquetWriter(binary, self.schema, compression="zstd")
@@ -82,7 +92,9 @@ class ParquetWriter:
         else:
             rows, self._rows = self._rows[:count], self._rows[count:]
         columns: dict[str, list[Any]] = {
-            name: [getattr(r, name) for r in rows] for name in COLUMNS if name not in _JSON_FIELDS
+            name: [getattr(r, name) for r in rows]
+            for name in self.schema.names
+            if name not in _JSON_FIELDS
         }
         for name in _JSON_FIELDS:
             # Nearly every record has none: to_dict only for those that do.

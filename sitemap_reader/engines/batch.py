@@ -64,7 +64,8 @@ from sitemap_reader.discovery.addresses import private_allowed
 from sitemap_reader.discovery.targets import canonical_spelling, classify
 from sitemap_reader.errors import SitemapReaderError, UsageError
 from sitemap_reader.options import Options
-from sitemap_reader.records import UrlRecord
+from sitemap_reader.records import RECORD_FIELDS, UrlRecord
+from sitemap_reader.records.fields import Kind, RecordField, names
 
 if TYPE_CHECKING:
     from sitemap_reader.crawl import SitemapReader
@@ -89,9 +90,24 @@ PARALLEL: Final = 32
 BATCH_ROWS: Final = 10_000
 
 _TEXT = pa.string()
-#: The extension fields, as JSON text (their shapes vary from record to record), as in
-#: ``dump --format parquet`` and the CSV output.
-JSON_FIELDS: Final = ("alternates", "images", "videos", "news", "pagemaps")
+#: The Arrow type of the record columns of each kind: the nested fields as JSON text
+#: (their shapes vary from record to record), as in ``dump --format parquet`` and the CSV
+#: output.
+ARROW_TYPES: Final = {
+    Kind.TEXT: _TEXT,
+    Kind.SITE_TEXT: _TEXT,
+    Kind.TIMESTAMP: pa.timestamp("us", tz="UTC"),
+    Kind.ENUM: _TEXT,
+    Kind.FLOAT: pa.float64(),
+    Kind.FLAG: pa.bool_(),
+    Kind.NESTED: _TEXT,
+}
+
+
+def record_columns(fields: Sequence[RecordField]) -> list[tuple[str, pa.DataType]]:
+    """The columns of records described by ``fields``: one per field, in their order."""
+    return [(f.name, ARROW_TYPES[f.kind]) for f in fields]
+
 
 #: One row per URL record (``kind == "url"``) and one per target (``kind == "summary"``).
 #: URL rows carry every record field (``status``, ``urls``, ``error``, ``stats`` null);
@@ -101,29 +117,15 @@ SCHEMA: Final = pa.schema(
     [
         ("target", _TEXT),
         ("kind", _TEXT),
-        ("url", _TEXT),
-        ("lastmod", pa.timestamp("us", tz="UTC")),
-        ("changefreq", _TEXT),
-        ("priority", pa.float64()),
-        ("score", pa.float64()),
-        ("sitemap", _TEXT),
-        ("alternates", _TEXT),
-        ("images", _TEXT),
-        ("videos", _TEXT),
-        ("news", _TEXT),
-        ("revisit", pa.float64()),
-        ("removed", pa.bool_()),
-        ("title", _TEXT),
-        ("mobile", pa.bool_()),
-        ("pagemaps", _TEXT),
-        ("robots", _TEXT),
-        ("source", _TEXT),
+        *record_columns(RECORD_FIELDS),
         ("status", _TEXT),
         ("urls", pa.int64()),
         ("error", _TEXT),
         ("stats", _TEXT),
     ]
 )
+#: The record fields written as JSON text.
+_NESTED: Final = frozenset(names(RECORD_FIELDS, Kind.NESTED))
 
 #: Errors quoted in a summary are cut to this many characters (a target's site chooses
 #: some of the text; a row stays a row).
@@ -178,10 +180,15 @@ class Summary(NamedTuple):
     stats: str | None
 
 
-def _json(items: Sequence[Any]) -> str | None:
-    if not items:
+def _json(value: Any) -> str | None:
+    """A nested field's value as JSON text (None when it has none). News keeps
+    ``json.dumps``'s ASCII escapes (these columns' bytes as they were; the tuples here and
+    every nested field in Parquet are written without)."""
+    if not value:
         return None
-    return json.dumps([item.to_dict() for item in items], ensure_ascii=False)
+    if isinstance(value, tuple):
+        return json.dumps([item.to_dict() for item in value], ensure_ascii=False)
+    return json.dumps(value.to_dict())
 
 
 class Rows:
@@ -197,15 +204,9 @@ class Rows:
         c = self.columns
         c["target"].extend([target] * n)
         c["kind"].extend(["url"] * n)
-        for name in ("url", "lastmod", "changefreq", "priority", "score", "sitemap"):
-            c[name].extend([getattr(r, name) for r in records])
-        for name in ("alternates", "images", "videos", "pagemaps"):
-            c[name].extend([_json(getattr(r, name)) for r in records])
-        c["news"].extend(
-            [None if r.news is None else json.dumps(r.news.to_dict()) for r in records]
-        )
-        for name in ("revisit", "removed", "title", "mobile", "robots", "source"):
-            c[name].extend([getattr(r, name) for r in records])
+        for name in names(RECORD_FIELDS):
+            values = [getattr(r, name) for r in records]
+            c[name].extend(list(map(_json, values)) if name in _NESTED else values)
         for name in ("status", "urls", "error", "stats"):
             c[name].extend([None] * n)
         self.count += n

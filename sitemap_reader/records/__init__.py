@@ -12,11 +12,15 @@ fields left out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
+
+from sitemap_reader.records.fields import Kind, RecordField, describe, holds
 
 JsonDict = dict[str, Any]
+#: The protocol's changefreq values, most frequent first (a DataFrame's categories).
+CHANGEFREQS: Final = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 
 
 def format_datetime(value: datetime | None) -> str | None:
@@ -224,23 +228,25 @@ class UrlRecord:
     (``"html"``: a link of an HTML sitemap page, ``sitemap`` being that page).
     """
 
-    url: str
-    lastmod: datetime | None = None
-    changefreq: str | None = None
-    priority: float | None = None
-    score: float = 0.0
-    sitemap: str | None = None
-    alternates: tuple[Alternate, ...] = ()
-    images: tuple[Image, ...] = ()
-    videos: tuple[Video, ...] = ()
-    news: News | None = None
-    revisit: float | None = None
-    removed: bool = False
-    title: str | None = None
-    mobile: bool = False
-    pagemaps: tuple[DataObject, ...] = ()
-    robots: str | None = None
-    source: str | None = None
+    # What each field holds is part of its declaration: every format's schema is read
+    # off it (see :mod:`sitemap_reader.records.fields`).
+    url: str = field(metadata=holds(Kind.SITE_TEXT))
+    lastmod: datetime | None = field(default=None, metadata=holds(Kind.TIMESTAMP))
+    changefreq: str | None = field(default=None, metadata=holds(Kind.ENUM, CHANGEFREQS))
+    priority: float | None = field(default=None, metadata=holds(Kind.FLOAT))
+    score: float = field(default=0.0, metadata=holds(Kind.FLOAT))
+    sitemap: str | None = field(default=None, metadata=holds(Kind.SITE_TEXT))
+    alternates: tuple[Alternate, ...] = field(default=(), metadata=holds(Kind.NESTED))
+    images: tuple[Image, ...] = field(default=(), metadata=holds(Kind.NESTED))
+    videos: tuple[Video, ...] = field(default=(), metadata=holds(Kind.NESTED))
+    news: News | None = field(default=None, metadata=holds(Kind.NESTED))
+    revisit: float | None = field(default=None, metadata=holds(Kind.FLOAT))
+    removed: bool = field(default=False, metadata=holds(Kind.FLAG))
+    title: str | None = field(default=None, metadata=holds(Kind.SITE_TEXT))
+    mobile: bool = field(default=False, metadata=holds(Kind.FLAG))
+    pagemaps: tuple[DataObject, ...] = field(default=(), metadata=holds(Kind.NESTED))
+    robots: str | None = field(default=None, metadata=holds(Kind.TEXT))
+    source: str | None = field(default=None, metadata=holds(Kind.TEXT))
 
     def to_dict(self) -> JsonDict:
         """The JSON shape of DESIGN.md; the extension keys only when present.
@@ -279,6 +285,11 @@ class UrlRecord:
         if self.source is not None:
             out["source"] = self.source
         return out
+
+
+#: The description of :class:`UrlRecord`'s fields, in its order: what every format's
+#: schema is derived from (:mod:`sitemap_reader.records.fields`).
+RECORD_FIELDS: Final[tuple[RecordField, ...]] = describe(UrlRecord)
 
 
 @dataclass(frozen=True, slots=True)

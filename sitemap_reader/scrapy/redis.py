@@ -68,7 +68,7 @@ from sitemap_reader._safe_text import printable
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY
-from sitemap_reader.scrapy.settings import options_from_settings
+from sitemap_reader.scrapy.settings import RedisOptions, options_from_settings, redis_options
 from sitemap_reader.scrapy.spider import SitemapReaderMixin
 
 try:
@@ -93,12 +93,8 @@ CLAIM_KEY: Final = "sitemap_reader_claim"
 DONE_KEY: Final = "sitemap_reader_done"
 #: ``meta`` key of the request that only wakes a waiting engine (never stored).
 _WAKE_KEY: Final = "sitemap_reader_wake"
-#: Default seconds a lease lasts without being renewed (a long parse blocks the renewal).
-DEFAULT_LEASE: Final = 60.0
-#: Default seconds between lease renewals and polls of a waiting process.
-DEFAULT_POLL: Final = 1.0
 #: Default key prefix of the shared state (``%(spider)s`` is the spider's name).
-DEFAULT_KEY: Final = "%(spider)s:sitemap_reader"
+DEFAULT_KEY: Final = RedisOptions().redis_key
 
 # KEYS: known, todo, requests, seq, count; ARGV: url, data, limit (0: none).
 # 1 queued, 0 known already, -1 over the limit.
@@ -258,8 +254,9 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
     Settings: ``SCHEDULER_PERSIST = True`` (required), scrapy-redis's ``REDIS_URL`` and
     ``DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"`` (or a subclass),
     ``SCHEDULER_QUEUE_CLASS`` left at scrapy-redis's ``PriorityQueue``;
-    ``SITEMAP_READER_REDIS_LEASE`` (seconds, default 60), ``SITEMAP_READER_REDIS_POLL``
-    (seconds, default 1) and ``SITEMAP_READER_REDIS_KEY`` (default ``%(spider)s:sitemap_reader``).
+    ``SITEMAP_READER_REDIS_LEASE`` (seconds, default 60; a long parse blocks the renewal),
+    ``SITEMAP_READER_REDIS_POLL`` (seconds, default 1) and ``SITEMAP_READER_REDIS_KEY``
+    (default ``%(spider)s:sitemap_reader``), declared in :class:`RedisOptions`.
     """
 
     crawler: Crawler
@@ -278,12 +275,13 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
                 "sitemap_reader.scrapy.redis.Scheduler needs SCHEDULER_PERSIST = True: "
                 "without it the first process to finish deletes the shared queue"
             )
+        options = redis_options(settings)
         instance: Scheduler = super().from_crawler(crawler)
         instance.crawler = crawler
-        instance.lease = settings.getfloat("SITEMAP_READER_REDIS_LEASE", DEFAULT_LEASE)
-        instance.poll = settings.getfloat("SITEMAP_READER_REDIS_POLL", DEFAULT_POLL)
+        instance.lease = options.redis_lease
+        instance.poll = options.redis_poll
         instance.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        instance._prefix = settings.get("SITEMAP_READER_REDIS_KEY") or DEFAULT_KEY
+        instance._prefix = options.redis_key
         return instance
 
     # -- Scrapy's scheduler interface ----------------------------------------------------

@@ -7,7 +7,9 @@ own converter, so a setting means what the Python keyword and the CLI flag mean
 options Scrapy already has a setting for (``USER_AGENT``) are read from it; those its
 downloader does itself (concurrency, headers, proxies, delays) say so in their
 declaration and are not settings. The few options only a Scrapy crawl has (the targets,
-the callback, the alternates, links) are declared here, in :class:`ScrapyOptions`.
+the callback, the alternates, links) are declared here, in :class:`ScrapyOptions`, and so
+are the knobs of the scrapy-redis scheduler (:class:`RedisOptions`, read by
+:func:`redis_options`).
 
 A spider of the mixin may set any of them as a class attribute (or a spider argument)
 ``sitemap_<name>``: ``sitemap_follow``, ``sitemap_since``, ``sitemap_limits``... over the
@@ -30,6 +32,7 @@ from sitemap_reader.options.declare import (
     boolean,
     convert_value,
     option,
+    seconds,
     spec_of,
     text_line,
 )
@@ -91,13 +94,60 @@ class ScrapyOptions(Declared):
     )
 
 
-#: The option groups a Scrapy crawl reads settings for.
+def key_prefix(value: object) -> str:
+    """A prefix of Redis keys: one line of text, where ``%(spider)s`` stands for the
+    spider's name (and ``%%`` for ``%``).
+
+    >>> key_prefix("%(spider)s:sitemap_reader") % {"spider": "blog"}
+    'blog:sitemap_reader'
+    """
+    text = text_line(value)
+    if not text:
+        raise ValueError(f"expected a key prefix, got {value!r}")
+    try:
+        text % {"spider": ""}
+    except (KeyError, ValueError, TypeError):
+        raise ValueError(f"a key prefix may hold %(spider)s and %% only, not {text!r}") from None
+    return text
+
+
+_REDIS_ONLY = "the scrapy-redis scheduler's own"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RedisOptions(Declared):
+    """The knobs of :class:`sitemap_reader.scrapy.redis.Scheduler` (settings only)."""
+
+    redis_lease: float = option(
+        60.0,
+        "seconds a sitemap or page lease lasts unrenewed: a killed process's work is "
+        "taken up again after it",
+        convert=seconds(),
+        cli=_REDIS_ONLY,
+    )
+    redis_poll: float = option(
+        1.0,
+        "seconds between lease renewals and between polls of a waiting process",
+        convert=seconds(),
+        cli=_REDIS_ONLY,
+    )
+    redis_key: str = option(
+        "%(spider)s:sitemap_reader",
+        "prefix of the shared state's keys in Redis (%(spider)s: the spider's name)",
+        convert=key_prefix,
+        cli=_REDIS_ONLY,
+    )
+
+
+#: The option groups a Scrapy crawl reads settings for (the scheduler's apart: only it
+#: reads them, see :func:`redis_options`).
 SCRAPY_GROUPS: Final[dict[str, type]] = {**GROUPS, "scrapy": ScrapyOptions}
 
 
-def setting_fields() -> Iterator[tuple[str, dataclasses.Field[Any]]]:
-    """Every option that is a Scrapy setting, with its setting's name."""
-    for group in SCRAPY_GROUPS.values():
+def setting_fields(*groups: type) -> Iterator[tuple[str, dataclasses.Field[Any]]]:
+    """Every option of ``groups`` (without any: of :data:`SCRAPY_GROUPS`) that is a Scrapy
+    setting, with its setting's name."""
+    for group in groups or SCRAPY_GROUPS.values():
         for item in dataclasses.fields(group):
             name = scrapy_setting(item)
             if name is not None:
@@ -128,14 +178,27 @@ def options_from_settings(
     """The options a crawl's settings give (unset ones keep their defaults), with
     ``overrides`` by flat name on top (a spider's ``sitemap_*`` attributes). A refused
     value is a UsageError naming its setting."""
+    flat = _read(settings)
+    flat.update(overrides or {})
+    return with_group("Scrapy settings", None, flat, ("scrapy", ScrapyOptions))
+
+
+def redis_options(settings: BaseSettings) -> RedisOptions:
+    """The scrapy-redis scheduler's options from a crawl's settings (unset ones keep
+    their defaults); a refused value is a UsageError naming its setting."""
+    return RedisOptions(**_read(settings, RedisOptions))  # type: ignore[arg-type]
+
+
+def _read(settings: BaseSettings, *groups: type) -> dict[str, object]:
+    """The options the settings set (of ``groups``, as :func:`setting_fields` reads
+    them), by flat name, each checked."""
     flat: dict[str, object] = {}
-    for name, item in setting_fields():
+    for name, item in setting_fields(*groups):
         raw = settings.getlist(name) if spec_of(item).repeat else settings.get(name)
         if raw is None or (spec_of(item).repeat and not raw):
             continue
         flat[item.name] = _checked(name, item, raw)
-    flat.update(overrides or {})
-    return with_group("Scrapy settings", None, flat, ("scrapy", ScrapyOptions))
+    return flat
 
 
 def spider_overrides(spider: object) -> dict[str, object]:

@@ -5,7 +5,7 @@ Tables:
 
 ``urls``
     One row per page URL the loader took in from the reader: its record (JSON, and
-    its rare nested values pickled, read back only through an allow-list of our record
+    its rarer fields pickled, read back only through an allow-list of our record
     classes), its score, its state (:data:`QUEUED`: not acknowledged yet, whether handed
     out or not; :data:`DONE`: acknowledged, its record dropped; :data:`GAVE_UP`: failed
     too often) and how often it failed. ``id`` is the order of intake (a failed URL gets
@@ -43,6 +43,7 @@ foreign file, a newer schema or a state file given by mistake is refused untouch
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -142,7 +143,9 @@ class _RecordUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-#: The fields of a record stored as JSON; the rest (nested values) only when present.
+#: The fields of a record stored as JSON, in this order: the layout of version 1, kept
+#: whatever the record becomes, so a file is read by the versions before and after the one
+#: that wrote it.
 _FLAT: Final = (
     "url",
     "lastmod",
@@ -156,12 +159,17 @@ _FLAT: Final = (
     "mobile",
     "robots",
 )
-_NESTED: Final = ("alternates", "images", "videos", "news", "pagemaps")
+#: Every other field of the record, with its default (read off the record: its nested
+#: values and the fields added since version 1): pickled, each only when not at its
+#: default.
+_PICKLED: Final = tuple(
+    (item.name, item.default) for item in dataclasses.fields(UrlRecord) if item.name not in _FLAT
+)
 
 
 def dump_record(record: UrlRecord) -> bytes:
-    """A record as stored: its plain fields as JSON, then (rarely) its nested values
-    pickled, after a NUL byte.
+    """A record as stored: the fields of :data:`_FLAT` as JSON, then (rarely) the others
+    that have a value pickled, after a NUL byte.
 
     >>> load_record(dump_record(UrlRecord("https://example.com/", score=0.5))).score
     0.5
@@ -170,10 +178,12 @@ def dump_record(record: UrlRecord) -> bytes:
     if flat[1] is not None:
         flat[1] = flat[1].isoformat()
     text = json.dumps(flat, separators=(",", ":"), ensure_ascii=False).encode()
-    nested = {name: getattr(record, name) for name in _NESTED if getattr(record, name)}
-    if not nested:
+    rest = {
+        name: value for name, default in _PICKLED if (value := getattr(record, name)) != default
+    }
+    if not rest:
         return text
-    return text + b"\0" + pickle.dumps(nested, pickle.HIGHEST_PROTOCOL)
+    return text + b"\0" + pickle.dumps(rest, pickle.HIGHEST_PROTOCOL)
 
 
 def load_record(blob: bytes) -> UrlRecord:
