@@ -17,7 +17,7 @@ from sitemap_reader.options.groups import GROUPS, GROUPS_AND_LOADER, LoaderOptio
 
 
 def markdown(groups: Mapping[str, type] | None = None) -> str:
-    """The README's option table: one row per option, grouped, with its three doors."""
+    """The option table of the docs: one row per option, grouped, with its three doors."""
     lines = [
         "| Python keyword | CLI flag | Scrapy setting | default | meaning |",
         "|---|---|---|---|---|",
@@ -95,18 +95,20 @@ def keywords_module() -> str:
     )
 
 
-#: The markers around the option table in the README.
+#: The docs page of the option table (from a checkout's root), and the markers around the
+#: table in it.
+OPTIONS_PAGE = Path("docs", "reference", "options.md")
 TABLE_BEGIN, TABLE_END = "<!-- options: begin -->\n", "<!-- options: end -->"
 
 
 def write_derived(root: Path) -> None:
     """Write what derives from the declarations into a checkout: the typed keywords and
-    the README's option table (after adding or changing an option)."""
+    the option table of the docs (after adding or changing an option)."""
     (root / "sitemap_reader" / "options" / "_keywords.py").write_text(keywords_module())
-    readme = root / "README.md"
-    text = readme.read_text()
+    page = root / OPTIONS_PAGE
+    text = page.read_text()
     start = text.index(TABLE_BEGIN) + len(TABLE_BEGIN)
-    readme.write_text(text[:start] + markdown() + text[text.index(TABLE_END) :])
+    page.write_text(text[:start] + markdown() + text[text.index(TABLE_END) :])
 
 
 def main(argv: Sequence[str]) -> int:
