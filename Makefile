@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP_TEST := $(VENV)/.installed-test
 STAMP_BASE := $(VENV)/.installed
+STAMP_DOCS := $(VENV)/.installed-docs
 
-.PHONY: test test-slow lint demo fuzz bench clean check-report
+.PHONY: test test-slow lint docs demo fuzz bench clean check-report
 
 # The pip that venv brings (23.2 with Python 3.11.7) installs the editable package and its
 # extras; upgrading it first cost a fresh clone ~13 s of waiting on the index.
@@ -16,14 +17,25 @@ $(STAMP_BASE): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+# The test extra holds the docs extra (mkdocs).
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP_BASE) $(STAMP_DOCS)
+
+$(STAMP_DOCS): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
 	touch $@ $(STAMP_BASE)
 
 LINT := $(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
+# The docs site (mkdocs.yml), strict: a broken link or anchor, or a page left out of the
+# nav, fails the build. The site goes to build/docs.
+DOCS := $(BIN)/mkdocs build --strict
 
 lint: $(STAMP_TEST)
 	$(LINT)
+
+docs: $(STAMP_DOCS)
+	$(DOCS)
 
 # Test workers: more than the cores, as many tests wait on child processes, sockets and
 # timers (on 2 quiet cores -n 2 left the machine ~63 % idle, and -n 4 took 271 s against
@@ -34,13 +46,15 @@ TEST_WORKERS ?= 4
 PYTEST := $(BIN)/python -m compileall -q -j0 sitemap_reader tests && \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
-# The linters run beside the tests (mypy works one core for about 15 s on a fresh
-# clone, while the tests wait on their children); their report follows the tests'.
+# The linters and the docs' strict build run beside the tests (mypy works one core for
+# about 15 s on a fresh clone, while the tests wait on their children); their report
+# follows the tests'.
 test: $(STAMP_TEST)
-	@($(LINT)) > $(VENV)/lint.log 2>&1 & linter=$$!; \
+	@(($(LINT)); linted=$$?; $(DOCS) && test $$linted -eq 0) > $(VENV)/lint.log 2>&1 & \
+	linter=$$!; \
 	$(PYTEST) -m "not slow"; tests=$$?; \
 	wait $$linter; linted=$$?; \
-	echo "--- lint (run beside the tests): exit $$linted"; cat $(VENV)/lint.log; \
+	echo "--- lint and docs (run beside the tests): exit $$linted"; cat $(VENV)/lint.log; \
 	test $$tests -eq 0 && test $$linted -eq 0
 
 # The long fault-injection and property runs (marked slow) that make test leaves out, then

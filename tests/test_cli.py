@@ -71,7 +71,7 @@ def paths(urls: list[str], base: str) -> list[str]:
 
 
 async def test_help_lists_every_option_and_examples() -> None:
-    """--help of dump names every option of the DESIGN.md contract and shows examples."""
+    """--help of dump names every option of the CLI's contract and shows examples."""
     result = await run_cli("dump", "--help")
     assert result.code == 0
     for option in (
@@ -126,7 +126,7 @@ async def test_usage_errors_exit_2_naming_the_problem(argv: list[str], needle: s
 
 
 async def test_jsonl_default_records_in_design_key_order(basic: tuple[str, Site]) -> None:
-    """A domain-style target gives JSONL records, keys in DESIGN.md order, stdout only."""
+    """A domain-style target gives JSONL records, keys in the record's order, stdout only."""
     base, _ = basic
     result = await run_cli("dump", base + "/")
     assert result.code == 0, result.err

@@ -1,13 +1,15 @@
-"""Every example of ``--help`` and of the README runs, as a shell would run it.
+"""Every example of ``--help``, of the README and of the docs site runs, as a shell would run it.
 
 Help examples name ``example.com``; they run against a loopback site standing in for it
-(``example.com`` becomes ``127.0.0.1:PORT``, https URLs become http ones). README shell
-blocks run as written from a scratch directory with the venv's command first on PATH
-(``.venv/bin/`` is the project's own venv); ``sitemap-reader`` there, or on PATH, is the
-shim of the CLI zygote (:mod:`tests.cli_zygote`): each run a fork of a process that
-imported the CLI already. Python blocks run with ``example.com`` pointed at the loopback
-site the same way. ``jq`` comes with the machine image; if it is missing, the examples
-that pipe into it are skipped with that reason.
+(``example.com`` becomes ``127.0.0.1:PORT``, https URLs become http ones). The shell blocks
+of a page (README.md, docs/**/*.md: :mod:`tests.doc_pages`) that use ``.venv/bin/`` run as
+written, top to bottom, from a scratch directory of that page with the venv's command
+first on PATH (``.venv/bin/`` is the project's own venv); ``sitemap-reader`` there, or on
+PATH, is the shim of the CLI zygote (:mod:`tests.cli_zygote`): each run a fork of a
+process that imported the CLI already. The other blocks that run the command, and the
+Python blocks, run with ``example.com`` pointed at the loopback site the same way. ``jq``
+comes with the machine image; if it is missing, the examples that pipe into it are skipped
+with that reason.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import argparse
 import asyncio
 import gzip
 import os
-import re
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
@@ -29,11 +30,10 @@ from aiohttp.test_utils import TestServer
 from sitemap_reader.cli.args import build_parser
 from sitemap_reader.cli.distributed import add_commands
 from tests.conftest_cli import SITEMAP_READER, Doc, Site, cli_env, urlset
+from tests.doc_pages import doc_blocks, name, page_blocks, pages
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
-ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-README = ROOT / "README.md"
 ENTRIES = (
     "<url><loc>{base}/</loc><lastmod>2026-01-02</lastmod><priority>1.0</priority></url>",
     "<url><loc>{base}/blog/a</loc><lastmod>2026-03-04</lastmod><priority>0.9</priority></url>",
@@ -79,11 +79,6 @@ def _commands(lines: list[str]) -> list[str]:
             commands.append(line.strip())
         joined = commands[-1].endswith("|")
     return commands
-
-
-def readme_blocks(language: str) -> list[str]:
-    """The fenced blocks of the README in ``language``."""
-    return re.findall(rf"^```{language}\n(.*?)^```$", README.read_text(), re.S | re.M)
 
 
 def _venv_of_the_shim(folder: Path) -> None:
@@ -153,21 +148,27 @@ def test_help_examples_are_found() -> None:
     assert commands == {"dump", "tree", "demo", "check", "report"} | REDIS_COMMANDS
 
 
-def test_readme_shell_blocks_are_all_run() -> None:
-    """Each README shell block is one of the kinds the tests below run."""
-    for block in readme_blocks("sh"):
+def test_doc_shell_blocks_are_all_run() -> None:
+    """Each shell block of the README and the docs is one of the kinds the tests below run,
+    and the collector finds the blocks that run in order."""
+    for block in doc_blocks("sh"):
         assert (
             ".venv/bin/sitemap-reader" in block
             or block.startswith(("make ", "python -m pip", "python examples/"))
             or "sitemap-reader" in block
         ), block
+    assert len([b for b in doc_blocks("sh") if ".venv/bin/sitemap-reader" in b]) >= 5
 
 
-async def test_readme_shell_blocks_run_in_order(tmp_path: Path) -> None:
-    """The README blocks that use the venv's command run as written, top to bottom, in one
-    directory (a later block may use a file an earlier one made), each with exit 0."""
-    blocks = [b for b in readme_blocks("sh") if ".venv/bin/sitemap-reader" in b]
-    assert len(blocks) >= 3
+@pytest.mark.parametrize(
+    "page",
+    [p for p in pages() if any(".venv/bin/sitemap-reader" in b for b in page_blocks(p, "sh"))],
+    ids=name,
+)
+async def test_doc_shell_blocks_run_in_order(page: Path, tmp_path: Path) -> None:
+    """The blocks of a page that use the venv's command run as written, top to bottom, in
+    one directory (a later block may use a file an earlier one made), each with exit 0."""
+    blocks = [b for b in page_blocks(page, "sh") if ".venv/bin/sitemap-reader" in b]
     if shutil.which("jq") is None:
         blocks = [b for b in blocks if "jq " not in b]  # jq ships with the machine image
     _venv_of_the_shim(tmp_path / ".venv")
@@ -179,13 +180,13 @@ async def test_readme_shell_blocks_run_in_order(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "block",
-    [b for b in readme_blocks("sh") if "sitemap-reader " in b and ".venv/bin/" not in b
+    [b for b in doc_blocks("sh") if "sitemap-reader " in b and ".venv/bin/" not in b
      and not b.startswith("make ") and "--redis" not in b],
 )  # fmt: skip
-async def test_readme_real_site_block_runs(
+async def test_doc_real_site_block_runs(
     block: str, aiohttp_server: ServerFactory, tmp_path: Path
 ) -> None:
-    """The README's "on a real site" lines run against the loopback stand-in, exit 0."""
+    """A block written for a real site runs against the loopback stand-in, exit 0."""
     _needs_jq(block)
     host = await _site(aiohttp_server)
     code, _, err = await _bash(_localize(block, host), tmp_path)
@@ -197,14 +198,15 @@ async def test_readme_real_site_block_runs(
     "block",
     [
         b
-        for b in readme_blocks("python")
+        for b in doc_blocks("python")
         if "import scrapy" not in b and "ADDONS" not in b and "sitemap_reader.distributed" not in b
     ],
 )
-async def test_readme_python_block_runs(
+async def test_doc_python_block_runs(
     block: str, aiohttp_server: ServerFactory, tmp_path: Path
 ) -> None:
-    """A README Python block runs (example.com pointed at the loopback site), exit 0."""
+    """A Python block of the README or the docs runs (example.com pointed at the loopback
+    site), exit 0."""
     host = await _site(aiohttp_server)
     script = tmp_path / "example.py"
     script.write_text(_localize(block, host))

@@ -209,7 +209,7 @@ async def test_row13_robots_slower_than_the_deadline(
     check = await run_cli("check", base + "/", "--deadline", "1")
     assert "no-sitemap" not in check.out, check.out
     assert "stopped at the deadline (1 s) before robots.txt answered" in check.out
-    assert check.code == 3  # could not be checked (README), not a verdict on the site
+    assert check.code == 3  # could not be checked (docs/reference/audit.md), not a verdict
 
 
 async def test_row15_messages_are_plural_aware_and_usage_errors_exit_2(
@@ -247,7 +247,7 @@ async def test_row7_every_record_field_in_every_format(
 ) -> None:
     """Row 7: csv, parquet and ``to_dataframe`` have a column per :class:`UrlRecord` field,
     ``robots`` and ``source`` among them, filled when the record has the value and empty
-    when not (the README promises every field)."""
+    when not (docs/reference/record.md promises every field)."""
     pd = pytest.importorskip("pandas")
     pq = pytest.importorskip("pyarrow.parquet")
     fields = [item.name for item in dataclasses.fields(UrlRecord)]

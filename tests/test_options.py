@@ -1,5 +1,5 @@
 """Every option is declared once, and every door derives it: Python keywords, CLI flags,
-Scrapy settings, the README's table and the typed keywords; one meaning at every door.
+Scrapy settings, the option table of the docs and the typed keywords; one meaning at every door.
 
 The guard: for each declared option, a sample value (not its default) given at each door
 that shows it reaches the same :class:`Options` field; a door that lacks an option, or
@@ -24,11 +24,16 @@ from sitemap_reader.cli.flags import options_from
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import GROUPS, GROUPS_AND_LOADER, Options, _keywords
 from sitemap_reader.options.declare import spec_of
-from sitemap_reader.options.derive import TABLE_BEGIN, TABLE_END, keywords_module, markdown
+from sitemap_reader.options.derive import (
+    OPTIONS_PAGE,
+    TABLE_BEGIN,
+    TABLE_END,
+    keywords_module,
+    markdown,
+)
 from sitemap_reader.options.doors import cli_flag, scrapy_setting
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
 BEGIN, END = TABLE_BEGIN, TABLE_END
 
 #: Values whose text form differs from the value (the rest are derived from the default).
@@ -155,10 +160,10 @@ def test_the_scrapy_setting(group: str, item: dataclasses.Field[Any]) -> None:
         assert value_of(options, group, item.name) == value, given
 
 
-def test_the_readme_table_is_rendered_from_the_declarations() -> None:
-    """The README's option table is ``python -m sitemap_reader.options --markdown`` (out of
-    step: ``python -m sitemap_reader.options --write``)."""
-    text = README.read_text()
+def test_the_option_table_is_rendered_from_the_declarations() -> None:
+    """The option table of docs/reference/options.md is ``python -m sitemap_reader.options
+    --markdown`` (out of step: ``python -m sitemap_reader.options --write``)."""
+    text = (ROOT / OPTIONS_PAGE).read_text()
     assert BEGIN in text and END in text
     assert text.split(BEGIN, 1)[1].split(END, 1)[0] == markdown()
 

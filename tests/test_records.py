@@ -63,7 +63,8 @@ def test_records_are_frozen() -> None:
 
 
 def test_to_dict_key_order_and_omissions() -> None:
-    """to_dict keeps DESIGN.md's key order and leaves out empty extensions."""
+    """to_dict keeps the record's key order (docs/reference/record.md) and leaves out empty
+    extensions."""
     record = UrlRecord("https://example.com/a", score=0.123456)
     assert record.to_dict() == {
         "url": "https://example.com/a",

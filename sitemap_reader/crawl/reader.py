@@ -89,9 +89,10 @@ class SitemapReader:
 
     The options are an :class:`~sitemap_reader.options.Options` value, or its flat
     keywords (``SitemapReader(deadline=60, scope="host")``; over ``options`` when both are
-    given): every one of them, with its meaning and default, is in the README's option
-    table and in :mod:`sitemap_reader.options`. A bad value or an unknown keyword is a
-    :class:`~sitemap_reader.errors.UsageError` at once, naming the option.
+    given): every one of them, with its meaning and default, is in the option table
+    (docs/reference/options.md) and in :mod:`sitemap_reader.options`. A bad value or an
+    unknown keyword is a :class:`~sitemap_reader.errors.UsageError` at once, naming the
+    option.
 
     Two arguments are live objects, not options. ``resolver`` replaces aiohttp's DNS
     resolver (for tests: map made-up names to 127.0.0.1). ``session`` is your own
@@ -100,7 +101,7 @@ class SitemapReader:
     the guard's checks of IP literals on every request and redirect hop. Host names are
     checked when resolved only by a connector built with
     :class:`~sitemap_reader.crawl.resolver.PublicOnlyResolver`; give your connector one (see
-    the README) or keep ``session`` to trusted targets. A ``session`` whose own default
+    docs/security.md) or keep ``session`` to trusted targets. A ``session`` whose own default
     headers hold ``Authorization`` or ``Cookie`` (aiohttp would send them to every host)
     is refused unless ``header_hosts="any"``: pass them as ``headers``.
 

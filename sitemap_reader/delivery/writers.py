@@ -1,10 +1,10 @@
 """Records as text, a batch at a time: JSON Lines, CSV rows and bare URLs.
 
 Every output of records (``dump``, the distributed workers) goes through here. The shape
-is the one ``UrlRecord.to_dict()`` gives and the README documents, byte for byte: keys in
-their order, the optional ones only when present, ``json.dumps``'s spacing, and every
-character that could break a line or drive a terminal written as a ``\\uXXXX`` escape
-(:func:`json_text`).
+is the one ``UrlRecord.to_dict()`` gives and docs/reference/record.md documents, byte for
+byte: keys in their order, the optional ones only when present, ``json.dumps``'s spacing,
+and every character that could break a line or drive a terminal written as a ``\\uXXXX``
+escape (:func:`json_text`).
 
 Theory of operation
 -------------------
@@ -432,7 +432,7 @@ class RecordWriter(Protocol):
 
 
 class JsonlWriter:
-    """One JSON object a line, keys in DESIGN.md order (``UrlRecord.to_dict``)."""
+    """One JSON object a line, keys in the record's order (``UrlRecord.to_dict``)."""
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream

@@ -5,8 +5,7 @@ asyncio client). Targets go into a Redis stream read by one consumer group; each
 owns whole targets under a lease kept alive by a heartbeat, writes each target's records
 to an attempt-named file, and makes it visible only after its fenced commit won (a worker
 whose lease is gone cannot change what is visible). Delivery is at least once, output
-exactly once per target. See the README, "Past one
-machine".
+exactly once per target. See docs/tutorials/data-engineer.md, "Without a cluster".
 
 >>> from sitemap_reader.distributed import Output, TargetQueue, Worker  # doctest: +SKIP
 """

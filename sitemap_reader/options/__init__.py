@@ -15,7 +15,8 @@ doors show it. Nothing else in the package spells an option out by hand:
 * the CLI flags are ``--`` plus the name with dashes (:mod:`sitemap_reader.cli.flags`);
 * the Scrapy settings are ``SITEMAP_READER_`` plus the name in capitals
   (:mod:`sitemap_reader.scrapy.settings`), unless a field says why Scrapy has its own;
-* the README's option table is rendered from here, and a test compares it.
+* the option table of the docs (docs/reference/options.md) is rendered from here, and a
+  test compares it.
 
 After adding or changing an option, ``python -m sitemap_reader.options --write`` writes
 the typed keywords and the option table again.

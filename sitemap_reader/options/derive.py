@@ -21,7 +21,7 @@ TABLE_GROUPS: dict[str, type] = {**GROUPS_AND_LOADER, "worker": WorkerLimits}
 
 
 def markdown(groups: Mapping[str, type] | None = None) -> str:
-    """The option table: one row per option, grouped, with its doors: the Python keyword
+    """The option table of the docs: one row per option, grouped, with its doors: the Python keyword
     (``SitemapReader``, ``iter_urls``, the engines), the loader's, the CLI flag and the
     Scrapy setting; where a door lacks an option, why."""
     lines = [
@@ -108,18 +108,20 @@ def keywords_module() -> str:
     )
 
 
-#: The markers around the option table in the README.
+#: The docs page of the option table (from a checkout's root), and the markers around the
+#: table in it.
+OPTIONS_PAGE = Path("docs", "reference", "options.md")
 TABLE_BEGIN, TABLE_END = "<!-- options: begin -->\n", "<!-- options: end -->"
 
 
 def write_derived(root: Path) -> None:
     """Write what derives from the declarations into a checkout: the typed keywords and
-    the README's option table (after adding or changing an option)."""
+    the option table of the docs (after adding or changing an option)."""
     (root / "sitemap_reader" / "options" / "_keywords.py").write_text(keywords_module())
-    readme = root / "README.md"
-    text = readme.read_text()
+    page = root / OPTIONS_PAGE
+    text = page.read_text()
     start = text.index(TABLE_BEGIN) + len(TABLE_BEGIN)
-    readme.write_text(text[:start] + markdown() + text[text.index(TABLE_END) :])
+    page.write_text(text[:start] + markdown() + text[text.index(TABLE_END) :])
 
 
 def main(argv: Sequence[str]) -> int:

@@ -38,7 +38,7 @@ def cli_flag(item: dataclasses.Field[Any]) -> str | None:
 
 
 def shown_default(item: dataclasses.Field[Any]) -> str:
-    """A field's default as the README shows it."""
+    """A field's default as the option table shows it."""
     default = item.default
     if default is dataclasses.MISSING or default is None or default == ():
         return "none"

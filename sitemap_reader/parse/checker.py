@@ -74,7 +74,8 @@ class Rule:
     meaning: str
 
 
-#: Every finding code, with its severity and meaning (the report and the README list them).
+#: Every finding code, with its severity and meaning (the report and docs/reference/audit.md
+#: list them).
 RULES: Final = {
     "namespace": Rule("warning", "the root element is not in the sitemap namespace " + SITEMAP_NS),
     "not-a-sitemap": Rule("error", "the body is not a <urlset>, <sitemapindex> or text sitemap"),

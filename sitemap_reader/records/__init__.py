@@ -4,8 +4,8 @@ All are frozen, slotted dataclasses built by the library, whole: every field is 
 once, when the value is made, and never afterwards (a record the crawler must change,
 for a uniform-lastmod verdict or a custom score, is rebuilt as a new object). The
 parser's records come from a :data:`RecordBuilder`, which fills all 17 fields of a
-:class:`UrlRecord` in one go. ``to_dict()`` gives the JSON shape of DESIGN.md (key order
-included), with datetimes as ISO 8601 UTC strings ending in ``Z`` and empty extension
+:class:`UrlRecord` in one go. ``to_dict()`` gives the JSON shape of docs/reference/record.md
+(key order included), with datetimes as ISO 8601 UTC strings ending in ``Z`` and empty extension
 fields left out.
 """
 
@@ -249,7 +249,7 @@ class UrlRecord:
     source: str | None = field(default=None, metadata=holds(Kind.TEXT))
 
     def to_dict(self) -> JsonDict:
-        """The JSON shape of DESIGN.md; the extension keys only when present.
+        """The JSON shape of docs/reference/record.md; the extension keys only when present.
 
         >>> UrlRecord("https://example.com/", priority=0.8, score=0.5).to_dict()["priority"]
         0.8

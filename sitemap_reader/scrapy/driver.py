@@ -62,7 +62,7 @@ logger = logging.getLogger("sitemap_reader.scrapy")
 #: A Scrapy user names options by their settings.
 SCRAPY = spelling("scrapy")
 
-#: ``meta`` key of a page request: the record as a dict (the JSON shape of DESIGN.md).
+#: ``meta`` key of a page request: the record as a dict (its JSON shape, ``UrlRecord.to_dict``).
 META_KEY: Final = "sitemap_reader"
 #: ``meta`` key of a robots.txt / sitemap request: the core's ticket (a plain dict).
 SITEMAP_META_KEY: Final = "sitemap_reader_sitemap"

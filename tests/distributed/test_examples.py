@@ -1,11 +1,12 @@
-"""The examples of ``enqueue``/``worker``/``status --help`` and the README's "Past one
-machine" blocks run against the suite's redis-server and a farm of loopback sites.
+"""The examples of ``enqueue``/``worker``/``status --help`` and the docs' blocks of the
+Redis workers (docs/tutorials/data-engineer.md) run against the suite's redis-server and
+a farm of loopback sites.
 
 The examples name ``redis://queue.internal:6379/0`` (or ``redis://queue:6379``, /0 or not),
 ``example.com`` and ``example.org``: they become the real server (on a database of this
 test alone, so no other test's keys are near) and two loopback sites. A worker example
 without ``--drain`` would serve forever; it gets ``--drain`` so it ends once the queue is
-empty, and ``--allow-private`` (the sites are loopback ones). The README's ``pip install``
+empty, and ``--allow-private`` (the sites are loopback ones). The docs' ``pip install``
 line is not run (the test extra already holds it).
 """
 
@@ -25,7 +26,8 @@ from tests.conftest_cli import SITEMAP_READER
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import DEADLINE, ROOT
 from tests.distributed.redis_kit import RedisServer
-from tests.test_cli_examples import REDIS_COMMANDS, help_examples, readme_blocks
+from tests.doc_pages import doc_blocks
+from tests.test_cli_examples import REDIS_COMMANDS, help_examples
 
 #: A database number no other test uses.
 EXAMPLES_DB = 7
@@ -93,11 +95,11 @@ def test_help_examples_of_the_redis_commands_run(redis_server: RedisServer, tmp_
     assert all((out / name).read_text().count("\n") == 100 for name in files)
 
 
-def test_readme_blocks_of_past_one_machine_run(redis_server: RedisServer, tmp_path: Path) -> None:
-    """The README's shell block (pip line aside) and Python block for workers run: the
+def test_doc_blocks_of_the_workers_run(redis_server: RedisServer, tmp_path: Path) -> None:
+    """The docs' shell block (pip line aside) and Python block for workers run: the
     targets are queued, drained by a worker, and their files written."""
-    shell = [b for b in readme_blocks("sh") if "--redis" in b]
-    python = [b for b in readme_blocks("python") if "sitemap_reader.distributed" in b]
+    shell = [b for b in doc_blocks("sh") if "--redis" in b]
+    python = [b for b in doc_blocks("python") if "sitemap_reader.distributed" in b]
     assert len(shell) == 1 and len(python) == 1
     with Farm(2) as farm:
         url, out = _setup(redis_server, tmp_path, farm)

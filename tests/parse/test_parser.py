@@ -696,7 +696,7 @@ def test_mobile_and_pagemap_ignored() -> None:
 
 
 def test_to_dict_shape() -> None:
-    """The JSON shape: keys in DESIGN.md order, extensions only when present."""
+    """The JSON shape: keys in the record's order, extensions only when present."""
     body = urlset(
         "<url><loc>https://example.com/a</loc><lastmod>2024-03-05T14:30:00Z</lastmod>"
         "<changefreq>daily</changefreq><priority>0.8</priority>"

@@ -1,4 +1,5 @@
-"""The README's Spark and Ray examples run as written against ``sitemap-reader demo serve``.
+"""The docs' Spark and Ray examples (docs/tutorials/data-engineer.md) run as written against
+``sitemap-reader demo serve``.
 
 The examples name ``http://127.0.0.1:8080/``; the demo site here gets a free port instead.
 Each runs in a process of its own (under the network guard, as every process here): the
@@ -16,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.doc_pages import doc_blocks
 from tests.engines.conftest import RAY_BOOTSTRAP
-from tests.engines.kit import ROOT
 
-README = ROOT / "README.md"
 #: Spark's settings for a session made by a script: loopback only, no UI.
 SPARK_ARGS = (
     "--conf spark.driver.host=127.0.0.1 --conf spark.driver.bindAddress=127.0.0.1 "
@@ -28,12 +28,11 @@ SPARK_ARGS = (
 
 
 def engine_blocks() -> dict[str, str]:
-    """The README's ``py`` blocks of the two engines, by engine."""
-    text = README.read_text()
-    blocks = [part.split("\n```", 1)[0] for part in text.split("\n```py\n")[1:]]
+    """The docs' ``py`` blocks of the two engines, by engine."""
+    blocks = doc_blocks("py")
     found = {}
     for engine in ("spark", "ray"):
-        (block,) = [b for b in blocks if f"from sitemap_reader.{engine} import" in b]
+        (block,) = [b for b in blocks if f"from sitemap_reader.engines.{engine} import" in b]
         found[engine] = block
     return found
 
@@ -54,7 +53,7 @@ def demo() -> Iterator[str]:
 
 
 @pytest.mark.parametrize("engine", ["spark", "ray"])
-def test_readme_example_runs(engine: str, demo: str, tmp_path: Path) -> None:
+def test_doc_example_runs(engine: str, demo: str, tmp_path: Path) -> None:
     """The example reads the demo site and prints its summary row."""
     block = engine_blocks()[engine]
     assert len(block.strip().splitlines()) <= 12
