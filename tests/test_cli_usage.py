@@ -17,7 +17,6 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 import sitemap_reader as sr
-from sitemap_reader._words import plain_reason
 from tests.conftest_cli import Site, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
@@ -143,15 +142,21 @@ async def test_invalid_certificate_is_said_plainly(tmp_path: Path) -> None:
     assert "SSLCertVerificationError" not in result.out + result.err
 
 
-def test_name_not_found_is_said_plainly() -> None:
-    """aiohttp's resolver failure text becomes 'name not found' (no lookup is made here)."""
-    raw = (
-        "https://shop.invalid/: cannot connect: ClientConnectorDNSError: Cannot connect to "
-        "host shop.invalid:443 ssl:default [Name or service not known]"
-    )
-    assert plain_reason(raw) == (
-        "https://shop.invalid/: cannot connect: name not found (shop.invalid)"
-    )
+async def test_name_not_found_is_said_plainly_where_it_happens() -> None:
+    """A name the resolver cannot find is 'name not found' from the fetcher itself (by the
+    exception's type, not its text), in the tree, the target's reason and the
+    DiscoveryError a Python caller sees: no door has raw aiohttp text to translate."""
+    from sitemap_reader.crawl import SitemapReader
+    from sitemap_reader.errors import DiscoveryError
+    from tests.hostile.test_guard import FakeResolver
+
+    async with SitemapReader(resolver=FakeResolver(), retries=0) as reader:
+        with pytest.raises(DiscoveryError) as raised:
+            [r async for r in reader.urls("https://shop.invalid/sitemap.xml")]
+        run = reader.last_run
+    assert run is not None and run.tree[0].reason == "cannot connect: name not found (shop.invalid)"
+    assert "name not found (shop.invalid)" in str(raised.value)
+    assert "ClientConnector" not in str(raised.value) + str(run.failed_targets)
 
 
 def test_version_attribute_matches_the_package_metadata() -> None:

@@ -24,7 +24,7 @@ from html import escape as html_escape
 from typing import Final
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plain_reason, plural, stop_phrase
+from sitemap_reader._words import plural, stop_phrase
 from sitemap_reader.audit.survey import CLI, FileReport, Freshness, Survey, utc_now
 from sitemap_reader.delivery.frame import CHANGEFREQ_ORDER
 from sitemap_reader.discovery.model import HTML_KINDS
@@ -154,7 +154,7 @@ def _summary(found: Survey) -> str:
     )
     notes = []
     if found.run.error:
-        notes.append(f'<p class="error">{escape(plain_reason(found.run.error))}</p>')
+        notes.append(f'<p class="error">{escape(found.run.error)}</p>')
     if stats.stopped:
         notes.append(
             f'<p class="warning">{escape(stop_phrase(stats.stopped, CLI))}: '
@@ -358,14 +358,14 @@ def _status(report: FileReport) -> tuple[str, str]:
     if node.kind == "robots":
         if status is not None and 400 <= status < 500:
             return "muted", "no robots.txt (everything allowed)"
-        return ("ok", "read") if node.ok else ("error", plain_reason(node.reason or "failed"))
+        return ("ok", "read") if node.ok else ("error", node.reason or "failed")
     if node.skipped is not None:
         return "warning", f"not read: {node.skipped}"
     if node.ok:
         return "ok", "ok"
     if not node.complete and not any(p.fatal for p in node.problems) and node.fetched:
         return "warning", "not finished (the run stopped)"
-    return "error", plain_reason(node.reason or "failed")
+    return "error", node.reason or "failed"
 
 
 def _tree(found: Survey) -> str:

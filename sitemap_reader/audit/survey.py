@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from aiohttp.abc import AbstractResolver
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plain_reason, stop_phrase
+from sitemap_reader._words import stop_phrase
 from sitemap_reader.crawl import Run, SitemapNode, SitemapReader
 from sitemap_reader.discovery.actions import Batch, Checkpoint
 from sitemap_reader.discovery.model import HTML_KINDS, PROBE_KINDS, Stopped
@@ -407,7 +407,7 @@ async def survey(
         # said again; a run stopped before anything answered found no absence either.
         code = "no-sitemap" if stopped is None else "fetch-failed"
         named = ", ".join(map(printable, targets))
-        result.findings.append(Finding(code, named, None, plain_reason(run.error)))
+        result.findings.append(Finding(code, named, None, run.error))
     site = tap.site
     nested = site.nesting((r.listed_by, r.url) for r in result.files if r.listed_by is not None)
     for report in result.files:
@@ -477,7 +477,7 @@ def _verdict(
     ):
         message = f"not read: the run {stop_phrase(stopped, CLI)}"
     else:
-        message = plain_reason(node.reason or "not read")
+        message = node.reason or "not read"
     report.findings.append(Finding("fetch-failed", report.url, None, message))
 
 

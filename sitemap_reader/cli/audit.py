@@ -20,7 +20,7 @@ from sitemap_reader._words import plural, stop_phrase
 from sitemap_reader.audit.survey import Survey, survey
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
-from sitemap_reader.cli.hints import html_hint, scope_lines
+from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile
 from sitemap_reader.cli.summary import FLAG
 from sitemap_reader.cli.usage import check_targets
@@ -63,7 +63,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _hints(args: argparse.Namespace, found: Survey) -> None:
     """On stderr, what to try next: all URLs out of scope (even with -q), ``--html``."""
     options = reader_options(args)
-    for line in scope_lines(found.run, options.walk.scope):
+    for line in [*scope_lines(found.run, options.walk.scope), *guard_lines(found.run)]:
         _tell(line)
     if found.run.error is not None:
         hint = asyncio.run(html_hint(found.run, options))

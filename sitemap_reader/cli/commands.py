@@ -18,10 +18,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import IO, Any, Final
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plain_reason, plural
+from sitemap_reader._words import plural
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.flags import options_from
-from sitemap_reader.cli.hints import html_hint, scope_lines
+from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile, RecordWriter, json_text
 from sitemap_reader.cli.summary import (
     FLAG,
@@ -419,10 +419,10 @@ async def _report(
     if outcome.stopped == OUTPUT_CLOSED:
         return
     if run is not None:
-        for line in scope_lines(run, options.walk.scope):  # even with -q: nothing was written
+        for line in [*scope_lines(run, options.walk.scope), *guard_lines(run)]:  # even with -q
             _tell(line)
     if error is not None:
-        _tell(f"nothing discovered: {plain_reason(error)}")
+        _tell(f"nothing discovered: {error}")
         hint = await html_hint(run, options) if run is not None else None
         if hint is not None:
             _tell(hint)
@@ -454,9 +454,7 @@ def politeness_lines(run: Run, *, obey: bool) -> list[str]:
     for node in run.nodes():
         if node.kind == "robots":
             lines.extend(
-                f"robots.txt: {plain_reason(p.message)}"
-                for p in node.problems
-                if p.code in SUMMARY_CODES
+                f"robots.txt: {p.message}" for p in node.problems if p.code in SUMMARY_CODES
             )
         if node.kind == "robots" and node.crawl_delay is not None:
             host = (node.final_url or node.url).split("/")[2]

@@ -4,6 +4,8 @@
   another host than the one typed, ``localhost`` against ``127.0.0.1``): a warning that
   says so and how to keep them (``--scope any``), shown even with ``-q``: a run that
   wrote nothing and exits 0 would otherwise be silent.
+- :func:`guard_lines`: a sitemap or robots.txt was refused by the address guard (a
+  private or loopback address): which flag lets it be read.
 - :func:`html_hint`: nothing was discovered, the HTML way in is off and probing is on
   (no ``--no-guess``): one small run with it on (the home page and the pages it links
   as a site map, at most one record) says whether ``--html`` would find something.
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 from sitemap_reader._words import listing, plural
+from sitemap_reader.cli.summary import FLAG
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.options import Options
 
@@ -44,6 +47,19 @@ def scope_lines(run: Run, scope: str) -> list[str]:
     return [
         f"warning: all {plural(stats.urls_out_of_scope, 'URL')} the sitemaps list are out of "
         f"the {scope} scope of {listing(typed)}{where}: --scope any keeps them"
+    ]
+
+
+def guard_lines(run: Run) -> list[str]:
+    """The hint of a run the address guard refused something in (else nothing)."""
+    refused = sum(
+        1 for node in run.nodes() if any(p.code == "blocked" and p.fatal for p in node.problems)
+    )
+    if not refused:
+        return []
+    return [
+        f"refused: {plural(refused, 'file')} on a private or loopback address "
+        f"({FLAG('allow_private')} reads them)"
     ]
 
 

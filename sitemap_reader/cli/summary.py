@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Final
 from tqdm import tqdm
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plain_reason, plural, stop_phrase
+from sitemap_reader._words import plural, stop_phrase
 from sitemap_reader.discovery.model import PROBE_KINDS, Stopped
 from sitemap_reader.options.doors import spelling
 
@@ -219,7 +219,7 @@ def failures(nodes: list[SitemapNode]) -> Iterator[tuple[str, str]]:
     for root in nodes:
         for node in root.walk():
             if node.failed:
-                yield node.final_url or node.url, plain_reason(node.reason or "failed")
+                yield node.final_url or node.url, node.reason or "failed"
 
 
 def limit_hits(nodes: list[SitemapNode]) -> str | None:
@@ -249,7 +249,7 @@ def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
                 continue
             for p in node.problems:
                 times = f" x{p.count}" if p.count > 1 else ""
-                message = plain_reason(p.message)
+                message = p.message
                 yield f"problem: {node.final_url or node.url} {p.code}{times}: {message}"
 
 
@@ -273,7 +273,7 @@ def _node_lines(node: SitemapNode, lead: str, child_lead: str, cut: set[int]) ->
     rows: list[SitemapNode | None] = [*shown, *([None] if missed else [])]
     for p in node.problems:
         times = f" (x{p.count})" if p.count > 1 else ""
-        message = plain_reason(p.message)
+        message = p.message
         yield f"{child_lead}{'│' if rows else ' '}   ! {p.code}{times}: {message}"
     for i, child in enumerate(rows):
         last = i == len(rows) - 1
@@ -312,7 +312,7 @@ def _node_label(node: SitemapNode, cut: bool = False) -> str:
     if cut:
         verdict = "  not finished (the run stopped)"
     elif node.failed:
-        verdict = f"  FAILED: {plain_reason(node.reason or '')}"
+        verdict = f"  FAILED: {node.reason or ''}"
     else:
         verdict = ""
     return f"{url}  [{', '.join(parts)}]{verdict}"

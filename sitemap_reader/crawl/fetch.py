@@ -61,11 +61,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import errno
 import random
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import Final
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
@@ -349,11 +352,68 @@ class Response:
             self._raw.release()
 
 
+#: What an OS error number means to someone who reads a failure line.
+_ERRNO_WORDS: Final = {
+    errno.ECONNREFUSED: "connection refused",
+    errno.ECONNRESET: "connection reset",
+    errno.ECONNABORTED: "connection reset",
+    errno.EPIPE: "connection reset",
+    errno.ENETUNREACH: "network unreachable",
+    errno.EHOSTUNREACH: "network unreachable",
+    errno.ETIMEDOUT: "connect timeout",
+}
+#: OpenSSL's verify code of a certificate for another host.
+_HOSTNAME_MISMATCH: Final = 62
+
+
 def _describe(exc: BaseException) -> str:
+    """An exception of aiohttp, the OS or SSL in plain words, decided by its type, its
+    errno or its OpenSSL reason code (never by its text), with the server it names: this
+    is the one place where foreign errors become our words, so no layer above reads an
+    exception's text back. One we do not know keeps its type and text (for a bug report).
+
+    >>> _describe(ConnectionRefusedError(errno.ECONNREFUSED, "refused"))
+    'connection refused'
+    """
     if isinstance(exc, _Dropped):
         return str(exc)  # the drop aiohttp reported, described once
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    words = _plain(exc)
+    if words is None:
+        text = str(exc).strip()
+        return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    server = _server_of(exc)
+    return f"{words} ({server})" if server else words
+
+
+def _plain(exc: BaseException) -> str | None:
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        cause = exc.certificate_error
+        wrong_host = getattr(cause, "verify_code", None) == _HOSTNAME_MISMATCH
+        return "certificate invalid (wrong host)" if wrong_host else "certificate invalid"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return "name not found"
+    ssl_error = exc if isinstance(exc, ssl.SSLError) else getattr(exc, "os_error", None)
+    if isinstance(exc, aiohttp.ClientSSLError) or isinstance(ssl_error, ssl.SSLError):
+        reason = getattr(ssl_error, "reason", None)
+        return "TLS handshake failed" + (
+            " (not HTTPS?)" if reason == "WRONG_VERSION_NUMBER" else ""
+        )
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "connection reset (the server disconnected)"
+    os_error = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
+    if isinstance(os_error, OSError) and os_error.errno in _ERRNO_WORDS:
+        return _ERRNO_WORDS[os_error.errno]
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return "cannot connect"
+    return None
+
+
+def _server_of(exc: BaseException) -> str | None:
+    """``host[:port]`` of a connection error (the default port of its scheme left out)."""
+    if not isinstance(exc, aiohttp.ClientConnectorError):
+        return None
+    host, port = exc.host, exc.port
+    return host if port in (80, 443) else f"{host}:{port}"
 
 
 def _translate(exc: BaseException, attempts: int = 1) -> FetchFailed:
@@ -370,7 +430,9 @@ def _failure(exc: BaseException) -> FetchFailed:
     if _is_blocked(exc):
         return FetchFailed("blocked", str(getattr(exc, "os_error", exc)))
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ClientSSLError):
-        return FetchFailed("connect", f"cannot connect: {_describe(exc)}")
+        reason = _describe(exc)
+        reason = reason if reason.startswith("cannot connect") else f"cannot connect: {reason}"
+        return FetchFailed("connect", reason)
     if isinstance(exc, TimeoutError):
         return FetchFailed("timeout", f"timeout: {_describe(exc)}")
     if isinstance(exc, ValueError) and not isinstance(exc, aiohttp.ClientError | OSError):

@@ -44,9 +44,7 @@ class PublicOnlyResolver(AbstractResolver):
         public = [r for r in found if is_public_address(r["host"])]
         if not public:
             shown = ", ".join(sorted({r["host"] for r in found})) or "nothing"
-            raise BlockedAddress(
-                f"refused non-public address: {host} resolves to {shown} (see --allow-private)"
-            )
+            raise BlockedAddress(f"refused non-public address: {host} resolves to {shown}")
         return public
 
     async def close(self) -> None:

@@ -41,7 +41,7 @@ def check_parquet(fmt: str, output: str | None) -> None:
     except MissingExtraError as exc:
         raise UsageError(str(exc)) from None
     if output is None:
-        raise UsageError("--format parquet writes a file: add -o FILE")
+        raise UsageError("parquet is written to a file: name one (-o FILE)")
 
 
 def parquet_schema(pa: Any, fields: Sequence[RecordField]) -> Any:

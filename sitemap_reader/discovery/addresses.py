@@ -259,7 +259,7 @@ class AddressPolicy:
         """
         host = check_numeric_host(url)
         if is_ip_literal(host) and not is_public_address(host):
-            raise BlockedAddress(f"refused non-public address {host} (see --allow-private)")
+            raise BlockedAddress(f"refused non-public address {host}")
 
 
 def check_numeric_host(url: str) -> str:

@@ -14,10 +14,17 @@ from pathlib import Path
 from sitemap_reader.options.declare import spec_of
 from sitemap_reader.options.doors import cli_flag, scrapy_setting, shown_default
 from sitemap_reader.options.groups import GROUPS, GROUPS_AND_LOADER, Delivery, LoaderOptions
+from sitemap_reader.options.scrapy import RedisOptions, ScrapyOptions
 from sitemap_reader.options.worker import WorkerLimits
 
-#: The groups of the option table: a run's, the loader's, the Redis workers'.
-TABLE_GROUPS: dict[str, type] = {**GROUPS_AND_LOADER, "worker": WorkerLimits}
+#: The groups of the option table: a run's, the loader's, the Redis workers', a Scrapy
+#: crawl's own and the scrapy-redis scheduler's.
+TABLE_GROUPS: dict[str, type] = {
+    **GROUPS_AND_LOADER,
+    "worker": WorkerLimits,
+    "scrapy": ScrapyOptions,
+    "scrapy-redis": RedisOptions,
+}
 
 
 def markdown(groups: Mapping[str, type] | None = None) -> str:
@@ -37,7 +44,7 @@ def markdown(groups: Mapping[str, type] | None = None) -> str:
             setting = scrapy_setting(item)
             scrapy_cell = f"`{setting}`" if setting else f"— ({spec.scrapy})"
             loader_cell = "yes" if spec.loader is True else f"— ({spec.loader})"
-            meaning = spec.help.replace("|", "\\|")
+            meaning = spec.help.replace("|", "\\|").replace("<", "&lt;")
             lines.append(
                 f"| `{item.name}` | {loader_cell} | {cli_cell} | {scrapy_cell} | "
                 f"{shown_default(item)} | {meaning} |"

@@ -479,7 +479,7 @@ class Delivery(Declared):
     output waits for the whole run (ranked, ``top``, ``sample``): then it cuts that
     output.
 
-    >>> Delivery(top=10).ranked, Delivery(max_urls=5).budget, Delivery(top=3, max_urls=5).budget
+    >>> Delivery(top=10).ordered, Delivery(max_urls=5).budget, Delivery(top=3, max_urls=5).budget
     (True, 5, None)
     """
 
@@ -516,7 +516,7 @@ class Delivery(Declared):
     )
     top: int | None = option(
         None,
-        "only the N best records (implies ranked; memory for N records)",
+        "only the N best records, best first (ranked, with memory for N records)",
         convert=count(1, optional=True),
         metavar="N",
         scrapy=_SCRAPY_OUTPUT,
@@ -546,13 +546,11 @@ class Delivery(Declared):
             raise OptionError("sample", "a sample has its own order: not with ranked or top")
         if self.seed is not None and self.sample is None:
             raise OptionError("seed", "seed goes with sample")
-        if self.top is not None and not self.ranked:
-            object.__setattr__(self, "ranked", True)
 
     @property
     def ordered(self) -> bool:
         """Whether the output waits for the whole run (ranked, top, sample)."""
-        return self.ranked or self.sample is not None
+        return self.ranked or self.top is not None or self.sample is not None
 
     @property
     def budget(self) -> int | None:

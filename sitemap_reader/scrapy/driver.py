@@ -30,7 +30,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import CannotResolveHostError, CloseSpider, DownloadConnectionRefusedError
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
-from twisted.internet.error import ConnectError
+from twisted.internet.error import ConnectError, DNSLookupError
 from twisted.internet.error import TimeoutError as TwistedTimeoutError
 
 from sitemap_reader._words import stop_phrase
@@ -113,22 +113,42 @@ def priority_of(score: float) -> int:
 
 
 def _describe(exc: BaseException) -> str:
+    """A download failure in plain words, decided by its type (never its text)."""
     if isinstance(exc, HttpError):
         return f"HTTP {exc.response.status}"
+    if isinstance(exc, CannotResolveHostError | DNSLookupError):
+        return "cannot connect: name not found"
+    if isinstance(exc, ConnectionRefusedError | DownloadConnectionRefusedError):
+        return "cannot connect: connection refused"
+    if _cannot_connect(exc):
+        return "cannot connect: " + ("TLS handshake failed" if _tls_cause(exc) else "no connection")
+    if isinstance(exc, TimeoutError | TwistedTimeoutError):
+        return "timeout"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _cannot_connect(exc: BaseException) -> bool:
     """No connection at all (refused, unresolvable, TLS handshake failed): try http."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, _CONNECT_ERRORS) or _is_tls_error(cause):
+    return _tls_cause(exc) or any(isinstance(c, _CONNECT_ERRORS) for c in _causes(exc))
+
+
+def _tls_cause(exc: BaseException) -> bool:
+    """A TLS handshake failed somewhere in the chain (Twisted's ResponseFailed holds its
+    reasons as a list of Failures)."""
+    for cause in _causes(exc):
+        if _is_tls_error(cause):
             return True
-        reasons = getattr(cause, "reasons", None)  # Twisted's ResponseFailed: a list of Failures
+        reasons = getattr(cause, "reasons", None)
         if isinstance(reasons, list) and any(_is_tls_error(r.value) for r in reasons):
             return True
-        cause = cause.__cause__
     return False
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    cause: BaseException | None = exc
+    while cause is not None:
+        yield cause
+        cause = cause.__cause__
 
 
 def _is_tls_error(exc: object) -> bool:
