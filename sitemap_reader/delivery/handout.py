@@ -138,19 +138,6 @@ class ByHost:
 POLICIES: dict[str, Callable[[bool], HandOut]] = {"hosts": ByHost, "intake": InOrder}
 
 
-def order_policy(value: object) -> Order:
-    """``order``: ``"hosts"``, ``"intake"`` or a function ``best_first -> HandOut``.
-
-    >>> order_policy("Hosts"), order_policy(InOrder) is InOrder
-    ('hosts', True)
-    """
-    if callable(value):
-        return value
-    if isinstance(value, str) and value.strip().lower() in POLICIES:
-        return value.strip().lower()
-    raise ValueError(f"expected 'hosts', 'intake' or a function, got {value!r}")
-
-
 def make_policy(order: Order, best_first: bool) -> HandOut:
     """The policy ``order`` names (or builds), for ``best_first``."""
     return POLICIES[order](best_first) if isinstance(order, str) else order(best_first)

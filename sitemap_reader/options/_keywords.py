@@ -10,10 +10,9 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
-    from sitemap_reader.delivery.handout import HandOut
     from sitemap_reader.options import (
         Delivery,
         Incremental,
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from sitemap_reader.records.scoring import ScoreFunc
 
 __all__ = ["DeliveryKeywords", "LoaderKeywords", "ReaderKeywords"]
-__all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
+__all__ += ["Any", "Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]
 
 ReaderKeywords = TypedDict(
     "ReaderKeywords",
@@ -127,7 +126,7 @@ class LoaderKeywords(ReaderKeywords, total=False):
     progress: str | os.PathLike[str] | None
     buffer: int
     best_first: bool
-    order: Literal["hosts", "intake"] | Callable[[bool], HandOut]
+    order: Literal["hosts", "intake"] | Callable[[bool], Any]
     max_tries: int
     extend: bool
     restart: bool

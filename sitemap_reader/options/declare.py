@@ -249,6 +249,25 @@ def choice(*values: str | None) -> Convert:
     return convert
 
 
+def name_or_function(*names: str) -> Convert:
+    """One of ``names`` (case-insensitive), or a function as given (a policy of the
+    caller's own).
+
+    >>> name_or_function("hosts", "intake")("Hosts"), name_or_function("a")(len) is len
+    ('hosts', True)
+    """
+
+    def convert(value: object) -> object:
+        if callable(value):
+            return value
+        if isinstance(value, str) and value.strip().lower() in names:
+            return value.strip().lower()
+        shown = ", ".join(repr(n) for n in names)
+        raise ValueError(f"expected {shown} or a function, got {_shown(value)}")
+
+    return convert
+
+
 def moment(value: object) -> datetime | None:
     """An aware UTC datetime from a datetime, a date or an ISO 8601 string (a date or a
     datetime; UTC unless it has an offset); None stays None.

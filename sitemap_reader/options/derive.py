@@ -65,10 +65,9 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
-    from sitemap_reader.delivery.handout import HandOut
     from sitemap_reader.options import (
         Delivery,
         Incremental,
@@ -83,7 +82,7 @@ if TYPE_CHECKING:
     from sitemap_reader.records.scoring import ScoreFunc
 
 __all__ = ["DeliveryKeywords", "LoaderKeywords", "ReaderKeywords"]
-__all__ += ["Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]  # strings
+__all__ += ["Any", "Callable", "Literal", "Mapping", "Sequence", "date", "datetime", "os", "re"]
 '''
 
 

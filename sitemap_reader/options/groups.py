@@ -5,13 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sitemap_reader._version import __version__
-from sitemap_reader.delivery.handout import Order, order_policy
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options.declare import (
     Declared,
@@ -28,6 +27,7 @@ from sitemap_reader.options.declare import (
     header_pairs,
     html_mode,
     moment,
+    name_or_function,
     option,
     patterns,
     private_policy,
@@ -431,14 +431,14 @@ class LoaderOptions(Declared):
         cli="the loader is Python only",
         scrapy=_SCRAPY_ORDER,
     )
-    order: Order = option(
+    order: str | Callable[[bool], Any] = option(
         "hosts",
         "which waiting record goes next: hosts (round-robin across hosts), intake (all "
-        "together), or a function best_first -> HandOut",
-        convert=order_policy,
+        "together), or a function best_first -> a hand-out policy (delivery.handout.HandOut)",
+        convert=name_or_function("hosts", "intake"),
         cli="the loader is Python only",
         scrapy=_SCRAPY_ORDER,
-        accepts='Literal["hosts", "intake"] | Callable[[bool], HandOut]',
+        accepts='Literal["hosts", "intake"] | Callable[[bool], Any]',
     )
     max_tries: int = option(
         LOADER_MAX_TRIES,
