@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest_cli import Site, run_cli, urlset
-from tests.test_cli import ServerFactory
+from tests.cli.test_commands import ServerFactory
 
 
 async def test_a_refused_private_address_names_the_flag(aiohttp_server: ServerFactory) -> None:

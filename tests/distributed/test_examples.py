@@ -27,7 +27,7 @@ from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import DEADLINE, ROOT
 from tests.distributed.redis_kit import RedisServer
 from tests.doc_pages import doc_blocks
-from tests.test_cli_examples import REDIS_COMMANDS, help_examples
+from tests.cli.test_examples import REDIS_COMMANDS, help_examples
 
 #: A database number no other test uses.
 EXAMPLES_DB = 7

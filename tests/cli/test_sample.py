@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest_cli import Doc, Site, run_cli, urlset
-from tests.test_cli import ServerFactory
+from tests.cli.test_commands import ServerFactory
 
 PAGES = 60
 
