@@ -9,8 +9,8 @@ import json
 
 from aiohttp import web
 
-from tests.conftest_cli import urlset
 from tests.cli.test_robots import FAKE_DNS, ServerFactory, run_python
+from tests.conftest_cli import urlset
 
 PRIVATE = ("--allow-private",)
 

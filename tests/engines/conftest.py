@@ -34,6 +34,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     return True
 
+
 #: What every engine process must not do: the file the guard notes each refusal in.
 GUARD_LOG = os.environ.get("SITEMAP_READER_NETGUARD_LOG")
 
