@@ -62,7 +62,7 @@ test: $(STAMP_TEST)
 # forks the CLI from a zygote per worker: tests/cli_zygote.py).
 test-slow: $(STAMP_TEST)
 	$(PYTEST) -m slow
-	$(PYTEST) -m "not slow" --real-cli tests/test_cli.py
+	$(PYTEST) -m "not slow" --real-cli tests/cli/test_commands.py
 
 demo: $(STAMP_BASE)
 	$(BIN)/sitemap-reader demo

@@ -1,7 +1,7 @@
 """The pages whose examples the tests run: README.md and every page of the docs site.
 
 A block is a fenced block of one language (```` ```sh ````, ```` ```python ````, ...); the
-tests that run them pick their kinds (tests/test_cli_examples.py, the distributed and the
+tests that run them pick their kinds (tests/cli/test_examples.py, the distributed and the
 engines examples).
 """
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tests.cli.test_commands import ServerFactory
 from tests.conftest_cli import Site, run_cli, urlset
-from tests.test_cli import ServerFactory
 
 
 async def test_a_refused_private_address_names_the_flag(aiohttp_server: ServerFactory) -> None:

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import redis
 
+from tests.cli.test_examples import REDIS_COMMANDS, help_examples
 from tests.conftest_cli import SITEMAP_READER
 from tests.distributed.farm import Farm
 from tests.distributed.proc_kit import DEADLINE, ROOT
 from tests.distributed.redis_kit import RedisServer
 from tests.doc_pages import doc_blocks
-from tests.test_cli_examples import REDIS_COMMANDS, help_examples
 
 #: A database number no other test uses.
 EXAMPLES_DB = 7

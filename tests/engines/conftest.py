@@ -4,6 +4,10 @@ These tests run under ``make test-engines`` (which sets ``SITEMAP_READER_ENGINES
 loads the network guard, ``netguard/sitecustomize.py``, into every Python process); a
 plain ``pytest`` or ``make test`` does not collect them. Where they are collected they
 never skip: a missing PySpark, Ray or Java is a failure.
+
+``test_batch.py`` (``engines/batch.py``: many targets on one event loop, no engine) needs
+neither, and is collected everywhere; under ``make test-engines`` it runs under the guard
+too.
 """
 
 from __future__ import annotations
@@ -20,8 +24,16 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ENABLED = os.environ.get("SITEMAP_READER_ENGINES") == "1"
 
-if not ENABLED:
-    collect_ignore_glob = ["*"]
+#: The files of this folder that need no engine, collected by every run.
+EVERYWHERE = frozenset({"test_batch.py"})
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Outside ``make test-engines``, every entry of this folder but :data:`EVERYWHERE`."""
+    if ENABLED or collection_path.name in EVERYWHERE:
+        return None
+    return True
+
 
 #: What every engine process must not do: the file the guard notes each refusal in.
 GUARD_LOG = os.environ.get("SITEMAP_READER_NETGUARD_LOG")
@@ -47,7 +59,11 @@ def guard_loaded() -> bool:
 
 @pytest.fixture(autouse=True)
 def _no_packet_left() -> Iterator[None]:
-    """Every test runs under the guard, and no process refused a connection meanwhile."""
+    """Every test runs under the guard, and no process refused a connection meanwhile
+    (under ``make test-engines``; elsewhere only :data:`EVERYWHERE` is collected)."""
+    if not ENABLED:
+        yield
+        return
     assert guard_loaded(), "run the engine tests with make test-engines (the network guard)"
     assert GUARD_LOG, "SITEMAP_READER_NETGUARD_LOG is not set"
     before = Path(GUARD_LOG).read_text()

@@ -1,4 +1,4 @@
-"""A farm of loopback sites for the engine tests (and ``tests/test_batch.py``).
+"""A farm of loopback sites for the engine tests (and ``tests/engines/test_batch.py``).
 
 Every site has its own port on 127.0.0.1 (its own host:port, as distinct domains would),
 all served by one aiohttp application on an event loop in a daemon thread. Kinds:

@@ -21,7 +21,7 @@ from sitemap_reader.engines.batch import SCHEMA
 from tests.engines.conftest import guard_loaded
 from tests.engines.farm import Farm
 from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
-from tests.test_batch import check_contract
+from tests.engines.test_batch import check_contract
 
 #: What the command line of Ray's worker processes starts with (their process title).
 WORKER = "ray::"

@@ -4,7 +4,7 @@ resolver that lies.
 The test site runs on 127.0.0.1. A fake resolver maps made-up public-looking names to
 127.0.0.1, so a "public" target can be crawled while every other name it mentions
 resolves to a private address, as a hostile site's DNS would arrange. The policy's pure
-functions are tested in tests/test_guard.py.
+functions are tested in tests/discovery/test_addresses.py.
 """
 
 from __future__ import annotations

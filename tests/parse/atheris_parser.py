@@ -11,7 +11,7 @@ records and problems and never lets a foreign exception out; the body parsed who
 parsed in random chunks gives the same result; ``sitemaps_from_robots`` on the same bytes
 never raises. A failure is a crash, saved by libFuzzer as ``crash-*`` in ``.venv/fuzz/``
 (new inputs go to ``.venv/fuzz/corpus``); every crash found becomes a named regression
-test (see the regressions in ``test_markup_bounds.py``).
+test (see the regressions in ``test_bounds.py``).
 
 Seeds: the files of ``../shared/corpus``, ``../shared/realdata`` and ``../shared/peer-data``
 (read in place, their first 64 KiB each), when that folder is there.

@@ -1,7 +1,7 @@
 """sitemap_reader.engines.batch: many targets on one loop, as Arrow record batches.
 
-Real sites on 127.0.0.1 (tests/engines/farm.py); the engines themselves are tested by
-``make test-engines`` (tests/engines/).
+Real sites on 127.0.0.1 (tests/engines/farm.py); the engines themselves (test_spark.py and
+test_ray.py beside this file) are tested by ``make test-engines``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from tests.engines.farm import Farm, Site
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The farm of the contract tests: two ordinary sites, one 10x larger, one with only
 #: /sitemap.xml, one refusing connections, one with a broken gzip child.
 SPECS = [("ok", 2, 50), ("ok", 2, 30), ("ok", 10, 100), ("plain", 1, 60), ("down", 0, 0)]

@@ -33,7 +33,7 @@ from sitemap_reader.options.derive import (
 )
 from sitemap_reader.options.doors import cli_flag, scrapy_setting
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = TABLE_BEGIN, TABLE_END
 
 #: Values whose text form differs from the value (the rest are derived from the default).

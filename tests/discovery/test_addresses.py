@@ -1,7 +1,7 @@
 """The address policy (sitemap_reader.discovery.addresses): public addresses, numeric hosts, which
 sites are guarded under each value of allow_private. Pure functions, no network; the
 policy on real servers is in tests/hostile/test_guard.py (aiohttp) and
-tests/scrapy/test_scrapy_guard.py (Scrapy)."""
+tests/scrapy/test_addresses.py (Scrapy)."""
 
 from __future__ import annotations
 

@@ -8,25 +8,12 @@ count the manifest states, and the same findings whether fed whole, in odd chunk
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import pytest
 
 from sitemap_reader.parse.checker import BodyChecker, Finding, check_robots
+from tests.shared_data import CORPUS, REALDATA, SHARED, manifest
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-REALDATA = SHARED / "realdata"
-CORPUS = SHARED / "corpus"
 MISSING = f"{SHARED} is absent (the shared test data is read in place, never copied)"
-
-
-def _manifest() -> list[dict[str, str]]:
-    path = REALDATA / "MANIFEST.tsv"
-    if not path.is_file():
-        return []
-    with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
 
 
 def _check(data: bytes, step: int | None = None) -> tuple[BodyChecker, list[Finding]]:
@@ -39,8 +26,8 @@ def _check(data: bytes, step: int | None = None) -> tuple[BodyChecker, list[Find
     return checker, checker.close()
 
 
-ROWS = [row for row in _manifest() if row["format"] != "robots"]
-ROBOTS = [row for row in _manifest() if row["format"] == "robots"]
+ROWS = [row for row in manifest() if row["format"] != "robots"]
+ROBOTS = [row for row in manifest() if row["format"] == "robots"]
 CORPUS_FILES = sorted(
     p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file()
 ) if CORPUS.is_dir() else []  # fmt: skip

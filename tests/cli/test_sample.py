@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.cli.test_commands import ServerFactory
 from tests.conftest_cli import Doc, Site, run_cli, urlset
-from tests.test_cli import ServerFactory
 
 PAGES = 60
 

@@ -1,5 +1,5 @@
 """The www/bare twin (issue 35.2) through the real command, with made-up names resolved
-in-process to 127.0.0.1 (tests/fake_dns_cli.py): one loopback server answers both names
+in-process to 127.0.0.1 (tests/cli/fake_dns_cli.py): one loopback server answers both names
 and tells them apart by the Host header. The twin is not a host the user typed, so the
 address guard wants it public: --allow-private lets it reach 127.0.0.1 here."""
 
@@ -9,8 +9,8 @@ import json
 
 from aiohttp import web
 
+from tests.cli.test_robots import FAKE_DNS, ServerFactory, run_python
 from tests.conftest_cli import urlset
-from tests.test_cli_robots import FAKE_DNS, ServerFactory, run_python
 
 PRIVATE = ("--allow-private",)
 

@@ -20,7 +20,7 @@ import sitemap_reader as sr
 from tests.conftest_cli import Site, run_cli, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["dump", "tree", "check", "report", "demo"]
 
 

@@ -21,7 +21,7 @@ FAKE_DNS = str(Path(__file__).with_name("fake_dns_cli.py"))
 
 async def run_python(script: str, *args: str) -> Result:
     """Run ``python SCRIPT ARGS`` to the end (the repository on the path)."""
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     proc = await asyncio.create_subprocess_exec(
         sys.executable, script, *args,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,

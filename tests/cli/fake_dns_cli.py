@@ -1,6 +1,6 @@
 """Run the command with made-up names resolving to 127.0.0.1 (for CLI tests of the guard).
 
-``python tests/fake_dns_cli.py NAME[,NAME...] ARGS...`` runs ``sitemap-reader ARGS`` with
+``python tests/cli/fake_dns_cli.py NAME[,NAME...] ARGS...`` runs ``sitemap-reader ARGS`` with
 aiohttp's default resolver replaced by the guard tests' fake one: each NAME answers
 127.0.0.1, every other name fails like NXDOMAIN, so a "public" target stays on this
 machine and no lookup leaves it.
