@@ -25,7 +25,6 @@ LAYERS = {
     "sitemap_reader.options": 0,
     "sitemap_reader._version": 0,
     "sitemap_reader.records": 0,
-    "sitemap_reader.delivery.handout": 0,  # the loader's hand-out policies: pure, an option's type
     "sitemap_reader._safe_text": 0,
     "sitemap_reader._words": 0,
     "sitemap_reader.parse": 0,

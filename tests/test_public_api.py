@@ -493,8 +493,6 @@ MEMBERS: dict[str, dict[str, Signature | str]] = {
             "**delivery: Unpack[DeliveryKeywords]",
             "-> AsyncGenerator[list[UrlRecord], None]",
         ),
-        "fetcher": "property",
-        "fetcher_for": ("self", "target: Target", "-> Fetcher"),
         "limits": "property",
         "pool": "property",
         "stats": "property",

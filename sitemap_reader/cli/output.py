@@ -1,4 +1,4 @@
-"""Where records go: the record filter, the three writers, and the atomic output file.
+"""Where records go: the three writers, and the atomic output file.
 
 A writer (:mod:`sitemap_reader.delivery.writers`, re-exported here) turns a batch of
 :class:`UrlRecord` values into complete lines (JSONL, CSV, or the bare URL) and writes
@@ -13,12 +13,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import secrets
 import stat
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import IO
 
 from sitemap_reader.delivery.writers import (
@@ -31,7 +28,6 @@ from sitemap_reader.delivery.writers import (
     json_text,
     make_writer,
 )
-from sitemap_reader.records import UrlRecord
 
 __all__ = [
     "CSV_COLUMNS",
@@ -39,42 +35,11 @@ __all__ = [
     "AtomicFile",
     "CsvWriter",
     "JsonlWriter",
-    "RecordFilter",
     "RecordWriter",
     "TxtWriter",
     "json_text",
     "make_writer",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class RecordFilter:
-    """``--include`` and ``--exclude``, applied to each record in turn: ``--include``
-    keeps a URL when any pattern matches; ``--exclude`` drops it when any pattern
-    matches (exclude wins). (``--since`` is the reader's own option: the records older
-    than it never leave the reader.)
-    """
-
-    include: tuple[re.Pattern[str], ...] = ()
-    exclude: tuple[re.Pattern[str], ...] = ()
-
-    def keep(self, record: UrlRecord) -> bool:
-        """True when the record goes to the output."""
-        url = record.url
-        if self.include and not any(p.search(url) for p in self.include):
-            return False
-        return not any(p.search(url) for p in self.exclude)
-
-    @property
-    def active(self) -> bool:
-        """True when some pattern is given (else every record is kept)."""
-        return bool(self.include or self.exclude)
-
-    def kept(self, batch: Sequence[UrlRecord]) -> list[UrlRecord]:
-        """The records of ``batch`` that go to the output, in order."""
-        if not self.active:
-            return list(batch)
-        return [record for record in batch if self.keep(record)]
 
 
 class AtomicFile:

@@ -184,7 +184,7 @@ class SitemapReader:
             self._fetchers[private] = fetcher
         return fetcher
 
-    def fetcher_for(self, target: Target) -> Fetcher:
+    def _fetcher_for(self, target: Target) -> Fetcher:
         """The fetcher for the site of ``target``: guarded unless private is allowed, with
         the target's own headers and proxy when ``per_target`` gives it some."""
         policy = self.options.network.allow_private
@@ -337,7 +337,7 @@ class SitemapReader:
         merge: bool = False,
     ) -> Traversal:
         """The aiohttp driver of one run, over the core with the run's options."""
-        fetchers = [self.fetcher_for(t) for t in targets]
+        fetchers = [self._fetcher_for(t) for t in targets]
         scheduler = HostScheduler(options.parallelism)
         return Traversal(
             options, run, targets, fetchers, scheduler, channel, state, self._pool, merge
@@ -373,10 +373,3 @@ class SitemapReader:
         run = Run(targets=targets)
         self.last_run = run
         return run, classified
-
-    @property
-    def fetcher(self) -> Fetcher:
-        """The reader's fetcher (only inside ``async with``)."""
-        if self._fetcher is None:
-            raise UsageError("use the reader inside `async with SitemapReader() as reader:`")
-        return self._fetcher

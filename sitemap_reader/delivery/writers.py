@@ -31,7 +31,7 @@ takes the reference path (``to_dict`` and :func:`json_text`, record by record):
   seconds to whole minutes; isoformat does not);
 - a batch msgspec refuses (a lone surrogate in a string, an unexpected type).
 
-``tests/test_writers.py`` holds the two paths to each other on the corpus, hostile text
+``tests/delivery/test_writers.py`` holds the two paths to each other on the corpus, hostile text
 and Hypothesis-made records.
 """
 

@@ -91,7 +91,7 @@ class Pacing:
     """The pacing lines of a robots.txt, each with the agent names it binds (see the
     module docstring), and every agent name the file has.
 
-    >>> pacing = Pacing.read("User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x")
+    >>> pacing = Pacing.read("User-agent: a\\nCrawl-delay: 5\\nUser-agent: b\\nDisallow: /x")
     >>> pacing.seconds("a", CRAWL_DELAY), pacing.seconds("b", CRAWL_DELAY)
     (5.0, None)
     """
@@ -201,7 +201,7 @@ def regroup(text: str) -> str:
     at any line that is not a user-agent line: each group's user-agent lines first, then
     its other lines in order (see the module docstring).
 
-    >>> print(regroup("User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x"))
+    >>> print(regroup("User-agent: a\\nCrawl-delay: 5\\nUser-agent: b\\nDisallow: /x"))
     User-agent: a
     User-agent: b
     Crawl-delay: 5

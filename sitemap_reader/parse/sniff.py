@@ -112,7 +112,7 @@ def xml_codec(head: bytes, kind: str) -> tuple[str | None, str | None]:
     read as UTF-8 with replacement, and the message says why.
 
     >>> xml_codec(b'<?xml version="1.0" encoding="iso-8859-1"?><urlset/>', XML)
-    ('latin-1', None)
+    ('iso8859-1', None)
     >>> xml_codec(b'<?xml version="1.0" encoding="zlib"?><urlset/>', XML)[1]
     "'zlib' is not a text encoding; read as UTF-8"
     """
