@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from sitemap_reader.cli.usage import nearest
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import GROUPS, Options
 from sitemap_reader.options.declare import OptionError, convert_value, spec_of
@@ -89,7 +90,9 @@ def _argparse_type(item: dataclasses.Field[Any]) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         if spec.choices is not None and text.strip().lower() not in spec.choices:
             choices = ", ".join(spec.choices)
-            raise argparse.ArgumentTypeError(f"expected one of {choices}, got {text!r}")
+            hint = nearest(text.strip().lower(), spec.choices)
+            refusal = f"expected one of {choices}, got {text!r}" + (f" ({hint})" if hint else "")
+            raise argparse.ArgumentTypeError(refusal)
         try:
             if spec.repeat:
                 return convert_value(item, [text])[0]  # type: ignore[index]

@@ -24,8 +24,6 @@ from sitemap_reader.errors import UsageError
 
 _UNRECOGNIZED = "unrecognized arguments: "
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
-#: The refusal of a declared option's choices (``cli.flags``): "expected one of a, b, got 'x'".
-_EXPECTED = re.compile(r"expected one of (.*), got '([^']*)'")
 
 
 #: The widest line of any help text: a terminal's default 80 columns, whatever COLUMNS says.
@@ -93,13 +91,9 @@ class UsageParser(argparse.ArgumentParser):
                     if close:
                         return f"did you mean {close[0]}?"
             return None
-        word, choices = "", []
-        if match := _CHOICE.search(message):
-            word, choices = match.group(1), re.findall(r"'([^']*)'", match.group(2))
-        elif match := _EXPECTED.search(message):
-            word, choices = match.group(2), match.group(1).split(", ")
-        close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5) if word else []
-        return f"did you mean {close[0]!r}?" if close else None
+        if match := _CHOICE.search(message):  # argparse's own words, for its choices
+            return nearest(match.group(1), re.findall(r"'([^']*)'", match.group(2)))
+        return None
 
     def option_strings(self) -> list[str]:
         """Every long option this parser knows."""
@@ -109,6 +103,12 @@ class UsageParser(argparse.ArgumentParser):
             for option in action.option_strings
             if option.startswith("--")
         ]
+
+
+def nearest(word: str, choices: Sequence[str]) -> str | None:
+    """``did you mean 'x'?`` for the choice nearest a mistyped ``word`` (None: none near)."""
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5) if word else []
+    return f"did you mean {close[0]!r}?" if close else None
 
 
 # --------------------------------------------------------------------------- targets
