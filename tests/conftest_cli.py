@@ -9,14 +9,16 @@ same loop answers its requests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from tests.cli_zygote import write_shim
 
@@ -147,3 +149,36 @@ async def run_cli(
     out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=30)
     assert proc.returncode is not None
     return Result(proc.returncode, out.decode(), err.decode())
+
+
+@contextlib.asynccontextmanager
+async def stalling_site(
+    start: Callable[[web.Application], Awaitable[TestServer]],
+) -> AsyncIterator[tuple[str, asyncio.Event]]:
+    """A site whose ``/sitemap.xml`` indexes a sitemap that stalls mid-body (one URL
+    sent, then nothing until the block ends) and one of four URLs that answers once the
+    first stalled; its origin and the event set when the stall began."""
+    sent, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/xml"})
+        await response.prepare(request)
+        base = str(request.url.origin())
+        await response.write(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
+        await response.write(f"<url><loc>{base}/slow/1</loc></url>\n".encode())
+        sent.set()
+        await release.wait()
+        return response
+
+    async def fast(request: web.Request) -> web.StreamResponse:
+        await sent.wait()  # the slow one is in flight when these records arrive
+        body = urlset("/a", "/b", "/c", "/d").replace("{base}", str(request.url.origin()))
+        return web.Response(body=body.encode(), content_type="application/xml")
+
+    site = Site({"/sitemap.xml": index("/slow.xml", "/fast.xml")},
+                handlers={"/slow.xml": slow, "/fast.xml": fast})  # fmt: skip
+    server = await start(site.app())
+    try:
+        yield str(server.make_url("")).rstrip("/"), sent
+    finally:
+        release.set()

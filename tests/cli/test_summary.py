@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from tests.conftest_cli import SITEMAP_READER, Site, cli_env, index, urlset
+from tests.conftest_cli import SITEMAP_READER, cli_env, stalling_site
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 
@@ -21,28 +21,8 @@ ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 @pytest.fixture
 async def stalled(aiohttp_server: ServerFactory) -> AsyncIterator[tuple[str, asyncio.Event]]:
     """An index of a sitemap that stalls mid-body and one that answers once it stalled."""
-    sent, release = asyncio.Event(), asyncio.Event()
-
-    async def slow(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "application/xml"})
-        await response.prepare(request)
-        base = str(request.url.origin())
-        await response.write(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
-        await response.write(f"<url><loc>{base}/slow/1</loc></url>\n".encode())
-        sent.set()
-        await release.wait()
-        return response
-
-    async def fast(request: web.Request) -> web.StreamResponse:
-        await sent.wait()  # the slow one is in flight when these records arrive
-        body = urlset("/a", "/b", "/c", "/d").replace("{base}", str(request.url.origin()))
-        return web.Response(body=body.encode(), content_type="application/xml")
-
-    site = Site({"/sitemap.xml": index("/slow.xml", "/fast.xml")},
-                handlers={"/slow.xml": slow, "/fast.xml": fast})  # fmt: skip
-    server = await aiohttp_server(site.app())
-    yield str(server.make_url("")).rstrip("/"), sent
-    release.set()
+    async with stalling_site(aiohttp_server) as served:
+        yield served
 
 
 async def test_max_urls_stop_is_not_a_failure(stalled: tuple[str, asyncio.Event]) -> None:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 import sitemap_reader as sr
 from sitemap_reader.engines.batch import discover_batches
@@ -17,7 +16,9 @@ from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Delivery, Options
 from sitemap_reader.options.declare import OptionError, spec_of
 from sitemap_reader.records.outcomes import Stopped
-from tests.crawl.crawl_kit import FAST, Site, ThreadedServer, index, start, urlset
+from tests.cli.test_commands import ServerFactory
+from tests.conftest_cli import stalling_site
+from tests.crawl.crawl_kit import FAST, Site, ThreadedServer, urlset
 
 #: (keywords, the refusal every door gives): the rules between the fields.
 RULES: list[tuple[dict[str, Any], str]] = [
@@ -112,42 +113,14 @@ def test_iter_urls_delivers_a_sample_and_filters() -> None:
     assert one == again and len(set(one)) == 4 and all("/p/1" in url for url in one)
 
 
-async def test_a_stop_ends_the_reads_in_flight() -> None:
+async def test_a_stop_ends_the_reads_in_flight(aiohttp_server: ServerFactory) -> None:
     """max_urls reached while a child sitemap stalls mid-body: the run stops at once (the
     driver ends every read in flight) instead of waiting for the stalled body's timeout;
     the stalled sitemap is not finished, not failed, and the stop is typed."""
-    stalled, release = asyncio.Event(), asyncio.Event()
-
-    async def slow(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "application/xml"})
-        await response.prepare(request)
-        base = str(request.url.origin())
-        await response.write(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
-        await response.write(f"<url><loc>{base}/slow/1</loc></url>\n".encode())
-        stalled.set()
-        await release.wait()
-        return response
-
-    async def fast(request: web.Request) -> web.Response:
-        await stalled.wait()  # the slow one is in flight when these arrive
-        base = str(request.url.origin())
-        body = urlset([f"{base}/p/{i}" for i in range(10)])
-        return web.Response(body=body, content_type="application/xml")
-
-    site = Site()
-    server = await start(site)
-    base = site.base
-    site.add("/index.xml", index([base + "/slow.xml", base + "/fast.xml"]))
-    site.add("/slow.xml", slow)
-    site.add("/fast.xml", fast)
-    try:
-        async with sr.SitemapReader(FAST.replace(timeout=600.0, max_urls=3)) as reader:
-            run = reader.urls(base + "/index.xml")
-            records = await asyncio.wait_for(_drain(run), 60)  # a hang guard only
-            run_of = reader.last_run
-    finally:
-        release.set()
-        await server.close()
+    options = FAST.replace(timeout=600.0, max_urls=3)
+    async with stalling_site(aiohttp_server) as (base, _), sr.SitemapReader(options) as reader:
+        records = await asyncio.wait_for(_drain(reader.urls(base + "/sitemap.xml")), 60)
+        run_of = reader.last_run  # the wait is a hang guard only
     assert len(records) == 3 and run_of is not None
     stats = run_of.stats
     assert stats.stopped == Stopped("budget", "max_urls", 3)
