@@ -10,17 +10,34 @@ from __future__ import annotations
 import re
 from typing import Final
 
+# The digits of a character reference that are read: leading zeros are legal XML, but a
+# reference with more digits than this is no reference (its "&" is text). The bound is
+# what makes the verdict the same however the bytes arrive: an unfinished reference is
+# held back across a chunk boundary only while it could still be one (see
+# _HOLD_REFERENCE), and the verdict on a longer one is taken from its first digits.
+MAX_REFERENCE_DIGITS: Final = 60
+_DIGITS: Final = b"{1,%d}" % MAX_REFERENCE_DIGITS
 # Any "&" that does not start a well-formed reference to one of XML's predefined entities
 # or a character: if this finds nothing, the chunk passes through untouched.
-_NOT_A_REFERENCE: Final = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9A-Fa-f]+);)")
+_NOT_A_REFERENCE: Final = re.compile(
+    rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]" + _DIGITS + rb"|#x[0-9A-Fa-f]" + _DIGITS + rb");)"
+)
 # What an "&" starts: a predefined entity, a character reference (maybe missing its ";").
-_AMP: Final = re.compile(rb"&(?:(?:amp|lt|gt|quot|apos);|#([0-9]+)(;?)|#x([0-9A-Fa-f]+)(;?))?")
+_AMP: Final = re.compile(
+    rb"&(?:(?:amp|lt|gt|quot|apos);|#([0-9]"
+    + _DIGITS
+    + rb")(;?)|#x([0-9A-Fa-f]"
+    + _DIGITS
+    + rb")(;?))?"
+)
 # An unfinished reference at the end of a chunk: held back until the next chunk.
-_INCOMPLETE: Final = re.compile(rb"&(?:#[xX]?[0-9A-Fa-f]*|[A-Za-z]*)")
+_INCOMPLETE: Final = re.compile(
+    rb"&(?:#[xX]?[0-9A-Fa-f]{0,%d}|[A-Za-z]{0,%d})" % (MAX_REFERENCE_DIGITS, MAX_REFERENCE_DIGITS)
+)
 _CDATA_OPEN: Final = b"<![CDATA["
 _CDATA_CLOSE: Final = b"]]>"
-# Longest reference we wait for across a chunk boundary.
-_HOLD_REFERENCE: Final = 64
+# Longest reference we wait for across a chunk boundary: "&#x", the digits and ";".
+_HOLD_REFERENCE: Final = MAX_REFERENCE_DIGITS + 4
 
 
 def _xml_char(code: int) -> bool:

@@ -104,6 +104,10 @@ _CT_CHARSET: Final = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_\-:.]{1,40})",
 #: more than this, all but its last characters (a closing tag split between two feeds).
 _SHED_FROM: Final = 4096
 _SHED_TAIL: Final = 1024
+# The page's text goes to html.parser in blocks of this many characters, cut at fixed
+# offsets of the text (the last one shorter): the parser's state, what it sheds and the
+# token bound checked after each block then follow the text, never how it arrived.
+_BLOCK: Final = 4096
 #: Markup every charset a page may truly be in reads as itself: a declared charset that
 #: reads it otherwise (UTF-16 or UTF-32 on ASCII bytes, ``idna``, ``punycode``, UTF-7) is
 #: a lie, and the page is read as UTF-8, as browsers do with such a ``<meta>``.
@@ -259,7 +263,8 @@ class HtmlLinks:
         self._based = False
         self._ctype = content_type
         self._decoder: codecs.IncrementalDecoder | None = None
-        self._head = b""
+        self._head = b""  # the body's start, prolog stripped, until it says what it is
+        self._text = ""  # decoded text short of a whole block
         self._format: str | None = None
         self._tags = _Tags(self)
         self._nav: list[tuple[str, int]] = []  # (container tag, how many are open)
@@ -290,13 +295,13 @@ class HtmlLinks:
         self.bytes_out += len(data)
         decoder = self._decoder
         if decoder is None:
-            self._head += data
+            self._head = sniff.strip_prolog(self._head + data)
             if len(self._head) < sniff.SNIFF_BYTES and not over:
                 return self._take()
             decoder = self._start(self._head)
             data, self._head = self._head, b""
         if decoder is not None and self._format == HTML_FORMAT:
-            self._read(decoder.decode(data))
+            self._read(decoder.decode(data), final=over)  # at the cap: what came before it
         if over and not self.done:
             self._fatal("limit-html-bytes", f"page longer than {cap:,} bytes: rest ignored")
         return self._take()
@@ -308,7 +313,7 @@ class HtmlLinks:
             if decoder is not None and self._format == HTML_FORMAT:
                 self._read(decoder.decode(self._head))
         if self._format == HTML_FORMAT and not self.done and self._decoder is not None:
-            self._read(self._decoder.decode(b"", final=True))
+            self._read(self._decoder.decode(b"", final=True), final=True)
             self._tags.close()
             self._end_link()
         if not self.done:
@@ -337,13 +342,20 @@ class HtmlLinks:
             name = meta.group(1).decode("ascii") if meta else None
         return _reads_markup(name) if name else "utf-8"
 
-    def _read(self, text: str) -> None:
-        tags = self._tags
-        tags.feed(text)
-        tags.shed()
-        if len(tags.rawdata) > self.limits.max_html_token and not self.done:
-            cap = self.limits.max_html_token
-            self._fatal("limit-html-token", f"one unfinished tag or comment over {cap:,} bytes")
+    def _read(self, text: str, *, final: bool = False) -> None:
+        """The page's text to html.parser, block by block (see :data:`_BLOCK`); with
+        ``final``, the last short block too."""
+        pending = self._text + text
+        whole = len(pending) if final else len(pending) - len(pending) % _BLOCK
+        self._text = pending[whole:]
+        tags, cap = self._tags, self.limits.max_html_token
+        for start in range(0, whole, _BLOCK):
+            if self.done:
+                return
+            tags.feed(pending[start : start + _BLOCK])
+            tags.shed()
+            if len(tags.rawdata) > cap and not self.done:
+                self._fatal("limit-html-token", f"one unfinished tag or comment over {cap:,} bytes")
 
     # -- html.parser's events --------------------------------------------------------------
 

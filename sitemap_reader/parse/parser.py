@@ -553,17 +553,27 @@ class SitemapParser:
             self._body(piece)
 
     def _body(self, data: bytes) -> None:
+        """Decompressed bytes to the reader (sniffing the body's start first). The byte
+        cap cuts at the same byte however the body arrived: the bytes before it are read,
+        in stream order, then the body ends."""
+        cap = self.limits.max_decompressed_bytes
+        over = len(data) > cap - self.bytes_out
+        if over:
+            data = data[: max(0, cap - self.bytes_out)]
         self.bytes_out += len(data)
-        if self.bytes_out > self.limits.max_decompressed_bytes:
+        if data or over:
+            self._read(data, final=over)
+        if over:
             if isinstance(self._reader, XmlReader):
                 self._reader.flush()  # read what came before the cap first (stream order)
-            raise self._emit.fatal(
-                "limit-bytes",
-                f"body larger than {self.limits.max_decompressed_bytes} bytes; rest ignored",
-            )
+            raise self._emit.fatal("limit-bytes", f"body larger than {cap} bytes; rest ignored")
+
+    def _read(self, data: bytes, *, final: bool = False) -> None:
+        """Feed the reader; before there is one, gather the body's start until it says
+        what the body is (``final``: no more bytes will come)."""
         if self._reader is None:
             head = sniff.strip_prolog((self._body_head or b"") + data)
-            kind = sniff.classify(head, final=False)
+            kind = sniff.classify(head, final=final and bool(head))  # a cut blank start: no kind
             if kind is None:
                 self._body_head = head
                 return

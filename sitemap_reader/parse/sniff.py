@@ -56,17 +56,23 @@ def is_gzip_prefix(head: bytes) -> bool | None:
 
 
 def strip_prolog(head: bytes) -> bytes:
-    """Drop a UTF-8 BOM and any ASCII blank space before the first real byte.
+    """Drop every UTF-8 byte order mark and all ASCII blank space before the first real
+    byte: none of it is content.
 
     Expat rejects an XML declaration that does not start the document, and text
-    sitemaps must not get a BOM glued to their first URL.
+    sitemaps must not get a BOM glued to their first URL. A doubled mark is real (a file
+    saved twice by an editor that adds one): it is stripped like one. Stripping is
+    idempotent and never takes a mark in half, so the body's start is the same however it
+    arrived in pieces: ``strip_prolog(strip_prolog(a) + b) == strip_prolog(a + b)``.
 
-    >>> strip_prolog(b"\\xef\\xbb\\xbf\\n <?xml")
-    b'<?xml'
+    >>> strip_prolog(b"\\xef\\xbb\\xbf\\n <?xml"), strip_prolog(b"\\xef\\xbb\\xbf" * 2 + b"<url")
+    (b'<?xml', b'<url')
     """
-    if head.startswith(UTF8_BOM):
-        head = head[3:]
-    return head.lstrip(_ASCII_SPACE)
+    while True:
+        rest = head.lstrip(_ASCII_SPACE)
+        if not rest.startswith(UTF8_BOM):
+            return rest
+        head = rest[len(UTF8_BOM) :]
 
 
 def classify(head: bytes, final: bool) -> str | None:
