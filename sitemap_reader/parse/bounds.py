@@ -94,6 +94,12 @@ class BoundedExpat:
         # the declaration itself, expat would look up any name it finds there and raise a
         # LookupError (through pyexpat) on an unknown one.
         p = pyexpat.ParserCreate("utf-8", intern=self._names)
+        # Expat 2.6 (CPython 3.12.3+) defers reparsing an unfinished token until enough
+        # bytes came: when a token is complete would then follow the chunking, and with
+        # it the bounds measured at fixed offsets. The fixed-offset grid already bounds
+        # the rescans deferral exists to prevent.
+        if hasattr(p, "SetReparseDeferralEnabled"):
+            p.SetReparseDeferralEnabled(False)
         p.buffer_text = True
         p.buffer_size = 65536
         p.EntityDeclHandler = _forbid_entity

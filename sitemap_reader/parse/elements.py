@@ -107,6 +107,10 @@ class ElementMachine:
         self._ext = OTHER  # the kind of the open extension object
         self._ext_name = ""
         self._v: PageEntry = [None] * ENTRY_SIZE  # the entry in progress
+        #: Where the root's end tag is (line, column), once it closed: an error of expat's
+        #: after it is junk after the document, said at that place (expat's own words
+        #: and position for junk depend on how much of it one Parse() call saw).
+        self.root_end: tuple[int, int] | None = None
         # Looked up once: the handlers below use them for every element. Methods are
         # called through their object (self._buf.clear(), self._names.declare(...)),
         # never stored bound on self: on CPython 3.11 a call through a bound method held
@@ -189,6 +193,9 @@ class ElementMachine:
 
     def _end(self, name: str) -> None:
         self._depth -= 1
+        if not self._depth:
+            parser = self._parser
+            self.root_end = (parser.CurrentLineNumber, parser.CurrentColumnNumber)
         field = self._field
         if field:
             if name != self._field_name:

@@ -504,7 +504,7 @@ class SitemapParser:
         except (_Fatal, StopParsing):
             pass  # the problem is recorded already
         except pyexpat.ExpatError as exc:
-            self._emit.problem("xml-syntax", expat_message(exc), fatal=True)
+            self._emit.problem("xml-syntax", self._syntax_message(exc), fatal=True)
         except DefusedXmlException as exc:
             code = "xml-entities-forbidden"
             if type(exc).__name__ == "ExternalReferenceForbidden":
@@ -517,6 +517,16 @@ class SitemapParser:
         except Exception as exc:
             self._internal(exc)
         self._stop()
+
+    def _syntax_message(self, error: pyexpat.ExpatError) -> str:
+        """Expat's words for a syntax error, but for one after the root element ended: that
+        is junk after the document, said at the root's end (what expat says of junk, and
+        where, depends on how much of it one ``Parse()`` saw)."""
+        reader = self._reader
+        if isinstance(reader, XmlReader) and reader.root_end is not None:
+            line, column = reader.root_end
+            return f"junk after document element, whose end tag is at line {line}, column {column}"
+        return expat_message(error)
 
     def _settle(self) -> bool:
         """Before a break from outside the document (gzip, byte cap): let the reader

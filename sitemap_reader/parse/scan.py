@@ -178,7 +178,7 @@ class PlainScanner:
         else:
             breaks = run.count(b"\n")
         limit = self._text.limit - _TEXT_SLACK
-        if end > limit and _stretch(limit).search(run):
+        if end > limit and (limit < 1 or _stretch(limit).search(run)):
             return 0  # a field may be over the text cap: expat decides
         found = _ENTRY.findall(text)
         # Expat reads a blank of the same line breaks and last-line length instead.

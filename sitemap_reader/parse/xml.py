@@ -132,6 +132,11 @@ class XmlReader:
         if carry:
             self._parse(carry)
 
+    @property
+    def root_end(self) -> tuple[int, int] | None:
+        """Where the document's root element ends (line, column), once it did."""
+        return self._elements.root_end
+
     def flush_open_entry(self) -> None:
         """After a break, keep the entry in progress if a location of it was complete."""
         self._elements.flush_open_entry()

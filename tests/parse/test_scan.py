@@ -251,3 +251,16 @@ def test_real_files_read_the_same_with_and_without_the_scanner() -> None:
         assert run(body, [65536], on=True) == run(body, [65536], on=False), path.name
         scanned += scanned_bytes(body, [65536])
     assert scanned > 0
+
+
+def test_the_text_cap_holds_on_the_scanner_under_two_kib() -> None:
+    """max_text_length below the scanner's 2 KiB slack: the scanner read runs of entries
+    whose locations were over the cap (its search pattern had a negative size), so 31
+    records came out where the expat path drops 30 over-cap locations. Both agree now."""
+    entries = "".join(f"<url><loc>https://e.com/{i}/{'a' * 200}</loc></url>" for i in range(30))
+    body = HEAD + f"<url><loc>https://e.com/first</loc></url>{entries}</urlset>".encode()
+    limits = Limits(max_text_length=100)
+    scanned, expat = (run(body, [len(body)], on, limits) for on in (True, False))
+    assert scanned == expat
+    assert [i.url for i in scanned.items] == ["https://e.com/first"]
+    assert ("text-too-long", 30) in [(p.code, p.count) for p in scanned.problems]

@@ -155,6 +155,25 @@ def test_an_html_pages_token_bound_does_not_follow_the_pieces() -> None:
     assert outcome[0] == "html"
 
 
+def test_junk_after_the_root_is_said_the_same_way() -> None:
+    """20,000 bytes of junk after the root: read whole, expat said "invalid token at
+    column 20106"; in 7-byte pieces "junk after document element at column 106" (its
+    words follow how much of a token one Parse() saw). Junk after the root is said at
+    the root's end tag now, whatever the pieces."""
+    body = f"<urlset {NS}><url><loc>https://e.com/a</loc></url></urlset>".encode()
+    body += b"x" * 20_000 + b"/y"
+    _, items, problems, complete, _ = same_whatever_the_cuts(parsed, body, positions=[97, 4096])
+    assert [i.url for i in items] == ["https://e.com/a"] and not complete
+    assert problems == [
+        (
+            "xml-syntax",
+            1,
+            True,
+            "junk after document element, whose end tag is at line 1, column 97",
+        )
+    ]
+
+
 # --------------------------------------------------------------------------- the property
 
 #: Starts that move a document across the sniffing window or around a mark.
@@ -166,6 +185,8 @@ STARTS = [
     b" " * (SNIFF_BYTES + 100),
     b"<!--" + b"y" * (SNIFF_BYTES + 100) + b"-->",
 ]
+#: What may follow a document: nothing, a comment, junk short and long.
+TAILS = [b"", b"\n<!-- after -->\n", b"junk", b"x" * 20_000 + b"/y", b"<later/>"]
 #: Limits small enough to be hit by generated documents, each a verdict to keep.
 LIMITS = [
     None,
@@ -232,11 +253,17 @@ def _properties(examples: int) -> list[Callable[..., None]]:
         limits=st.sampled_from(LIMITS),
         where=positions,
         layers=st.integers(0, 2),
+        tail=st.sampled_from(TAILS),
     )
     def sitemaps(
-        body: bytes, start: bytes, limits: Limits | None, where: list[int], layers: int
+        body: bytes,
+        start: bytes,
+        limits: Limits | None,
+        where: list[int],
+        layers: int,
+        tail: bytes,
     ) -> None:
-        whole = start + body if body[:2] != b"\x1f\x8b" else body
+        whole = start + body + tail if body[:2] != b"\x1f\x8b" else body
         for _ in range(layers):
             whole = gzip.compress(whole, mtime=0)
         same_whatever_the_cuts(parsed, whole, limits, where)
