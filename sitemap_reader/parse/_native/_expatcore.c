@@ -1,0 +1,1758 @@
+/* _expatcore: a compiled hot path for the XML sitemap reader (PROTOTYPE, not wired in).
+
+Theory of operation
+-------------------
+The extension drives the very expat that pyexpat uses, through pyexpat's C API capsule
+(``pyexpat.expat_CAPI``, CPython's Include/pyexpat.h): no libexpat is linked, so both
+paths tokenize with the same code and see the same events. Expat calls C handlers; the
+element machine of parse/elements.py runs in C on those events, and calls back into the
+Python parts only on rare branches (the root, a tag name never seen, a namespace
+declaration, an extension object, a problem, a drain of the pending entries).
+
+Everything the capsule lacks is handled by design, not emulated:
+
+- No entity declaration handlers (EntityDecl, UnparsedEntityDecl, ExternalEntityRef)
+  and no XML_StopParser: entities can only be declared in an internal DTD subset, and
+  the capsule's StartDoctypeDeclHandler says whether one follows. The core asks for a
+  *handover* when it does: the caller re-reads the body from its first byte with the
+  pure-Python reader (defusedxml's semantics, the reference). Until the root element has
+  started, each Parse() slice ends just after a '[' byte, so expat has read nothing of
+  the subset when the handover is asked for. Nothing has been emitted before the root.
+- No XML_GetCurrentByteIndex: the token bound of parse/bounds.py compares byte offsets
+  at fixed offsets of the stream (every max_token bytes). Expat's (line, column) of its
+  first unconsumed byte is in the capsule (GetErrorLineNumber/ColumnNumber are
+  XML_GetCurrentLineNumber/ColumnNumber), and positions grow strictly with the offset of
+  character boundaries, so "the open token began more than max_token bytes ago" is
+  "its position is before the position of the previous grid offset", which this module
+  counts itself over the bytes it hands to expat (expat's rules: LF, CR and CRLF are
+  one line break each; a column is a character).
+
+The distinct names pyexpat would intern (element and attribute names) are counted in a
+hash table of their own (keyed with Python's own bytes hash), which is also the cache of
+each name's kind; the counts are checked at the same grid offsets as the reference.
+
+drain() is a C port of _Emitter.drain (parse/parser.py): the normal-form test of a
+location (normalize._FAST_RE), lastmod, changefreq and priority, the default score with
+the record itself, each switchable off (flags) to measure what each step costs; every
+value off the fast paths is handed to the Python function the reference uses.
+*/
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <datetime.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+/* ---- expat's types, as pyexpat.h needs them (no expat.h: the capsule is the API) ---- */
+
+#ifndef XMLCALL
+#if defined(_MSC_VER)
+#define XMLCALL __cdecl
+#elif defined(__GNUC__) && defined(__i386) && !defined(__INTEL_COMPILER)
+#define XMLCALL __attribute__((cdecl))
+#else
+#define XMLCALL
+#endif
+#endif
+typedef struct XML_ParserStruct *XML_Parser;
+typedef char XML_Char;
+typedef char XML_LChar;
+typedef unsigned long XML_Size;
+typedef unsigned char XML_Bool;
+enum XML_Status { XML_STATUS_ERROR = 0, XML_STATUS_OK = 1, XML_STATUS_SUSPENDED = 2 };
+enum XML_Error { XML_ERROR_NONE = 0, XML_ERROR_NO_MEMORY = 1 };
+typedef struct {
+    void *(*malloc_fcn)(size_t size);
+    void *(*realloc_fcn)(void *ptr, size_t size);
+    void (*free_fcn)(void *ptr);
+} XML_Memory_Handling_Suite;
+typedef struct XML_Encoding XML_Encoding;
+typedef void(XMLCALL *XML_StartElementHandler)(void *, const XML_Char *, const XML_Char **);
+typedef void(XMLCALL *XML_EndElementHandler)(void *, const XML_Char *);
+typedef void(XMLCALL *XML_CharacterDataHandler)(void *, const XML_Char *, int);
+typedef void(XMLCALL *XML_CommentHandler)(void *, const XML_Char *);
+typedef void(XMLCALL *XML_DefaultHandler)(void *, const XML_Char *, int);
+typedef void(XMLCALL *XML_StartNamespaceDeclHandler)(void *, const XML_Char *, const XML_Char *);
+typedef void(XMLCALL *XML_EndNamespaceDeclHandler)(void *, const XML_Char *);
+typedef void(XMLCALL *XML_ProcessingInstructionHandler)(void *, const XML_Char *, const XML_Char *);
+typedef int(XMLCALL *XML_UnknownEncodingHandler)(void *, const XML_Char *, XML_Encoding *);
+typedef void(XMLCALL *XML_StartDoctypeDeclHandler)(void *, const XML_Char *, const XML_Char *,
+                                            const XML_Char *, int);
+#include <pyexpat.h>
+
+/* ---- constants shared with the Python side (checked there at import) ---------------- */
+
+enum {
+    OTHER = 0, E_URL = 1, E_SITEMAP = 2, E_ITEM = 3,
+    F_LOC = 10, F_LASTMOD = 11, F_CHANGEFREQ = 12, F_PRIORITY = 13, F_LINK = 14,
+    F_GUID = 15, F_PUBLISHED = 16, F_TITLE = 17, F_FEED_DATE = -2,
+    X_IMAGE = 20, X_VIDEO = 21, X_NEWS = 22, X_PAGEMAP = 23, X_XHTML = 24, X_MOBILE = 25,
+};
+enum {
+    S_LOC = 0, S_LASTMOD = 1, S_CHANGEFREQ = 2, S_PRIORITY = 3, S_LINK = 4, S_GUID = 5,
+    S_PUBLISHED = 6, S_TITLE = 7, S_ALTERNATES = 8, S_EXTRA = 12, ENTRY_SIZE = 13,
+};
+/* drain() flags: which steps run in C (the rest call the reference's Python functions) */
+enum { N_LOC = 1, N_DATE = 2, N_FIELDS = 4, N_RECORD = 8 };
+
+static struct PyExpat_CAPI *capi;
+static PyObject *NeedsReference;  /* the core asks the caller for the reference reader */
+static PyObject *ExpatError;      /* pyexpat.ExpatError */
+
+/* ======================================================================================
+   The name table: every distinct element and attribute name (what pyexpat interns),
+   with its kind cached per generation of the prefix declarations.
+   ====================================================================================== */
+
+typedef struct {
+    char *bytes;         /* NUL-terminated UTF-8, owned; its address identifies the name */
+    Py_ssize_t len;
+    Py_hash_t hash;
+    PyObject *str;       /* the name as str, made on first use */
+    int kind;
+    unsigned int gen;    /* kind is valid while gen == NameTable.gen */
+} NameEntry;
+
+typedef struct {
+    NameEntry *slots;
+    Py_ssize_t mask;     /* capacity - 1 (a power of two) */
+    Py_ssize_t count;
+    Py_ssize_t chars;    /* characters of all names */
+    unsigned int gen;
+} NameTable;
+
+static int names_init(NameTable *t) {
+    t->mask = 63;
+    t->slots = PyMem_Calloc((size_t)(t->mask + 1), sizeof(NameEntry));
+    t->count = t->chars = 0;
+    t->gen = 1;
+    if (t->slots == NULL) { PyErr_NoMemory(); return -1; }
+    return 0;
+}
+
+static void names_free(NameTable *t) {
+    if (t->slots == NULL) return;
+    for (Py_ssize_t i = 0; i <= t->mask; i++) {
+        if (t->slots[i].bytes) {
+            PyMem_Free(t->slots[i].bytes);
+            Py_XDECREF(t->slots[i].str);
+        }
+    }
+    PyMem_Free(t->slots);
+    t->slots = NULL;
+}
+
+static Py_ssize_t utf8_chars(const char *s, Py_ssize_t n) {
+    Py_ssize_t chars = 0;
+    for (Py_ssize_t i = 0; i < n; i++) chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return chars;
+}
+
+static int names_grow(NameTable *t) {
+    Py_ssize_t size = (t->mask + 1) * 2;
+    NameEntry *slots = PyMem_Calloc((size_t)size, sizeof(NameEntry));
+    if (slots == NULL) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i <= t->mask; i++) {
+        NameEntry *e = &t->slots[i];
+        if (e->bytes == NULL) continue;
+        Py_ssize_t j = (Py_ssize_t)((size_t)e->hash & (size_t)(size - 1));
+        while (slots[j].bytes) j = (j + 1) & (size - 1);
+        slots[j] = *e;
+    }
+    PyMem_Free(t->slots);
+    t->slots = slots;
+    t->mask = size - 1;
+    return 0;
+}
+
+/* The entry of a name, added when new (NULL with an exception set on failure). */
+static NameEntry *names_get(NameTable *t, const char *name) {
+    Py_ssize_t len = (Py_ssize_t)strlen(name);
+    Py_hash_t hash = _Py_HashBytes(name, len);
+    Py_ssize_t i = (Py_ssize_t)((size_t)hash & (size_t)t->mask);
+    for (;;) {
+        NameEntry *e = &t->slots[i];
+        if (e->bytes == NULL) break;
+        if (e->hash == hash && e->len == len && memcmp(e->bytes, name, (size_t)len) == 0) return e;
+        i = (i + 1) & t->mask;
+    }
+    if ((t->count + 1) * 2 > t->mask + 1) {
+        if (names_grow(t) < 0) return NULL;
+        return names_get(t, name);
+    }
+    NameEntry *e = &t->slots[i];
+    e->bytes = PyMem_Malloc((size_t)len + 1);
+    if (e->bytes == NULL) { PyErr_NoMemory(); return NULL; }
+    memcpy(e->bytes, name, (size_t)len + 1);
+    e->len = len;
+    e->hash = hash;
+    e->str = NULL;
+    e->gen = 0;
+    t->count++;
+    t->chars += utf8_chars(name, len);
+    return e;
+}
+
+static PyObject *name_str(NameEntry *e) {  /* borrowed */
+    if (e->str == NULL) e->str = PyUnicode_DecodeUTF8(e->bytes, e->len, "strict");
+    return e->str;
+}
+
+/* ======================================================================================
+   The core: expat, the handlers, the element machine, the bounds.
+   ====================================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    XML_Parser parser;
+    int mode;                    /* 0: handlers do nothing; 1: the element machine */
+    /* collaborators (the reference's objects, called on rare branches) */
+    PyObject *sink_problem, *sink_drain, *sink_feed_date, *pending;
+    Py_ssize_t batch;
+    PyObject *classify, *declare, *close_scope, *limit;
+    PyObject *child_attrs, *alternate, *child_end, *ext_close;
+    PyObject *pieces;            /* the TextBuffer's list (the gatherer reads it) */
+    PyObject *root_of, *atom_link, *set_mobile, *finish_item;
+    /* limits */
+    Py_ssize_t max_text, depth_cap, max_names, max_name_chars;
+    long long max_token;
+    /* the stream */
+    long long fed, grid;
+    unsigned long long line, col;        /* position after the bytes fed (0-based line) */
+    unsigned long long grid_line, grid_col;  /* ... at the previous grid offset */
+    int prev_cr;
+    Py_ssize_t names_seen;
+    /* state */
+    int error, handover, root_started;
+    Py_ssize_t depth;
+    int format_set, feed, entries_mask;
+    int entry, field, ext, scoped;
+    const char *entry_name, *field_name, *ext_name;  /* NameEntry bytes: identity */
+    PyObject *v;                 /* the entry in progress: a list of ENTRY_SIZE slots */
+    /* the text of the element being read */
+    char *text;
+    Py_ssize_t text_len, text_cap, text_chars;
+    int text_over, text_high;
+    PyObject *overflow, *empty;
+    NameTable names;
+    /* counters for the benchmarks */
+    long long events;
+} Core;
+
+static void core_fail(Core *c) { c->error = 1; }
+
+static int problem(Core *c, const char *code, PyObject *message) {
+    if (message == NULL) return -1;
+    PyObject *codeobj = PyUnicode_FromString(code);
+    if (codeobj == NULL) { Py_DECREF(message); return -1; }
+    PyObject *r = PyObject_CallFunctionObjArgs(c->sink_problem, codeobj, message, NULL);
+    Py_DECREF(codeobj);
+    Py_DECREF(message);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* bounded.limit(code, message): records the fatal problem and raises StopParsing */
+static void limit(Core *c, const char *code, PyObject *message) {
+    if (message == NULL) { core_fail(c); return; }
+    PyObject *r = PyObject_CallFunction(c->limit, "sO", code, message);
+    Py_DECREF(message);
+    Py_XDECREF(r);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "limit() did not raise");
+    core_fail(c);
+}
+
+static PyObject *new_entry(void) {
+    PyObject *v = PyList_New(ENTRY_SIZE);
+    if (v == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < ENTRY_SIZE; i++) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(v, i, Py_None);
+    }
+    return v;
+}
+
+/* -- text ------------------------------------------------------------------------------ */
+
+static inline void text_clear(Core *c) {
+    c->text_len = c->text_chars = 0;
+    c->text_over = c->text_high = 0;
+}
+
+static void XMLCALL on_chars(void *ud, const XML_Char *s, int len) {
+    Core *c = (Core *)ud;
+    if (c->error || c->mode == 0) return;
+    if (c->text_over) return;
+    unsigned char high = 0;
+    Py_ssize_t chars = 0;
+    for (int i = 0; i < len; i++) {
+        unsigned char b = (unsigned char)s[i];
+        high |= b;
+        chars += (b & 0xC0) != 0x80;
+    }
+    c->text_chars += chars;
+    if (c->text_chars > c->max_text) {  /* over the cap: only the verdict is kept */
+        c->text_over = 1;
+        c->text_len = 0;
+        return;
+    }
+    c->text_high |= high & 0x80;
+    if (c->text_len + len > c->text_cap) {
+        Py_ssize_t cap = c->text_cap * 2;
+        while (cap < c->text_len + len) cap *= 2;
+        char *text = PyMem_Realloc(c->text, (size_t)cap);
+        if (text == NULL) { PyErr_NoMemory(); core_fail(c); return; }
+        c->text = text;
+        c->text_cap = cap;
+    }
+    memcpy(c->text + c->text_len, s, (size_t)len);
+    c->text_len += len;
+}
+
+static inline int ascii_space(unsigned char b) {  /* str.isspace() on ASCII */
+    return b == ' ' || (b >= '\t' && b <= '\r') || (b >= 0x1c && b <= 0x1f);
+}
+
+static PyObject *ascii_str(const char *s, Py_ssize_t n) {
+    PyObject *u = PyUnicode_New(n, 127);
+    if (u == NULL) return NULL;
+    memcpy(PyUnicode_DATA(u), s, (size_t)n);
+    return u;
+}
+
+/* TextBuffer.text(): the text stripped; "" and a problem when over the cap. */
+static PyObject *text_value(Core *c) {
+    if (c->text_over) {
+        if (problem(c, "text-too-long",
+                    PyUnicode_FromFormat("text longer than %zd chars dropped", c->max_text)) < 0)
+            return NULL;
+        Py_INCREF(c->empty);
+        return c->empty;
+    }
+    const char *s = c->text;
+    Py_ssize_t n = c->text_len;
+    if (!c->text_high) {
+        while (n && ascii_space((unsigned char)s[0])) { s++; n--; }
+        while (n && ascii_space((unsigned char)s[n - 1])) n--;
+        if (n == 0) { Py_INCREF(c->empty); return c->empty; }
+        return ascii_str(s, n);
+    }
+    PyObject *u = PyUnicode_DecodeUTF8(s, n, "strict");
+    if (u == NULL) return NULL;
+    unsigned char first = (unsigned char)s[0], last = (unsigned char)s[n - 1];
+    if (first < 0x80 && !ascii_space(first) && last < 0x80 && !ascii_space(last)) return u;
+    PyObject *stripped = PyObject_CallMethod(u, "strip", NULL);  /* Unicode spaces: rare */
+    Py_DECREF(u);
+    return stripped;
+}
+
+/* The raw text into the TextBuffer's pieces, for the gatherer (its text() decides). */
+static int text_to_pieces(Core *c) {
+    PyObject *piece;
+    if (c->text_over) {
+        piece = c->overflow;
+        Py_INCREF(piece);
+    } else if (!c->text_high) {
+        piece = ascii_str(c->text, c->text_len);
+    } else {
+        piece = PyUnicode_DecodeUTF8(c->text, c->text_len, "strict");
+    }
+    if (piece == NULL) return -1;
+    PyObject *one = PyList_New(1);
+    if (one == NULL) { Py_DECREF(piece); return -1; }
+    PyList_SET_ITEM(one, 0, piece);
+    int r = PyList_SetSlice(c->pieces, 0, PyList_GET_SIZE(c->pieces), one);
+    Py_DECREF(one);
+    return r;
+}
+
+static int pieces_clear(Core *c) {
+    return PyList_SetSlice(c->pieces, 0, PyList_GET_SIZE(c->pieces), NULL);
+}
+
+/* -- attributes --------------------------------------------------------------------------- */
+
+static PyObject *attrs_dict(Core *c, const XML_Char **atts) {
+    PyObject *d = PyDict_New();
+    if (d == NULL) return NULL;
+    for (int i = 0; atts[i]; i += 2) {
+        NameEntry *e = names_get(&c->names, atts[i]);
+        PyObject *k = e ? name_str(e) : NULL;
+        PyObject *val = k ? PyUnicode_DecodeUTF8(atts[i + 1], (Py_ssize_t)strlen(atts[i + 1]),
+                                                 "strict") : NULL;
+        if (val == NULL || PyDict_SetItem(d, k, val) < 0) {
+            Py_XDECREF(val);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(val);
+    }
+    return d;
+}
+
+/* -- the element machine (parse/elements.py, _start/_end/_finish_entry) ------------------- */
+
+static int kind_of(Core *c, NameEntry *e) {
+    if (e->gen == c->names.gen) return e->kind;
+    PyObject *s = name_str(e);
+    if (s == NULL) return -100;
+    PyObject *r = PyObject_CallOneArg(c->classify, s);
+    if (r == NULL) return -100;
+    long kind = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (kind == -1 && PyErr_Occurred()) return -100;
+    e->kind = (int)kind;
+    e->gen = c->names.gen;
+    return (int)kind;
+}
+
+static int finish_entry(Core *c) {
+    PyObject *entry = c->v;
+    c->v = new_entry();
+    if (c->v == NULL) { c->v = entry; return -1; }
+    int rc = -1;
+    if (c->entry == E_ITEM) {
+        PyObject *r = PyObject_CallOneArg(c->finish_item, entry);
+        if (r == NULL) goto done;
+        Py_DECREF(r);
+    }
+    PyObject *loc = PyList_GET_ITEM(entry, S_LOC);
+    int truth = PyObject_IsTrue(loc);
+    if (truth < 0) goto done;
+    if (!truth) {
+        rc = problem(c, "missing-loc",
+                     PyUnicode_FromString("an entry without a location was skipped"));
+        goto done;
+    }
+    if (c->entry == E_SITEMAP) {
+        PyObject *pair = PyTuple_Pack(2, loc, PyList_GET_ITEM(entry, S_LASTMOD));
+        if (pair == NULL) goto done;
+        rc = PyList_Append(c->pending, pair);
+        Py_DECREF(pair);
+    } else {
+        rc = PyList_Append(c->pending, entry);
+    }
+    if (rc == 0 && PyList_GET_SIZE(c->pending) >= c->batch) {
+        PyObject *r = PyObject_CallNoArgs(c->sink_drain);
+        if (r == NULL) rc = -1;
+        else Py_DECREF(r);
+    }
+done:
+    Py_DECREF(entry);
+    return rc;
+}
+
+static int set_slot(Core *c, int index, PyObject *text) {  /* steals text */
+    PyObject *entry = c->v;
+    if (PyList_GET_ITEM(entry, index) == Py_None) {
+        PyList_SetItem(entry, index, text);
+        return 0;
+    }
+    if (index == S_LOC) {  /* several <loc>: each an entry of its own */
+        if (finish_entry(c) < 0) { Py_DECREF(text); return -1; }
+        PyList_SetItem(c->v, S_LOC, text);
+        return 0;
+    }
+    Py_DECREF(text);
+    return 0;
+}
+
+static int root(Core *c, NameEntry *e) {
+    PyObject *fmt = PyObject_CallOneArg(c->root_of, name_str(e));  /* raises StopParsing */
+    if (fmt == NULL) return -1;
+    const char *f = PyUnicode_AsUTF8(fmt);
+    if (f == NULL) { Py_DECREF(fmt); return -1; }
+    c->format_set = 1;
+    c->feed = strcmp(f, "rss") == 0 || strcmp(f, "atom") == 0;
+    c->entries_mask = c->feed ? (1 << E_ITEM) : ((1 << E_URL) | (1 << E_SITEMAP));
+    Py_DECREF(fmt);
+    return 0;
+}
+
+static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts) {
+    Core *c = (Core *)ud;
+    if (c->error) return;
+    c->events++;
+    if (c->mode == 0) return;
+    NameEntry *e = names_get(&c->names, name);
+    if (e == NULL) { core_fail(c); return; }
+    int nattrs = 0, xmlns = 0, href = 0;
+    for (; atts[nattrs]; nattrs += 2) {
+        const char *key = atts[nattrs];
+        if (names_get(&c->names, key) == NULL) { core_fail(c); return; }
+        if (strncmp(key, "xmlns", 5) == 0) xmlns = 1;
+        else if (strcmp(key, "href") == 0) href = 1;
+    }
+    c->root_started = 1;
+    Py_ssize_t depth = c->depth + 1;
+    if (depth > c->depth_cap) {
+        limit(c, "limit-nesting",
+              PyUnicode_FromFormat("elements nested more than %zd deep", c->depth_cap));
+        return;
+    }
+    c->depth = depth;
+    if (c->field) return;  /* inside a field, markup is swallowed and only its text kept */
+    PyObject *attrs = NULL;
+    if (xmlns) {
+        attrs = attrs_dict(c, atts);
+        if (attrs == NULL) goto fail;
+        PyObject *r = PyObject_CallFunction(c->declare, "On", attrs, depth);
+        if (r == NULL) goto fail;
+        int opened = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (opened < 0) goto fail;
+        if (opened) c->scoped = 1;
+        c->names.gen++;  /* the prefixes may have changed: classify again */
+    }
+    int kind = kind_of(c, e);
+    if (kind == -100) goto fail;
+    text_clear(c);
+    if (c->entry) {
+        if (c->ext) {
+            if (nattrs) {
+                if (attrs == NULL && (attrs = attrs_dict(c, atts)) == NULL) goto fail;
+                PyObject *r = PyObject_CallFunction(c->child_attrs, "iOOO", c->ext, name_str(e),
+                                                    attrs, c->v);
+                if (r == NULL) goto fail;
+                Py_DECREF(r);
+            }
+        } else if (kind >= F_LOC) {
+            if (kind <= F_TITLE) {
+                if (kind == F_LINK && href) {
+                    if (attrs == NULL && (attrs = attrs_dict(c, atts)) == NULL) goto fail;
+                    PyObject *r = PyObject_CallFunctionObjArgs(c->atom_link, c->v, attrs, NULL);
+                    if (r == NULL) goto fail;
+                    Py_DECREF(r);
+                    kind = -1;  /* swallow its content */
+                }
+                c->field = kind;
+                c->field_name = e->bytes;
+            } else if (kind == X_XHTML) {
+                if (attrs == NULL && (attrs = attrs_dict(c, atts)) == NULL) goto fail;
+                PyObject *r = PyObject_CallFunctionObjArgs(c->alternate, c->v, attrs, NULL);
+                if (r == NULL) goto fail;
+                Py_DECREF(r);
+            } else if (kind <= X_PAGEMAP) {
+                c->ext = kind;
+                c->ext_name = e->bytes;
+            } else if (kind == X_MOBILE) {
+                PyObject *r = PyObject_CallOneArg(c->set_mobile, c->v);
+                if (r == NULL) goto fail;
+                Py_DECREF(r);
+            }
+        }
+    } else if (kind > 0 && kind < 31 && (c->entries_mask & (1 << kind))) {
+        c->entry = kind;
+        c->entry_name = e->bytes;
+    } else if (!c->format_set) {
+        if (root(c, e) < 0) goto fail;
+    } else if (kind == F_LASTMOD && c->feed) {
+        c->field = F_FEED_DATE;
+        c->field_name = e->bytes;
+    }
+    Py_XDECREF(attrs);
+    return;
+fail:
+    Py_XDECREF(attrs);
+    core_fail(c);
+}
+
+static int end_element(Core *c, NameEntry *e) {
+    c->depth--;
+    int field = c->field;
+    if (field) {
+        if (e->bytes != c->field_name) return 0;
+        c->field = OTHER;
+        if (field > 0) {
+            PyObject *text = text_value(c);
+            if (text == NULL || set_slot(c, field - F_LOC, text) < 0) return -1;
+        } else if (field == F_FEED_DATE) {
+            PyObject *text = text_value(c);
+            if (text == NULL) return -1;
+            if (PyUnicode_GET_LENGTH(text)) {
+                PyObject *r = PyObject_CallOneArg(c->sink_feed_date, text);
+                if (r == NULL) { Py_DECREF(text); return -1; }
+                Py_DECREF(r);
+            }
+            Py_DECREF(text);
+        }
+    } else if (c->ext) {
+        if (e->bytes != c->ext_name) {
+            if (text_to_pieces(c) < 0) return -1;
+            PyObject *r = PyObject_CallFunction(c->child_end, "iO", c->ext, name_str(e));
+            if (r == NULL || pieces_clear(c) < 0) { Py_XDECREF(r); return -1; }
+            Py_DECREF(r);
+        } else {
+            int kind = c->ext;
+            c->ext = OTHER;
+            PyObject *r = PyObject_CallFunction(c->ext_close, "iO", kind, c->v);
+            if (r == NULL) return -1;
+            Py_DECREF(r);
+        }
+    } else if (c->entry && e->bytes == c->entry_name) {
+        if (PyList_GET_ITEM(c->v, S_LOC) == Py_None) {
+            PyObject *text = text_value(c);  /* the location as bare text */
+            if (text == NULL) return -1;
+            if (PyUnicode_GET_LENGTH(text)) PyList_SetItem(c->v, S_LOC, text);
+            else Py_DECREF(text);
+        }
+        if (finish_entry(c) < 0) return -1;
+        c->entry = OTHER;
+    }
+    text_clear(c);
+    return 0;
+}
+
+static void XMLCALL on_end(void *ud, const XML_Char *name) {
+    Core *c = (Core *)ud;
+    if (c->error) return;
+    c->events++;
+    if (c->mode == 0) return;
+    NameEntry *e = names_get(&c->names, name);
+    if (e == NULL) { core_fail(c); return; }
+    Py_ssize_t depth = c->depth;
+    if (end_element(c, e) < 0) { core_fail(c); return; }
+    if (c->scoped) {  /* a nested namespace declaration is open: report the end */
+        PyObject *r = PyObject_CallFunction(c->close_scope, "n", depth);
+        if (r == NULL) { core_fail(c); return; }
+        int none_open = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (none_open < 0) { core_fail(c); return; }
+        if (none_open) c->scoped = 0;
+        c->names.gen++;
+    }
+}
+
+static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
+                               const XML_Char *pubid, int has_internal_subset) {
+    Core *c = (Core *)ud;
+    (void)name; (void)sysid; (void)pubid;
+    if (c->error) return;
+    if (has_internal_subset) {  /* entities may be declared: the reference reads this body */
+        c->handover = 1;
+        c->error = 1;
+    }
+}
+
+/* -- feeding: fixed-offset bounds (parse/bounds.py, BoundedExpat.parse) ------------------ */
+
+static void count_position(Core *c, const unsigned char *p, Py_ssize_t n) {
+    if (n == 0) return;
+    Py_ssize_t lf = 0, cr = 0, crlf = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        lf += p[i] == '\n';
+        cr += p[i] == '\r';
+    }
+    if (lf | cr) {
+        for (Py_ssize_t i = 0; i + 1 < n; i++) crlf += (p[i] == '\r') & (p[i + 1] == '\n');
+        if (c->prev_cr && p[0] == '\n') crlf++;
+        c->line += (unsigned long long)(lf + cr - crlf);
+        Py_ssize_t last = n - 1;
+        while (p[last] != '\n' && p[last] != '\r') last--;
+        Py_ssize_t cont = 0;
+        for (Py_ssize_t i = last + 1; i < n; i++) cont += (p[i] & 0xC0) == 0x80;
+        c->col = (unsigned long long)(n - last - 1 - cont);
+    } else {
+        Py_ssize_t cont = 0;
+        for (Py_ssize_t i = 0; i < n; i++) cont += (p[i] & 0xC0) == 0x80;
+        c->col += (unsigned long long)(n - cont);
+    }
+    c->prev_cr = p[n - 1] == '\r';
+}
+
+static int measure(Core *c) {
+    if (c->names.count != c->names_seen) {
+        c->names_seen = c->names.count;
+        if (c->names.count > c->max_names || c->names.chars > c->max_name_chars) {
+            limit(c, "limit-names", PyUnicode_FromFormat(
+                "more than %zd distinct element and attribute names (or more than their "
+                "characters' budget) in one document", c->max_names));
+            return -1;
+        }
+    }
+    unsigned long long line = (unsigned long long)capi->GetErrorLineNumber(c->parser) - 1;
+    unsigned long long col = (unsigned long long)capi->GetErrorColumnNumber(c->parser);
+    if (line < c->grid_line || (line == c->grid_line && col < c->grid_col)) {
+        limit(c, "limit-token", PyUnicode_FromFormat(
+            "a tag, comment or declaration longer than %lld bytes (from line %llu, column %llu)",
+            c->max_token, line + 1, col));
+        return -1;
+    }
+    c->grid_line = c->line;
+    c->grid_col = c->col;
+    return 0;
+}
+
+static int expat_error(Core *c) {
+    int code = (int)capi->GetErrorCode(c->parser);
+    unsigned long line = (unsigned long)capi->GetErrorLineNumber(c->parser);
+    unsigned long column = (unsigned long)capi->GetErrorColumnNumber(c->parser);
+    PyObject *err = PyObject_CallFunction(ExpatError, "s", capi->ErrorString(code));
+    if (err == NULL) return -1;
+    PyObject *v;
+    if ((v = PyLong_FromLong(code)) == NULL || PyObject_SetAttrString(err, "code", v) < 0) goto bad;
+    Py_DECREF(v);
+    if ((v = PyLong_FromUnsignedLong(line)) == NULL || PyObject_SetAttrString(err, "lineno", v) < 0)
+        goto bad;
+    Py_DECREF(v);
+    if ((v = PyLong_FromUnsignedLong(column)) == NULL ||
+        PyObject_SetAttrString(err, "offset", v) < 0)
+        goto bad;
+    Py_DECREF(v);
+    PyErr_SetObject(ExpatError, err);
+    Py_DECREF(err);
+    return -1;
+bad:
+    Py_XDECREF(v);
+    Py_DECREF(err);
+    return -1;
+}
+
+static int after_parse(Core *c, int status) {
+    if (c->handover) {
+        PyErr_SetNone(NeedsReference);
+        return -1;
+    }
+    if (c->error) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "core failed");
+        return -1;
+    }
+    if (status == XML_STATUS_ERROR) return expat_error(c);
+    return 0;
+}
+
+static int feed(Core *c, const char *p, Py_ssize_t n) {
+    while (n > 0) {
+        long long room = c->grid - c->fed;
+        Py_ssize_t take = n < room ? n : (Py_ssize_t)room;
+        if (!c->root_started) {  /* a DOCTYPE's '[' ends the slice: see the module doc */
+            const char *bracket = memchr(p, '[', (size_t)take);
+            if (bracket) take = bracket - p + 1;
+        }
+        count_position(c, (const unsigned char *)p, take);
+        int status = capi->Parse(c->parser, p, (int)take, 0);
+        c->fed += take;
+        p += take;
+        n -= take;
+        if (after_parse(c, status) < 0) return -1;
+        if (c->fed == c->grid) {
+            if (measure(c) < 0) return -1;
+            c->grid += c->max_token;
+        }
+    }
+    return 0;
+}
+
+/* -- the type -------------------------------------------------------------------------------- */
+
+static int core_traverse(Core *c, visitproc visit, void *arg) {
+    Py_VISIT(c->sink_problem); Py_VISIT(c->sink_drain); Py_VISIT(c->sink_feed_date);
+    Py_VISIT(c->pending); Py_VISIT(c->classify); Py_VISIT(c->declare); Py_VISIT(c->close_scope);
+    Py_VISIT(c->limit); Py_VISIT(c->child_attrs); Py_VISIT(c->alternate); Py_VISIT(c->child_end);
+    Py_VISIT(c->ext_close); Py_VISIT(c->pieces); Py_VISIT(c->root_of); Py_VISIT(c->atom_link);
+    Py_VISIT(c->set_mobile); Py_VISIT(c->finish_item); Py_VISIT(c->v);
+    return 0;
+}
+
+static int core_clear(Core *c) {
+    Py_CLEAR(c->sink_problem); Py_CLEAR(c->sink_drain); Py_CLEAR(c->sink_feed_date);
+    Py_CLEAR(c->pending); Py_CLEAR(c->classify); Py_CLEAR(c->declare); Py_CLEAR(c->close_scope);
+    Py_CLEAR(c->limit); Py_CLEAR(c->child_attrs); Py_CLEAR(c->alternate); Py_CLEAR(c->child_end);
+    Py_CLEAR(c->ext_close); Py_CLEAR(c->pieces); Py_CLEAR(c->root_of); Py_CLEAR(c->atom_link);
+    Py_CLEAR(c->set_mobile); Py_CLEAR(c->finish_item); Py_CLEAR(c->v);
+    return 0;
+}
+
+static void core_dealloc(Core *c) {
+    PyObject_GC_UnTrack(c);
+    if (c->parser) capi->ParserFree(c->parser);
+    core_clear(c);
+    Py_XDECREF(c->overflow);
+    Py_XDECREF(c->empty);
+    PyMem_Free(c->text);
+    names_free(&c->names);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static int get_method(PyObject *obj, const char *name, PyObject **out) {
+    if (obj == Py_None) { *out = NULL; return 0; }
+    *out = PyObject_GetAttrString(obj, name);
+    return *out ? 0 : -1;
+}
+
+static int core_init(Core *c, PyObject *args, PyObject *kwds) {
+    static char *kw[] = {"sink", "names", "gatherer", "textbuf", "bounded", "helpers",
+                         "max_text", "max_token", "depth_cap", "max_names", "max_name_chars",
+                         "mode", NULL};
+    PyObject *sink, *names, *gatherer, *textbuf, *bounded, *helpers;
+    Py_ssize_t max_text = 8192, depth_cap = 100, max_names = 2000, max_name_chars = 65536;
+    long long max_token = 65536;
+    int mode = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|nLnnni", kw, &sink, &names, &gatherer,
+                                     &textbuf, &bounded, &helpers, &max_text, &max_token,
+                                     &depth_cap, &max_names, &max_name_chars, &mode))
+        return -1;
+    if (c->parser != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Core() initialised twice");
+        return -1;
+    }
+    if (max_token < 1) { PyErr_SetString(PyExc_ValueError, "max_token < 1"); return -1; }
+    c->mode = mode;
+    c->max_text = max_text;
+    c->max_token = max_token;
+    c->depth_cap = depth_cap;
+    c->max_names = max_names;
+    c->max_name_chars = max_name_chars;
+    c->grid = max_token;
+    if (get_method(sink, "problem", &c->sink_problem) < 0 ||
+        get_method(sink, "drain", &c->sink_drain) < 0 ||
+        get_method(sink, "feed_date", &c->sink_feed_date) < 0 ||
+        get_method(sink, "pending", &c->pending) < 0 ||
+        get_method(names, "classify", &c->classify) < 0 ||
+        get_method(names, "declare", &c->declare) < 0 ||
+        get_method(names, "close", &c->close_scope) < 0 ||
+        get_method(bounded, "limit", &c->limit) < 0 ||
+        get_method(gatherer, "child_attrs", &c->child_attrs) < 0 ||
+        get_method(gatherer, "alternate", &c->alternate) < 0 ||
+        get_method(gatherer, "child_end", &c->child_end) < 0 ||
+        get_method(gatherer, "close", &c->ext_close) < 0 ||
+        get_method(textbuf, "pieces", &c->pieces) < 0 ||
+        get_method(helpers, "root_of", &c->root_of) < 0 ||
+        get_method(helpers, "atom_link", &c->atom_link) < 0 ||
+        get_method(helpers, "set_mobile", &c->set_mobile) < 0 ||
+        get_method(helpers, "finish_item", &c->finish_item) < 0)
+        return -1;
+    c->batch = 256;
+    if (sink != Py_None) {
+        PyObject *batch = PyObject_GetAttrString(sink, "batch");
+        if (batch == NULL) return -1;
+        c->batch = PyLong_AsSsize_t(batch);
+        Py_DECREF(batch);
+        if (c->batch == -1 && PyErr_Occurred()) return -1;
+    }
+    if (mode != 0 && (c->pending == NULL || !PyList_Check(c->pending) || c->pieces == NULL ||
+                      !PyList_Check(c->pieces))) {
+        PyErr_SetString(PyExc_TypeError, "sink.pending and textbuf.pieces must be lists");
+        return -1;
+    }
+    if ((c->v = new_entry()) == NULL) return -1;
+    if ((c->empty = PyUnicode_New(0, 127)) == NULL) return -1;
+    if ((c->overflow = PyUnicode_New(max_text + 1, 127)) == NULL) return -1;
+    memset(PyUnicode_DATA(c->overflow), 'x', (size_t)max_text + 1);
+    c->text_cap = 256;
+    if ((c->text = PyMem_Malloc((size_t)c->text_cap)) == NULL) { PyErr_NoMemory(); return -1; }
+    if (names_init(&c->names) < 0) return -1;
+    c->parser = capi->ParserCreate_MM("utf-8", NULL, NULL);
+    if (c->parser == NULL) { PyErr_NoMemory(); return -1; }
+    if (capi->SetHashSalt != NULL)
+        capi->SetHashSalt(c->parser, (unsigned long)_Py_HashSecret.expat.hashsalt);
+    capi->SetUserData(c->parser, c);
+    capi->SetElementHandler(c->parser, on_start, on_end);
+    capi->SetCharacterDataHandler(c->parser, on_chars);
+    capi->SetStartDoctypeDeclHandler(c->parser, on_doctype);
+    return 0;
+}
+
+static PyObject *core_parse(Core *c, PyObject *arg) {
+    Py_buffer view;
+    if (c->error) {
+        PyErr_SetString(PyExc_RuntimeError, "the core stopped already");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    int r = feed(c, view.buf, view.len);
+    PyBuffer_Release(&view);
+    if (r < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *core_finish(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (c->error) {
+        PyErr_SetString(PyExc_RuntimeError, "the core stopped already");
+        return NULL;
+    }
+    int status = capi->Parse(c->parser, "", 0, 1);
+    if (after_parse(c, status) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ElementMachine.flush_open_entry */
+static PyObject *core_flush_open_entry(Core *c, PyObject *Py_UNUSED(ignored)) {
+    PyObject *v = c->v;
+    if (c->entry != OTHER) {
+        int keep = 0;
+        int slots[3] = {S_LOC, S_LINK, S_GUID};
+        for (int i = 0; i < 3 && !keep; i++) {
+            keep = PyObject_IsTrue(PyList_GET_ITEM(v, slots[i]));
+            if (keep < 0) return NULL;
+        }
+        if (keep) {
+            if (c->ext && problem(c, "extension-cut", PyUnicode_FromString(
+                    "an extension object cut by the break dropped")) < 0)
+                return NULL;
+            if (finish_entry(c) < 0) return NULL;
+        }
+    }
+    c->entry = OTHER;
+    Py_RETURN_NONE;
+}
+
+static PyObject *core_get_root_started(Core *c, void *Py_UNUSED(closure)) {
+    return PyBool_FromLong(c->root_started);
+}
+static PyObject *core_get_events(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromLongLong(c->events);
+}
+static PyObject *core_get_names(Core *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromSsize_t(c->names.count);
+}
+
+static PyMethodDef core_methods[] = {
+    {"parse", (PyCFunction)core_parse, METH_O, "Hand bytes to expat (grid-measured bounds)."},
+    {"finish", (PyCFunction)core_finish, METH_NOARGS, "End of input."},
+    {"flush_open_entry", (PyCFunction)core_flush_open_entry, METH_NOARGS,
+     "After a break: keep the entry in progress if a location of it was complete."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef core_getset[] = {
+    {"root_started", (getter)core_get_root_started, NULL, "The root element has started.", NULL},
+    {"events", (getter)core_get_events, NULL, "Element events seen.", NULL},
+    {"names", (getter)core_get_names, NULL, "Distinct names seen.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_expatcore.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The XML reader's expat and element machine, in C.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)core_init,
+    .tp_dealloc = (destructor)core_dealloc,
+    .tp_traverse = (traverseproc)core_traverse,
+    .tp_clear = (inquiry)core_clear,
+    .tp_methods = core_methods,
+    .tp_getset = core_getset,
+};
+
+/* ======================================================================================
+   Field fast paths: normal-form URLs, lastmod, changefreq, priority.
+   ====================================================================================== */
+
+/* Characters yarl keeps as they are in a path (and, with '?', in a query). */
+static unsigned char PATH_OK[256], QUERY_OK[256];
+
+static void tables_init(void) {
+    const char *extra = "-._~!$&'()*+,;=:@/";
+    for (int b = 0; b < 256; b++) {
+        int ok = (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
+                 (b && strchr(extra, b) != NULL);
+        PATH_OK[b] = (unsigned char)ok;
+        QUERY_OK[b] = (unsigned char)(ok || b == '?');
+    }
+}
+
+static inline int upper_hex(unsigned char b) {
+    return (b >= '0' && b <= '9') || (b >= 'A' && b <= 'F');
+}
+
+/* An escape yarl keeps as it is (normalize._PATH_PCT / _QUERY_PCT). */
+static int kept_escape(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int query) {
+    if (i + 2 >= n) return 0;
+    unsigned char h = s[i + 1], l = s[i + 2];
+    if (!upper_hex(h) || !upper_hex(l)) return 0;
+    switch (h) {
+    case '0': case '1': case '8': case '9': case 'A': case 'B': case 'C': case 'D': case 'E':
+    case 'F':
+        return 1;
+    case '2':
+        return query ? (l == '0' || l == '2' || l == '3' || l == '5' || l == '6' || l == 'B')
+                     : (l == '0' || l == '2' || l == '3' || l == '5' || l == 'B' || l == 'F');
+    case '3':
+        return query ? (l >= 'B' && l <= 'E') : (l == 'C' || l == 'E' || l == 'F');
+    case '5':
+        return l >= 'B' && l <= 'E';
+    case '6':
+        return l == '0';
+    case '7':
+        return l == 'B' || l == 'C' || l == 'D' || l == 'F';
+    default:
+        return 0;
+    }
+}
+
+static inline int label_first(unsigned char b) {
+    return (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '_';
+}
+static inline int label_char(unsigned char b) { return label_first(b) || b == '-'; }
+
+/* One host label (possessive, at most 63 characters); its end, or -1. */
+static Py_ssize_t label_at(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    if (i >= n || !label_first(s[i])) return -1;
+    Py_ssize_t end = i + 1;
+    while (end < n && end - i < 63 && label_char(s[end])) end++;
+    return end;
+}
+
+/* normalize._FAST_RE.fullmatch(s) and "/." not in s, on the UTF-8 (ASCII) bytes. */
+static int url_normal(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i;
+    if (n >= 8 && memcmp(s, "https://", 8) == 0) i = 8;
+    else if (n >= 7 && memcmp(s, "http://", 7) == 0) i = 7;
+    else return 0;
+    /* (?=[^/]{1,253}+/) */
+    Py_ssize_t run = 0;
+    while (i + run < n && s[i + run] != '/' && run < 253) run++;
+    if (run == 0 || i + run >= n || s[i + run] != '/') return 0;
+    /* (?:L\.)*+ L */
+    Py_ssize_t p = i;
+    for (;;) {
+        Py_ssize_t q = label_at(s, p, n);
+        if (q < 0 || q >= n || s[q] != '.') break;
+        p = q + 1;
+    }
+    p = label_at(s, p, n);
+    if (p < 0) return 0;
+    /* the port: 1-9999 or 10000-59999, not 80 or 443, then '/' */
+    if (p < n && s[p] == ':') {
+        Py_ssize_t d = p + 1, k = 0;
+        while (d + k < n && s[d + k] >= '0' && s[d + k] <= '9') k++;
+        if (d + k >= n || s[d + k] != '/') return 0;
+        if (!((k >= 1 && k <= 4 && s[d] >= '1') || (k == 5 && s[d] >= '1' && s[d] <= '5')))
+            return 0;
+        if ((k == 2 && memcmp(s + d, "80", 2) == 0) || (k == 3 && memcmp(s + d, "443", 3) == 0))
+            return 0;
+        p = d + k;
+    }
+    if (p >= n || s[p] != '/') return 0;
+    /* the path */
+    while (p < n) {
+        unsigned char b = s[p];
+        if (b == '/' && p + 1 < n && s[p + 1] == '.') return 0;
+        if (PATH_OK[b]) { p++; continue; }
+        if (b == '%' && kept_escape(s, p, n, 0)) { p += 3; continue; }
+        break;
+    }
+    if (p == n) return 1;
+    if (s[p] != '?' || p + 1 == n) return 0;
+    p++;
+    /* the query (not empty) */
+    while (p < n) {
+        unsigned char b = s[p];
+        if (b == '/' && p + 1 < n && s[p + 1] == '.') return 0;
+        if (QUERY_OK[b]) { p++; continue; }
+        if (b == '%' && kept_escape(s, p, n, 1)) { p += 3; continue; }
+        return 0;
+    }
+    return 1;
+}
+
+/* -- lastmod: the W3C forms real sitemaps write; anything else goes to parse_lastmod ------ */
+
+static long long days_from_civil(int y, int m, int d) {  /* days since 1970-01-01 */
+    y -= m <= 2;
+    long long era = (y >= 0 ? y : y - 399) / 400;
+    long long yoe = y - era * 400;
+    long long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(long long z, int *y, int *m, int *d) {
+    z += 719468;
+    long long era = (z >= 0 ? z : z - 146096) / 146097;
+    long long doe = z - era * 146097;
+    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long yy = yoe + era * 400;
+    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    long long mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = (int)(yy + (*m <= 2));
+}
+
+static int digits(const unsigned char *s, int n) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+static int month_days(int y, int m) {
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+    return days[m - 1];
+}
+
+/* Microseconds since the epoch (UTC) for the forms below; 0 and *ok = 0 otherwise:
+   YYYY-MM-DD | YYYY-MM-DD(T| )hh:mm[:ss[.f{1,6}]][Z|+hh:mm|-hh:mm] (no zone: UTC). */
+static long long lastmod_us(const unsigned char *s, Py_ssize_t n, int *ok) {
+    *ok = 0;
+    if (n < 10 || s[4] != '-' || s[7] != '-') return 0;
+    int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
+    if (y < 2 || y > 9998 || mo < 1 || mo > 12 || d < 1 || d > month_days(y, mo)) return 0;
+    long long days = days_from_civil(y, mo, d);
+    if (n == 10) { *ok = 1; return days * 86400000000LL; }
+    if (n < 16 || (s[10] != 'T' && s[10] != ' ') || s[13] != ':') return 0;
+    int h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = 0, us = 0;
+    if (h < 0 || h > 23 || mi < 0 || mi > 59) return 0;
+    Py_ssize_t i = 16;
+    if (i < n && s[i] == ':') {
+        if (i + 3 > n || (sec = digits(s + i + 1, 2)) < 0 || sec > 59) return 0;
+        i += 3;
+        if (i < n && s[i] == '.') {
+            Py_ssize_t k = 0;
+            while (i + 1 + k < n && s[i + 1 + k] >= '0' && s[i + 1 + k] <= '9') k++;
+            if (k < 1 || k > 6) return 0;
+            us = digits(s + i + 1, (int)k);
+            for (Py_ssize_t z = k; z < 6; z++) us *= 10;
+            i += 1 + k;
+        }
+    }
+    int offset = 0;
+    if (i == n) {
+        /* no zone: UTC */
+    } else if (s[i] == 'Z' && i + 1 == n) {
+        /* UTC */
+    } else if ((s[i] == '+' || s[i] == '-') && i + 6 == n && s[i + 3] == ':') {
+        int oh = digits(s + i + 1, 2), om = digits(s + i + 4, 2);
+        if (oh < 0 || oh > 23 || om < 0 || om > 59) return 0;
+        offset = (oh * 60 + om) * (s[i] == '+' ? 1 : -1);
+    } else {
+        return 0;
+    }
+    *ok = 1;
+    return ((days * 86400LL + h * 3600LL + mi * 60LL + sec - offset * 60LL) * 1000000LL) + us;
+}
+
+static PyObject *datetime_utc(long long us_epoch) {
+    long long days = us_epoch >= 0 ? us_epoch / 86400000000LL
+                                   : -((-us_epoch + 86400000000LL - 1) / 86400000000LL);
+    long long rest = us_epoch - days * 86400000000LL;
+    int y, m, d;
+    civil_from_days(days, &y, &m, &d);
+    int us = (int)(rest % 1000000);
+    long long secs = rest / 1000000;
+    return PyDateTimeAPI->DateTime_FromDateAndTime(y, m, d, (int)(secs / 3600),
+                                                   (int)(secs / 60 % 60), (int)(secs % 60), us,
+                                                   PyDateTime_TimeZone_UTC,
+                                                   PyDateTimeAPI->DateTimeType);
+}
+
+/* ======================================================================================
+   drain(): _Emitter.drain in C.
+   ====================================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *emitter, *pending, *base, *build, *dates, *problem, *fatal, *location, *sitemap;
+    PyObject *record, *in_location, *fast_match, *parse_lastmod, *isoformat, *freqs, *prios;
+    PyObject *parse_changefreq, *parse_priority;
+    PyObject *str_urls, *str_out, *empty_tuple;
+    PyObject *record_type, *verdict, *audit, *source;
+    Py_ssize_t offsets[17];
+    int strict, flags, revisits, native_build;
+    Py_ssize_t max_length, cap;
+    double now_ts;
+    PyObject *freq_words[7];
+} Drainer;
+
+static const char *FREQ_WORDS[7] = {"always", "hourly", "daily", "weekly", "monthly", "yearly",
+                                    "never"};
+static const double FREQ_RANK[7] = {6.0 / 6, 5.0 / 6, 4.0 / 6, 3.0 / 6, 2.0 / 6, 1.0 / 6, 0.0};
+static const double REVISIT[7] = {3600.0, 3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0,
+                                  365 * 86400.0, 365 * 86400.0};
+static const char *RECORD_SLOTS[17] = {
+    "url", "lastmod", "changefreq", "priority", "score", "sitemap", "alternates", "images",
+    "videos", "news", "revisit", "removed", "title", "mobile", "pagemaps", "robots", "source"};
+
+static int freq_index(PyObject *s) {
+    if (!PyUnicode_IS_ASCII(s)) return -1;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    const char *p = (const char *)PyUnicode_DATA(s);
+    for (int i = 0; i < 7; i++)
+        if ((Py_ssize_t)strlen(FREQ_WORDS[i]) == n && memcmp(p, FREQ_WORDS[i], (size_t)n) == 0)
+            return i;
+    return -1;
+}
+
+/* "0.0".."1.0", "0", "1" (parse.parser._PRIORITIES): the value, or -1. */
+static double priority_fast(PyObject *s) {
+    if (!PyUnicode_IS_ASCII(s)) return -1.0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    const char *p = (const char *)PyUnicode_DATA(s);
+    if (n == 1 && (p[0] == '0' || p[0] == '1')) return p[0] == '1' ? 1.0 : 0.0;
+    if (n == 3 && p[1] == '.' && p[2] >= '0' && p[2] <= '9') {
+        if (p[0] == '0') return (p[2] - '0') / 10.0;
+        if (p[0] == '1' && p[2] == '0') return 1.0;
+    }
+    return -1.0;
+}
+
+static void drainer_dealloc(Drainer *d) {
+    PyObject_GC_UnTrack(d);
+    Py_XDECREF(d->emitter); Py_XDECREF(d->pending); Py_XDECREF(d->base); Py_XDECREF(d->build);
+    Py_XDECREF(d->dates); Py_XDECREF(d->problem); Py_XDECREF(d->fatal); Py_XDECREF(d->location);
+    Py_XDECREF(d->sitemap); Py_XDECREF(d->record); Py_XDECREF(d->in_location);
+    Py_XDECREF(d->fast_match); Py_XDECREF(d->parse_lastmod); Py_XDECREF(d->isoformat);
+    Py_XDECREF(d->freqs); Py_XDECREF(d->prios); Py_XDECREF(d->parse_changefreq);
+    Py_XDECREF(d->parse_priority); Py_XDECREF(d->str_urls); Py_XDECREF(d->str_out);
+    Py_XDECREF(d->empty_tuple); Py_XDECREF(d->record_type); Py_XDECREF(d->verdict);
+    Py_XDECREF(d->audit); Py_XDECREF(d->source);
+    for (int i = 0; i < 7; i++) Py_XDECREF(d->freq_words[i]);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+static int drainer_traverse(Drainer *d, visitproc visit, void *arg) {
+    Py_VISIT(d->emitter); Py_VISIT(d->build); Py_VISIT(d->verdict); Py_VISIT(d->audit);
+    return 0;
+}
+
+static int attr(PyObject *obj, const char *name, PyObject **out) {
+    *out = PyObject_GetAttrString(obj, name);
+    return *out ? 0 : -1;
+}
+
+/* Drainer(emitter, funcs, flags, record=None): funcs holds the reference's functions
+   (fast_url_match, parse_lastmod, parse_changefreq, parse_priority, in_location, _FREQS,
+   _PRIORITIES); record is None (the emitter's build is called) or a tuple
+   (UrlRecord, now_ts, verdict or None, revisits: bool, audit or None, source). */
+static int drainer_init(Drainer *d, PyObject *args, PyObject *kwds) {
+    static char *kw[] = {"emitter", "funcs", "flags", "record", NULL};
+    PyObject *emitter, *funcs, *record = Py_None;
+    int flags;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOi|O", kw, &emitter, &funcs, &flags, &record))
+        return -1;
+    d->flags = flags;
+    Py_INCREF(emitter);
+    d->emitter = emitter;
+    PyObject *strict = NULL, *max_length = NULL, *cap = NULL;
+    if (attr(emitter, "pending", &d->pending) < 0 || attr(emitter, "base", &d->base) < 0 ||
+        attr(emitter, "build", &d->build) < 0 || attr(emitter, "_dates", &d->dates) < 0 ||
+        attr(emitter, "problem", &d->problem) < 0 || attr(emitter, "fatal", &d->fatal) < 0 ||
+        attr(emitter, "_location", &d->location) < 0 ||
+        attr(emitter, "_sitemap", &d->sitemap) < 0 || attr(emitter, "_record", &d->record) < 0 ||
+        attr(funcs, "in_location", &d->in_location) < 0 ||
+        attr(funcs, "fast_url_match", &d->fast_match) < 0 ||
+        attr(funcs, "parse_lastmod", &d->parse_lastmod) < 0 ||
+        attr(funcs, "isoformat", &d->isoformat) < 0 || attr(funcs, "freqs", &d->freqs) < 0 ||
+        attr(funcs, "prios", &d->prios) < 0 ||
+        attr(funcs, "parse_changefreq", &d->parse_changefreq) < 0 ||
+        attr(funcs, "parse_priority", &d->parse_priority) < 0 ||
+        attr(emitter, "strict", &strict) < 0 || attr(emitter, "max_url_length", &max_length) < 0 ||
+        attr(emitter, "max_entries", &cap) < 0) {
+        Py_XDECREF(strict); Py_XDECREF(max_length); Py_XDECREF(cap);
+        return -1;
+    }
+    d->strict = PyObject_IsTrue(strict);
+    d->max_length = PyLong_AsSsize_t(max_length);
+    d->cap = PyLong_AsSsize_t(cap);
+    Py_DECREF(strict); Py_DECREF(max_length); Py_DECREF(cap);
+    if (PyErr_Occurred()) return -1;
+    d->str_urls = PyUnicode_InternFromString("urls");
+    d->str_out = PyUnicode_InternFromString("out");
+    d->empty_tuple = PyTuple_New(0);
+    if (!d->str_urls || !d->str_out || !d->empty_tuple) return -1;
+    for (int i = 0; i < 7; i++)
+        if ((d->freq_words[i] = PyUnicode_InternFromString(FREQ_WORDS[i])) == NULL) return -1;
+    if (record != Py_None) {
+        PyObject *type, *verdict, *audit, *source;
+        int revisits;
+        if (!PyArg_ParseTuple(record, "OdOpOO", &type, &d->now_ts, &verdict, &revisits, &audit,
+                              &source))
+            return -1;
+        for (int i = 0; i < 17; i++) {  /* the slots' offsets, from their member descriptors */
+            PyObject *desc = PyObject_GetAttrString(type, RECORD_SLOTS[i]);
+            if (desc == NULL) return -1;
+            if (Py_TYPE(desc) != &PyMemberDescr_Type) {
+                Py_DECREF(desc);
+                PyErr_Format(PyExc_TypeError, "%s is not a slot", RECORD_SLOTS[i]);
+                return -1;
+            }
+            PyMemberDef *m = ((PyMemberDescrObject *)desc)->d_member;
+            if (m->type != T_OBJECT_EX) {
+                Py_DECREF(desc);
+                PyErr_Format(PyExc_TypeError, "%s is not an object slot", RECORD_SLOTS[i]);
+                return -1;
+            }
+            d->offsets[i] = m->offset;
+            Py_DECREF(desc);
+        }
+        if (((PyTypeObject *)type)->tp_basicsize < d->offsets[16] + (Py_ssize_t)sizeof(PyObject *)) {
+            PyErr_SetString(PyExc_TypeError, "unexpected record layout");
+            return -1;
+        }
+        Py_INCREF(type); d->record_type = type;
+        Py_INCREF(verdict); d->verdict = verdict;
+        Py_INCREF(audit); d->audit = audit;
+        Py_INCREF(source); d->source = source;
+        d->revisits = revisits;
+        d->native_build = 1;
+    }
+    return 0;
+}
+
+static double datetime_ts(PyObject *dt, int *ok) {  /* timestamp() of a UTC datetime */
+    *ok = 0;
+    if (!PyDateTime_Check(dt) || PyDateTime_DATE_GET_TZINFO(dt) != PyDateTime_TimeZone_UTC) {
+        PyObject *r = PyObject_CallMethod(dt, "timestamp", NULL);
+        if (r == NULL) return 0.0;
+        double v = PyFloat_AsDouble(r);
+        Py_DECREF(r);
+        *ok = !(v == -1.0 && PyErr_Occurred());
+        return v;
+    }
+    long long days = days_from_civil(PyDateTime_GET_YEAR(dt), PyDateTime_GET_MONTH(dt),
+                                     PyDateTime_GET_DAY(dt));
+    long long us = ((days * 86400LL + PyDateTime_DATE_GET_HOUR(dt) * 3600LL +
+                     PyDateTime_DATE_GET_MINUTE(dt) * 60LL + PyDateTime_DATE_GET_SECOND(dt)) *
+                    1000000LL) + PyDateTime_DATE_GET_MICROSECOND(dt);
+    *ok = 1;
+    return (double)us / 1e6;
+}
+
+/* make_scorer(now, verdict)'s score (records/scoring.py), same operations in the same order */
+static int score_of(Drainer *d, PyObject *prio, int freq, PyObject *lastmod, double *out) {
+    const double missing = 0.125;  /* 0.5 ** (90 / 30) */
+    double fresh = missing;
+    if (lastmod != Py_None) {
+        int ok;
+        double ts = datetime_ts(lastmod, &ok);
+        if (!ok) return -1;
+        double age = d->now_ts - ts;
+        fresh = age <= 0.0 ? 1.0 : pow(0.5, age / (30.0 * 86400.0));
+        if (d->verdict != Py_None && fresh > missing) {
+            PyObject *u = PyObject_GetAttrString(d->verdict, "uniform");
+            if (u == NULL) return -1;
+            int uniform = PyObject_IsTrue(u);
+            Py_DECREF(u);
+            if (uniform < 0) return -1;
+            if (uniform) fresh = missing;
+        }
+    }
+    double p = prio == Py_None ? 0.6 * 0.5 : 0.6 * PyFloat_AS_DOUBLE(prio);
+    double f = freq < 0 ? 0.25 * 0.5 : 0.25 * FREQ_RANK[freq];
+    *out = p + f + 0.15 * fresh;
+    return 0;
+}
+
+#define SLOT(obj, i) (*(PyObject **)((char *)(obj) + d->offsets[i]))
+
+static PyObject *build_record(Drainer *d, PyObject *url, PyObject *lastmod, PyObject *freq,
+                              int freq_i, PyObject *prio) {
+    double score;
+    if (score_of(d, prio, freq_i, lastmod, &score) < 0) return NULL;
+    PyTypeObject *type = (PyTypeObject *)d->record_type;
+    PyObject *rec = type->tp_alloc(type, 0);
+    if (rec == NULL) return NULL;
+    PyObject *robots = Py_None;
+    if (d->audit != Py_None) {
+        robots = PyObject_CallOneArg(d->audit, url);
+        if (robots == NULL) { Py_DECREF(rec); return NULL; }
+    } else {
+        Py_INCREF(robots);
+    }
+    PyObject *revisit;
+    if (d->revisits) revisit = PyFloat_FromDouble(freq_i < 0 ? 7 * 86400.0 : REVISIT[freq_i]);
+    else { revisit = Py_None; Py_INCREF(revisit); }
+    PyObject *scoreobj = PyFloat_FromDouble(score);
+    if (revisit == NULL || scoreobj == NULL) {
+        Py_XDECREF(revisit); Py_XDECREF(scoreobj); Py_DECREF(robots); Py_DECREF(rec);
+        return NULL;
+    }
+    PyObject *values[17] = {url, lastmod, freq, prio, scoreobj, d->base, d->empty_tuple,
+                            d->empty_tuple, d->empty_tuple, Py_None, revisit, Py_False, Py_None,
+                            Py_False, d->empty_tuple, robots, d->source};
+    for (int i = 0; i < 17; i++) {
+        Py_INCREF(values[i]);
+        SLOT(rec, i) = values[i];
+    }
+    Py_DECREF(scoreobj); Py_DECREF(revisit); Py_DECREF(robots);
+    return rec;
+}
+
+static int set_urls(Drainer *d, Py_ssize_t count) {
+    PyObject *n = PyLong_FromSsize_t(count);
+    if (n == NULL) return -1;
+    int r = PyObject_SetAttr(d->emitter, d->str_urls, n);
+    Py_DECREF(n);
+    return r;
+}
+
+static int call_problem(Drainer *d, const char *code, PyObject *message) {
+    if (message == NULL) return -1;
+    PyObject *r = PyObject_CallFunction(d->problem, "sO", code, message);
+    Py_DECREF(message);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static PyObject *shorter(PyObject *s, Py_ssize_t n) {
+    return PyUnicode_Substring(s, 0, n < PyUnicode_GET_LENGTH(s) ? n : PyUnicode_GET_LENGTH(s));
+}
+
+/* One page entry's fields: returns the record (new ref), Py_None to skip, NULL on error. */
+static PyObject *page(Drainer *d, PyObject *entry, Py_ssize_t *count) {
+    PyObject **f = ((PyListObject *)entry)->ob_item;
+    PyObject *loc = f[S_LOC], *lastmod = f[S_LASTMOD], *changefreq = f[S_CHANGEFREQ];
+    PyObject *priority = f[S_PRIORITY];
+    PyObject *url = NULL, *modified = NULL, *freq = NULL, *prio = NULL, *result = NULL;
+    int normal;
+    if (d->flags & N_LOC) {
+        normal = PyUnicode_IS_ASCII(loc) && PyUnicode_GET_LENGTH(loc) <= d->max_length &&
+                 url_normal(PyUnicode_DATA(loc), PyUnicode_GET_LENGTH(loc));
+    } else {
+        PyObject *m = PyObject_CallOneArg(d->fast_match, loc);
+        if (m == NULL) return NULL;
+        normal = m != Py_None && PyUnicode_GET_LENGTH(loc) <= d->max_length;
+        Py_DECREF(m);
+        if (normal) {
+            PyObject *dot = PyUnicode_FromString("/.");
+            normal = dot && !PySequence_Contains(loc, dot);
+            Py_XDECREF(dot);
+        }
+    }
+    if (normal) {
+        Py_INCREF(loc);
+        url = loc;
+    } else {
+        url = PyObject_CallFunction(d->location, "Os", loc, "location");
+        if (url == NULL) return NULL;
+        if (url == Py_None) return url;
+    }
+    if (d->strict && d->base != Py_None) {
+        PyObject *r = PyObject_CallFunctionObjArgs(d->in_location, url, d->base, NULL);
+        if (r == NULL) goto done;
+        int inside = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (inside < 0) goto done;
+        if (!inside) {
+            if (call_problem(d, "out-of-location", PyUnicode_FromFormat(
+                    "%U is outside the sitemap's location", url)) < 0)
+                goto done;
+            Py_INCREF(Py_None);
+            result = Py_None;
+            goto done;
+        }
+    }
+    if (*count == d->cap) {
+        PyObject *exc = PyObject_CallFunction(d->fatal, "sN", "limit-urls", PyUnicode_FromFormat(
+            "more than %zd entries; rest ignored", d->cap));
+        if (exc != NULL) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        goto done;
+    }
+    (*count)++;
+    if (lastmod != Py_None && PyUnicode_GET_LENGTH(lastmod) > 0) {
+        modified = PyDict_GetItemWithError(d->dates, lastmod);
+        if (modified != NULL) {
+            Py_INCREF(modified);
+        } else if (PyErr_Occurred()) {
+            goto done;
+        } else {
+            int ok = 0;
+            if (d->flags & N_DATE && PyUnicode_IS_ASCII(lastmod)) {
+                long long us = lastmod_us(PyUnicode_DATA(lastmod), PyUnicode_GET_LENGTH(lastmod),
+                                          &ok);
+                if (ok) {
+                    modified = datetime_utc(us);
+                    if (modified == NULL) goto done;
+                }
+            }
+            if (!ok) {
+                modified = PyObject_CallOneArg(d->parse_lastmod, lastmod);
+                if (modified == NULL) goto done;
+            }
+            if (PyDict_GET_SIZE(d->dates) < 4096 && PyDict_SetItem(d->dates, lastmod, modified) < 0)
+                goto done;
+        }
+        if (modified == Py_None) {
+            PyObject *cut = shorter(lastmod, 60);
+            if (cut == NULL || call_problem(d, "bad-date", PyUnicode_FromFormat(
+                    "date %R not understood", cut)) < 0) {
+                Py_XDECREF(cut);
+                goto done;
+            }
+            Py_DECREF(cut);
+        }
+    } else {
+        modified = Py_None;
+        Py_INCREF(modified);
+    }
+    int freq_i = -1;
+    if (changefreq != Py_None && PyUnicode_GET_LENGTH(changefreq) > 0) {
+        if (d->flags & N_FIELDS && (freq_i = freq_index(changefreq)) >= 0) {
+            freq = d->freq_words[freq_i];
+            Py_INCREF(freq);
+        } else {
+            freq = PyDict_GetItemWithError(d->freqs, changefreq);
+            if (freq != NULL) Py_INCREF(freq);
+            else if (PyErr_Occurred()) goto done;
+            else if ((freq = PyObject_CallOneArg(d->parse_changefreq, changefreq)) == NULL)
+                goto done;
+            if (freq == Py_None) {
+                PyObject *cut = shorter(changefreq, 40);
+                if (cut == NULL || call_problem(d, "bad-changefreq", PyUnicode_FromFormat(
+                        "changefreq %R ignored", cut)) < 0) {
+                    Py_XDECREF(cut);
+                    goto done;
+                }
+                Py_DECREF(cut);
+            } else {
+                freq_i = freq_index(freq);
+            }
+        }
+    } else {
+        freq = Py_None;
+        Py_INCREF(freq);
+    }
+    if (priority != Py_None && PyUnicode_GET_LENGTH(priority) > 0) {
+        double v = (d->flags & N_FIELDS) ? priority_fast(priority) : -1.0;
+        if (v >= 0.0) {
+            prio = PyFloat_FromDouble(v);
+            if (prio == NULL) goto done;
+        } else {
+            prio = PyDict_GetItemWithError(d->prios, priority);
+            if (prio != NULL) Py_INCREF(prio);
+            else if (PyErr_Occurred()) goto done;
+            else if ((prio = PyObject_CallOneArg(d->parse_priority, priority)) == NULL)
+                goto done;
+            if (prio == Py_None) {
+                PyObject *cut = shorter(priority, 40);
+                if (cut == NULL || call_problem(d, "bad-priority", PyUnicode_FromFormat(
+                        "priority %R ignored", cut)) < 0) {
+                    Py_XDECREF(cut);
+                    goto done;
+                }
+                Py_DECREF(cut);
+            }
+        }
+    } else {
+        prio = Py_None;
+        Py_INCREF(prio);
+    }
+    int plain = 1;
+    for (int i = S_ALTERNATES; i <= S_EXTRA; i++) plain &= f[i] == Py_None;
+    if (!plain) {
+        result = PyObject_CallFunctionObjArgs(d->record, url, modified, freq, prio, entry, NULL);
+    } else if (d->native_build && (d->flags & N_RECORD)) {
+        result = build_record(d, url, modified, freq, freq_i, prio);
+    } else {
+        PyObject *args[10] = {url, modified, freq, prio, d->base, d->empty_tuple, d->empty_tuple,
+                              d->empty_tuple, Py_None, Py_None};
+        result = PyObject_Vectorcall(d->build, args, 10, NULL);
+    }
+done:
+    Py_XDECREF(url); Py_XDECREF(modified); Py_XDECREF(freq); Py_XDECREF(prio);
+    return result;
+}
+
+static PyObject *drainer_call(Drainer *d, PyObject *Py_UNUSED(ignored)) {
+    PyObject *pending = d->pending;
+    Py_ssize_t n = PyList_GET_SIZE(pending);
+    if (n == 0) Py_RETURN_NONE;
+    PyObject *out = PyObject_GetAttr(d->emitter, d->str_out);
+    PyObject *urls = PyObject_GetAttr(d->emitter, d->str_urls);
+    if (out == NULL || urls == NULL) { Py_XDECREF(out); Py_XDECREF(urls); return NULL; }
+    Py_ssize_t count = PyLong_AsSsize_t(urls);
+    Py_DECREF(urls);
+    int failed = count == -1 && PyErr_Occurred();
+    for (Py_ssize_t i = 0; !failed && i < PyList_GET_SIZE(pending); i++) {
+        PyObject *entry = PyList_GET_ITEM(pending, i);
+        Py_INCREF(entry);
+        if (PyTuple_Check(entry)) {  /* a child sitemap */
+            PyObject *r = NULL;
+            if (set_urls(d, count) == 0) r = PyObject_Call(d->sitemap, entry, NULL);
+            if (r == NULL) failed = 1;
+            else {
+                Py_DECREF(r);
+                PyObject *u = PyObject_GetAttr(d->emitter, d->str_urls);
+                count = u ? PyLong_AsSsize_t(u) : -1;
+                Py_XDECREF(u);
+                failed = count == -1 && PyErr_Occurred();
+            }
+        } else {
+            PyObject *rec = page(d, entry, &count);
+            if (rec == NULL) failed = 1;
+            else {
+                if (rec != Py_None && PyList_Append(out, rec) < 0) failed = 1;
+                Py_DECREF(rec);
+            }
+        }
+        Py_DECREF(entry);
+    }
+    /* finally: the count is stored and pending emptied, as the reference does */
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    if (set_urls(d, count) < 0 || PyList_SetSlice(pending, 0, PyList_GET_SIZE(pending), NULL) < 0) {
+        Py_XDECREF(exc_type); Py_XDECREF(exc_value); Py_XDECREF(exc_tb);
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyErr_Restore(exc_type, exc_value, exc_tb);
+    Py_DECREF(out);
+    if (failed) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef drainer_methods[] = {
+    {"drain", (PyCFunction)drainer_call, METH_NOARGS, "Turn the pending entries into records."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject DrainerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_expatcore.Drainer",
+    .tp_basicsize = sizeof(Drainer),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "_Emitter.drain in C.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)drainer_init,
+    .tp_dealloc = (destructor)drainer_dealloc,
+    .tp_traverse = (traverseproc)drainer_traverse,
+    .tp_methods = drainer_methods,
+};
+
+/* ======================================================================================
+   Module functions: the fast paths alone (for differential tests) and the baselines.
+   ====================================================================================== */
+
+static PyObject *mod_url_normal(PyObject *m, PyObject *arg) {
+    (void)m;
+    if (!PyUnicode_Check(arg)) { PyErr_SetString(PyExc_TypeError, "str expected"); return NULL; }
+    return PyBool_FromLong(PyUnicode_IS_ASCII(arg) &&
+                           url_normal(PyUnicode_DATA(arg), PyUnicode_GET_LENGTH(arg)));
+}
+
+static PyObject *mod_lastmod(PyObject *m, PyObject *arg) {
+    (void)m;
+    if (!PyUnicode_Check(arg)) { PyErr_SetString(PyExc_TypeError, "str expected"); return NULL; }
+    int ok = 0;
+    long long us = 0;
+    if (PyUnicode_IS_ASCII(arg)) us = lastmod_us(PyUnicode_DATA(arg), PyUnicode_GET_LENGTH(arg), &ok);
+    if (!ok) Py_RETURN_NOTIMPLEMENTED;
+    return datetime_utc(us);
+}
+
+/* Baselines: a parser with three C handlers that do nothing (or build each text as a str),
+   fed the chunks of an iterable; returns the element events seen. */
+typedef struct { long long events; int build; char buf[8192]; int len; long long strs; } Null;
+
+static void XMLCALL null_start(void *ud, const XML_Char *n, const XML_Char **a) {
+    (void)n; (void)a;
+    Null *s = ud;
+    s->events++;
+    s->len = 0;
+}
+static void XMLCALL null_end(void *ud, const XML_Char *n) {
+    (void)n;
+    Null *s = ud;
+    s->events++;
+    if (s->build && s->len) {
+        PyObject *u = PyUnicode_DecodeUTF8(s->buf, s->len, NULL);
+        if (u == NULL) PyErr_Clear();
+        Py_XDECREF(u);
+        s->strs++;
+    }
+    s->len = 0;
+}
+static void XMLCALL null_chars(void *ud, const XML_Char *t, int len) {
+    Null *s = ud;
+    if (!s->build) return;
+    if (s->len + len > (int)sizeof(s->buf)) len = (int)sizeof(s->buf) - s->len;
+    memcpy(s->buf + s->len, t, (size_t)len);
+    s->len += len;
+}
+
+static PyObject *mod_null_parse(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *chunks;
+    int build = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &chunks, &build)) return NULL;
+    Null state = {0, build, {0}, 0, 0};
+    XML_Parser p = capi->ParserCreate_MM("utf-8", NULL, NULL);
+    if (p == NULL) return PyErr_NoMemory();
+    capi->SetUserData(p, &state);
+    capi->SetElementHandler(p, null_start, null_end);
+    capi->SetCharacterDataHandler(p, null_chars);
+    PyObject *it = PyObject_GetIter(chunks), *chunk;
+    if (it == NULL) { capi->ParserFree(p); return NULL; }
+    int bad = 0;
+    while (!bad && (chunk = PyIter_Next(it)) != NULL) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE) < 0) bad = 1;
+        else {
+            bad = capi->Parse(p, view.buf, (int)view.len, 0) == XML_STATUS_ERROR;
+            PyBuffer_Release(&view);
+        }
+        Py_DECREF(chunk);
+    }
+    Py_DECREF(it);
+    if (!bad && !PyErr_Occurred()) bad = capi->Parse(p, "", 0, 1) == XML_STATUS_ERROR;
+    capi->ParserFree(p);
+    if (PyErr_Occurred()) return NULL;
+    if (bad) { PyErr_SetString(PyExc_ValueError, "not well-formed"); return NULL; }
+    return Py_BuildValue("LL", state.events, state.strs);
+}
+
+static PyMethodDef module_methods[] = {
+    {"url_normal", mod_url_normal, METH_O, "normalize._FAST_RE.fullmatch(s) and '/.' not in s"},
+    {"lastmod", mod_lastmod, METH_O, "The C lastmod fast path: a UTC datetime or NotImplemented"},
+    {"null_parse", mod_null_parse, METH_VARARGS, "Baseline: expat with empty C handlers"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_expatcore", "Compiled hot path of the XML sitemap reader (prototype).",
+    -1, module_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__expatcore(void) {
+    capi = PyCapsule_Import(PyExpat_CAPSULE_NAME, 0);
+    if (capi == NULL) return NULL;
+    if (strcmp(capi->magic, PyExpat_CAPI_MAGIC) != 0 ||
+        (size_t)capi->size < offsetof(struct PyExpat_CAPI, SetHashSalt) + sizeof(void *)) {
+        PyErr_SetString(PyExc_ImportError, "pyexpat's C API is not the one this was built for");
+        return NULL;
+    }
+    PyDateTime_IMPORT;
+    if (PyDateTimeAPI == NULL) return NULL;
+    PyObject *pyexpat = PyImport_ImportModule("pyexpat");
+    if (pyexpat == NULL) return NULL;
+    ExpatError = PyObject_GetAttrString(pyexpat, "ExpatError");
+    Py_DECREF(pyexpat);
+    if (ExpatError == NULL) return NULL;
+    tables_init();
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&DrainerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m == NULL) return NULL;
+    NeedsReference = PyErr_NewException("_expatcore.NeedsReference", NULL, NULL);
+    if (NeedsReference == NULL) return NULL;
+    Py_INCREF(NeedsReference);
+    Py_INCREF(&CoreType);
+    Py_INCREF(&DrainerType);
+    if (PyModule_AddObject(m, "NeedsReference", NeedsReference) < 0 ||
+        PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0 ||
+        PyModule_AddObject(m, "Drainer", (PyObject *)&DrainerType) < 0 ||
+        PyModule_AddIntConstant(m, "N_LOC", N_LOC) < 0 ||
+        PyModule_AddIntConstant(m, "N_DATE", N_DATE) < 0 ||
+        PyModule_AddIntConstant(m, "N_FIELDS", N_FIELDS) < 0 ||
+        PyModule_AddIntConstant(m, "N_RECORD", N_RECORD) < 0 ||
+        PyModule_AddIntConstant(m, "ENTRY_SIZE", ENTRY_SIZE) < 0 ||
+        PyModule_AddIntConstant(m, "EXPAT_MAJOR", capi->MAJOR_VERSION) < 0 ||
+        PyModule_AddIntConstant(m, "EXPAT_MINOR", capi->MINOR_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
