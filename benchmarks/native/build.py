@@ -20,13 +20,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 SOURCE = ROOT / "sitemap_reader" / "parse" / "_native" / "_expatcore.c"
+#: The callgrind region helper of bench.py (a benchmark tool, built beside the prototype).
+REGION = HERE / "_cgregion.c"
 OUT = HERE / "build"
 #: Warnings are errors (the issue's rule for the C build); -Wconversion is left out (the
 #: CPython headers themselves trip it).
 WARNINGS = ["-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wstrict-prototypes", "-Wvla"]
 
 
-def command(cc: str, debug: bool, sanitize: bool, target: Path) -> list[str]:
+def command(cc: str, debug: bool, sanitize: bool, target: Path, source: Path) -> list[str]:
     """The compiler command line."""
     include = sysconfig.get_paths()["include"]
     opt = ["-O0", "-g"] if debug else ["-O2", "-g"]
@@ -35,7 +37,7 @@ def command(cc: str, debug: bool, sanitize: bool, target: Path) -> list[str]:
                "-fno-sanitize-recover=undefined"]  # fmt: skip
     return [
         cc, "-shared", "-fPIC", "-std=c11", *opt, *WARNINGS, f"-I{include}", "-o", str(target),
-        str(SOURCE), "-lm",
+        str(source), "-lm",
     ]  # fmt: skip
 
 
@@ -48,13 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     folder = OUT / ("sanitize" if args.sanitize else "debug" if args.debug else "release")
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"_expatcore{suffix}"
-    cmd = command(args.cc, args.debug, args.sanitize, target)
-    result = subprocess.run(cmd, check=False)
-    if result.returncode != 0:
-        print(" ".join(cmd), file=sys.stderr)
-        return result.returncode
-    print(target)
+    for source in (SOURCE, REGION):
+        target = folder / f"{source.stem}{suffix}"
+        cmd = command(args.cc, args.debug, args.sanitize, target, source)
+        result = subprocess.run(cmd, check=False)
+        if result.returncode != 0:
+            print(" ".join(cmd), file=sys.stderr)
+            return result.returncode
+        print(target)
     return 0
 
 

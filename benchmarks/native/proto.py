@@ -65,6 +65,17 @@ assert (kinds.F_FEED_DATE, kinds.X_IMAGE, kinds.X_PAGEMAP, kinds.X_XHTML) == (-2
 assert (kinds.X_MOBILE, entry_shape.ENTRY_SIZE, entry_shape.EXTRA) == (25, core.ENTRY_SIZE, 12)
 
 
+class _Fixer(AmpFixer):
+    """AmpFixer with its common case (nothing to repair) checked in C."""
+
+    __slots__ = ()
+
+    def _fix(self, data: bytes) -> bytes:
+        if not self._in_cdata and core.amp_clean(data):
+            return data
+        return super()._fix(data)
+
+
 class _Helpers:
     """The element machine's rare branches, as the reference writes them."""
 
@@ -144,7 +155,7 @@ class NativeXmlReader(XmlReader):
         self._decoder = (
             codecs.getincrementaldecoder(codec)(errors="replace") if codec is not None else None
         )
-        self._fixer = AmpFixer()
+        self._fixer = _Fixer()
         self._prolog: list[bytes] | None = []  # raw bytes until the root started
         self._prolog_size = 0
         self._reference: XmlReader | None = None

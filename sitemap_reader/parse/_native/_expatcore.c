@@ -115,8 +115,11 @@ typedef struct {
     unsigned int gen;    /* kind is valid while gen == NameTable.gen */
 } NameEntry;
 
+#define HOT 64
+
 typedef struct {
     NameEntry *slots;
+    NameEntry *hot[HOT]; /* a direct-mapped cache of recent names (cleared when slots move) */
     Py_ssize_t mask;     /* capacity - 1 (a power of two) */
     Py_ssize_t count;
     Py_ssize_t chars;    /* characters of all names */
@@ -126,6 +129,7 @@ typedef struct {
 static int names_init(NameTable *t) {
     t->mask = 63;
     t->slots = PyMem_Calloc((size_t)(t->mask + 1), sizeof(NameEntry));
+    memset(t->hot, 0, sizeof(t->hot));
     t->count = t->chars = 0;
     t->gen = 1;
     if (t->slots == NULL) { PyErr_NoMemory(); return -1; }
@@ -144,10 +148,76 @@ static void names_free(NameTable *t) {
     t->slots = NULL;
 }
 
-static Py_ssize_t utf8_chars(const char *s, Py_ssize_t n) {
-    Py_ssize_t chars = 0;
-    for (Py_ssize_t i = 0; i < n; i++) chars += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return chars;
+/* -- byte counts over whole buffers (16 bytes at a time where the compiler has vectors) -- */
+
+#if defined(__GNUC__) || defined(__clang__)
+typedef unsigned char v16 __attribute__((vector_size(16)));
+#define HAVE_V16 1
+static inline Py_ssize_t lanes(v16 acc) {
+    Py_ssize_t sum = 0;
+    for (int i = 0; i < 16; i++) sum += acc[i];
+    return sum;
+}
+#endif
+
+/* How many bytes of p[0:n] equal a, and how many equal b. */
+static void count_two(const unsigned char *p, Py_ssize_t n, unsigned char a, unsigned char b,
+                      Py_ssize_t *na, Py_ssize_t *nb) {
+    Py_ssize_t i = 0, ca = 0, cb = 0;
+#ifdef HAVE_V16
+    v16 va, vb, acc_a = {0}, acc_b = {0};
+    for (int k = 0; k < 16; k++) { va[k] = a; vb[k] = b; }
+    int rounds = 0;
+    for (; i + 16 <= n; i += 16) {
+        v16 v;
+        memcpy(&v, p + i, 16);
+        acc_a -= (v16)(v == va);
+        acc_b -= (v16)(v == vb);
+        if (++rounds == 255) {
+            ca += lanes(acc_a); cb += lanes(acc_b);
+            acc_a = (v16){0}; acc_b = (v16){0};
+            rounds = 0;
+        }
+    }
+    ca += lanes(acc_a); cb += lanes(acc_b);
+#endif
+    for (; i < n; i++) { ca += p[i] == a; cb += p[i] == b; }
+    *na = ca;
+    *nb = cb;
+}
+
+/* Characters of UTF-8 text: the bytes that are not continuation bytes. */
+static Py_ssize_t utf8_chars(const char *text, Py_ssize_t n) {
+    const unsigned char *p = (const unsigned char *)text;
+    Py_ssize_t i = 0, cont = 0;
+#ifdef HAVE_V16
+    v16 mask, trail, acc = {0};
+    for (int k = 0; k < 16; k++) { mask[k] = 0xC0; trail[k] = 0x80; }
+    int rounds = 0;
+    for (; i + 16 <= n; i += 16) {
+        v16 v;
+        memcpy(&v, p + i, 16);
+        acc -= (v16)((v & mask) == trail);
+        if (++rounds == 255) { cont += lanes(acc); acc = (v16){0}; rounds = 0; }
+    }
+    cont += lanes(acc);
+#endif
+    for (; i < n; i++) cont += (p[i] & 0xC0) == 0x80;
+    return n - cont;
+}
+
+/* Is every byte ASCII? (8 at a time) */
+static int all_ascii(const char *text, Py_ssize_t n) {
+    const unsigned char *p = (const unsigned char *)text;
+    uint64_t high = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        high |= w;
+    }
+    for (; i < n; i++) high |= p[i];
+    return (high & 0x8080808080808080ULL) == 0;
 }
 
 static int names_grow(NameTable *t) {
@@ -164,12 +234,33 @@ static int names_grow(NameTable *t) {
     PyMem_Free(t->slots);
     t->slots = slots;
     t->mask = size - 1;
+    memset(t->hot, 0, sizeof(t->hot));
     return 0;
 }
 
+static inline size_t hot_index(const char *name, Py_ssize_t len) {
+    const unsigned char *p = (const unsigned char *)name;
+    return ((size_t)len * 31u + p[0] * 7u + p[len - 1] * 3u + p[len / 2]) & (HOT - 1);
+}
+
 /* The entry of a name, added when new (NULL with an exception set on failure). */
+static NameEntry *names_find(NameTable *t, const char *name, Py_ssize_t len);
+
+/* The entry of a name, added when new (NULL with an exception set on failure). The hot
+   cache answers the few names a sitemap repeats without hashing them; the table is keyed
+   with Python's own keyed bytes hash, so hostile names cannot aim collisions at it. */
 static NameEntry *names_get(NameTable *t, const char *name) {
     Py_ssize_t len = (Py_ssize_t)strlen(name);
+    if (len == 0) return names_find(t, name, len);
+    size_t h = hot_index(name, len);
+    NameEntry *e = t->hot[h];
+    if (e != NULL && e->len == len && memcmp(e->bytes, name, (size_t)len) == 0) return e;
+    e = names_find(t, name, len);
+    if (e != NULL) t->hot[h] = e;
+    return e;
+}
+
+static NameEntry *names_find(NameTable *t, const char *name, Py_ssize_t len) {
     Py_hash_t hash = _Py_HashBytes(name, len);
     Py_ssize_t i = (Py_ssize_t)((size_t)hash & (size_t)t->mask);
     for (;;) {
@@ -180,7 +271,7 @@ static NameEntry *names_get(NameTable *t, const char *name) {
     }
     if ((t->count + 1) * 2 > t->mask + 1) {
         if (names_grow(t) < 0) return NULL;
-        return names_get(t, name);
+        return names_find(t, name, len);
     }
     NameEntry *e = &t->slots[i];
     e->bytes = PyMem_Malloc((size_t)len + 1);
@@ -233,8 +324,8 @@ typedef struct {
     PyObject *v;                 /* the entry in progress: a list of ENTRY_SIZE slots */
     /* the text of the element being read */
     char *text;
-    Py_ssize_t text_len, text_cap, text_chars;
-    int text_over, text_high;
+    Py_ssize_t text_len, text_cap, text_chars;  /* text_chars: valid when text_counted */
+    int text_over, text_counted;
     PyObject *overflow, *empty;
     NameTable names;
     /* counters for the benchmarks */
@@ -279,27 +370,25 @@ static PyObject *new_entry(void) {
 
 static inline void text_clear(Core *c) {
     c->text_len = c->text_chars = 0;
-    c->text_over = c->text_high = 0;
+    c->text_over = c->text_counted = 0;
 }
 
 static void XMLCALL on_chars(void *ud, const XML_Char *s, int len) {
     Core *c = (Core *)ud;
-    if (c->error || c->mode == 0) return;
-    if (c->text_over) return;
-    unsigned char high = 0;
-    Py_ssize_t chars = 0;
-    for (int i = 0; i < len; i++) {
-        unsigned char b = (unsigned char)s[i];
-        high |= b;
-        chars += (b & 0xC0) != 0x80;
+    if (c->error || c->mode == 0 || c->text_over) return;
+    if (c->text_len + len > c->max_text) {
+        /* more bytes than the cap allows characters: count the characters (rare) */
+        if (!c->text_counted) {
+            c->text_chars = utf8_chars(c->text, c->text_len);
+            c->text_counted = 1;
+        }
+        c->text_chars += utf8_chars(s, len);
+        if (c->text_chars > c->max_text) {  /* over the cap: only the verdict is kept */
+            c->text_over = 1;
+            c->text_len = 0;
+            return;
+        }
     }
-    c->text_chars += chars;
-    if (c->text_chars > c->max_text) {  /* over the cap: only the verdict is kept */
-        c->text_over = 1;
-        c->text_len = 0;
-        return;
-    }
-    c->text_high |= high & 0x80;
     if (c->text_len + len > c->text_cap) {
         Py_ssize_t cap = c->text_cap * 2;
         while (cap < c->text_len + len) cap *= 2;
@@ -334,7 +423,7 @@ static PyObject *text_value(Core *c) {
     }
     const char *s = c->text;
     Py_ssize_t n = c->text_len;
-    if (!c->text_high) {
+    if (all_ascii(s, n)) {
         while (n && ascii_space((unsigned char)s[0])) { s++; n--; }
         while (n && ascii_space((unsigned char)s[n - 1])) n--;
         if (n == 0) { Py_INCREF(c->empty); return c->empty; }
@@ -355,7 +444,7 @@ static int text_to_pieces(Core *c) {
     if (c->text_over) {
         piece = c->overflow;
         Py_INCREF(piece);
-    } else if (!c->text_high) {
+    } else if (all_ascii(c->text, c->text_len)) {
         piece = ascii_str(c->text, c->text_len);
     } else {
         piece = PyUnicode_DecodeUTF8(c->text, c->text_len, "strict");
@@ -639,26 +728,21 @@ static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *s
 
 /* -- feeding: fixed-offset bounds (parse/bounds.py, BoundedExpat.parse) ------------------ */
 
+/* The position (expat's rules) after p[0:n], from the position before it. */
 static void count_position(Core *c, const unsigned char *p, Py_ssize_t n) {
     if (n == 0) return;
-    Py_ssize_t lf = 0, cr = 0, crlf = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        lf += p[i] == '\n';
-        cr += p[i] == '\r';
-    }
+    Py_ssize_t lf, cr;
+    count_two(p, n, '\n', '\r', &lf, &cr);
     if (lf | cr) {
-        for (Py_ssize_t i = 0; i + 1 < n; i++) crlf += (p[i] == '\r') & (p[i + 1] == '\n');
-        if (c->prev_cr && p[0] == '\n') crlf++;
+        Py_ssize_t crlf = c->prev_cr && p[0] == '\n';  /* a CRLF cut between two slices */
+        if (cr)
+            for (Py_ssize_t i = 0; i + 1 < n; i++) crlf += (p[i] == '\r') & (p[i + 1] == '\n');
         c->line += (unsigned long long)(lf + cr - crlf);
         Py_ssize_t last = n - 1;
         while (p[last] != '\n' && p[last] != '\r') last--;
-        Py_ssize_t cont = 0;
-        for (Py_ssize_t i = last + 1; i < n; i++) cont += (p[i] & 0xC0) == 0x80;
-        c->col = (unsigned long long)(n - last - 1 - cont);
+        c->col = (unsigned long long)utf8_chars((const char *)p + last + 1, n - last - 1);
     } else {
-        Py_ssize_t cont = 0;
-        for (Py_ssize_t i = 0; i < n; i++) cont += (p[i] & 0xC0) == 0x80;
-        c->col += (unsigned long long)(n - cont);
+        c->col += (unsigned long long)utf8_chars((const char *)p, n);
     }
     c->prev_cr = p[n - 1] == '\r';
 }
@@ -1634,6 +1718,30 @@ static PyObject *mod_url_normal(PyObject *m, PyObject *arg) {
                            url_normal(PyUnicode_DATA(arg), PyUnicode_GET_LENGTH(arg)));
 }
 
+/* True when AmpFixer would hand ``data`` back unchanged with no CDATA section open: no
+   CDATA section starts in it, and every '&' starts one of XML's five predefined entities. */
+static PyObject *mod_amp_clean(PyObject *m, PyObject *arg) {
+    (void)m;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const char *p = view.buf, *end = p + view.len;
+    int clean = 1;
+    for (const char *br = memchr(p, '[', (size_t)(end - p)); clean && br != NULL;
+         br = memchr(br + 1, '[', (size_t)(end - br - 1))) {
+        if (br - p >= 2 && br[-2] == '<' && br[-1] == '!') clean = 0;  /* maybe <![CDATA[ */
+    }
+    for (const char *amp = memchr(p, '&', (size_t)(end - p)); clean && amp != NULL;
+         amp = memchr(amp + 1, '&', (size_t)(end - amp - 1))) {
+        Py_ssize_t rest = end - amp - 1;
+        const char *r = amp + 1;
+        clean = (rest >= 4 && memcmp(r, "amp;", 4) == 0) || (rest >= 3 && memcmp(r, "lt;", 3) == 0) ||
+                (rest >= 3 && memcmp(r, "gt;", 3) == 0) || (rest >= 5 && memcmp(r, "quot;", 5) == 0) ||
+                (rest >= 5 && memcmp(r, "apos;", 5) == 0);
+    }
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(clean);
+}
+
 static PyObject *mod_lastmod(PyObject *m, PyObject *arg) {
     (void)m;
     if (!PyUnicode_Check(arg)) { PyErr_SetString(PyExc_TypeError, "str expected"); return NULL; }
@@ -1701,14 +1809,14 @@ static PyObject *mod_null_parse(PyObject *m, PyObject *args) {
     if (!bad && !PyErr_Occurred()) bad = capi->Parse(p, "", 0, 1) == XML_STATUS_ERROR;
     capi->ParserFree(p);
     if (PyErr_Occurred()) return NULL;
-    if (bad) { PyErr_SetString(PyExc_ValueError, "not well-formed"); return NULL; }
-    return Py_BuildValue("LL", state.events, state.strs);
+    return Py_BuildValue("LLi", state.events, state.strs, !bad);
 }
 
 static PyMethodDef module_methods[] = {
     {"url_normal", mod_url_normal, METH_O, "normalize._FAST_RE.fullmatch(s) and '/.' not in s"},
     {"lastmod", mod_lastmod, METH_O, "The C lastmod fast path: a UTC datetime or NotImplemented"},
-    {"null_parse", mod_null_parse, METH_VARARGS, "Baseline: expat with empty C handlers"},
+    {"amp_clean", mod_amp_clean, METH_O, "AmpFixer would pass these bytes through unchanged"},
+    {"null_parse", mod_null_parse, METH_VARARGS, "Baseline: expat with empty C handlers: (events, strs, well-formed)"},
     {NULL, NULL, 0, NULL},
 };
 
