@@ -167,7 +167,11 @@ def inflate_table(repeat: int) -> str:
                 lines.append(f"| {name} | {label} | not installed | |")
                 continue
             assert inflate_with(module, packed) == len(body)
-            seconds = best(lambda m=module, p=packed: inflate_with(m, p), repeat)
+
+            def inflate(module: Any = module, packed: bytes = packed) -> None:
+                inflate_with(module, packed)
+
+            seconds = best(inflate, repeat)
             rate = len(body) / seconds / 1e6
             base = base or rate
             lines.append(f"| {name} ({len(body) / 1e6:.1f} MB) | {label} | {rate:,.0f} | "
@@ -210,7 +214,7 @@ def records_table(repeat: int) -> str:
         "UrlRecord(...) frozen dataclass __init__ (no score)": dataclass_init,
     }
     if msgspec is not None:
-        fields = [(name, Any) for name in UrlRecord.__slots__]  # type: ignore[attr-defined]
+        fields = [(name, Any) for name in UrlRecord.__slots__]
         struct = msgspec.defstruct("UrlStruct", fields, frozen=True, gc=False)
         score = make_scorer(now)
 
@@ -233,8 +237,12 @@ def records_table(repeat: int) -> str:
         "to_dict() alone": lambda b: [r.to_dict() for r in b],
     }
     for label, write in writers.items():
-        seconds = best(lambda w=write: [w(records[i : i + 1000]) for i in range(0, 50_000, 1000)],
-                       repeat)  # fmt: skip
+
+        def batches(write: Callable[[Sequence[UrlRecord]], object] = write) -> None:
+            for i in range(0, len(records), 1000):
+                write(records[i : i + 1000])
+
+        seconds = best(batches, repeat)
         lines.append(f"| {label} | {seconds / len(records) * 1e9:,.0f} |")
     return "\n".join(lines)
 
