@@ -84,6 +84,28 @@ def hostile() -> Iterator[tuple[str, bytes, Limits | None]]:
         "<priority>0.3</priority></url>"
     )
     latin1 = '<?xml version="1.0" encoding="iso-8859-1"?>' + head[21:]
+    ext_head = (
+        f'<urlset xmlns="{NS}" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
+        'xmlns:xhtml="http://www.w3.org/1999/xhtml">'
+    )
+    img = "<image:image><image:loc>{0}</image:loc>{1}</image:image>"
+    link = '<xhtml:link rel="{0}" hreflang="{1}" href="{2}"/>'
+    images = "".join(
+        f"<url><loc>https://e.com/{i}</loc>"
+        + img.format(f"https://e.com/i{i}.jpg", "")
+        + img.format(f"HTTPS://E.com/i{i}b.jpg", f"<image:title> T  {i} </image:title>")
+        + img.format("", "<image:caption>c</image:caption>")
+        + img.format(f"https://e.com/i{i}c.jpg", '<image:license a="1">l</image:license>')
+        + img.format(f"https://e.com/i{i}d.jpg", "<image:tag>x</image:tag><image:tag>y</image:tag>")
+        + link.format("alternate", "de", f"https://e.com/de/{i}")
+        + link.format("Alternate", "fr", f"https://e.com/fr/{i}")
+        + link.format("alternate", " es ", f"https://E.com/es/{i}")
+        + link.format("alternate", "", f"https://e.com/x/{i}")
+        + link.format("nofollow", "it", f"https://e.com/it/{i}")
+        + link.format("alternate", "\u00e9", f"https://e.com/e/{i}")
+        + "</url>"
+        for i in range(12)
+    )
     text_cases: list[tuple[str, str, Limits | None]] = [
         ("doctype-no-subset", f'<!DOCTYPE urlset SYSTEM "x.dtd">{doc}', None),
         ("doctype-subset", f"<!DOCTYPE urlset [<!ELEMENT urlset ANY>]>{doc}", None),
@@ -124,6 +146,11 @@ def hostile() -> Iterator[tuple[str, bytes, Limits | None]]:
         ("atom", atom, None),
         ("html-root", "<html><body>x</body></html>", None),
         ("limit-urls", doc, Limits(max_urls_per_sitemap=7)),
+        ("extensions", ext_head + images + "</urlset>", None),
+        ("extensions-capped", ext_head + images + "</urlset>", SMALL),
+        ("extension-cut", ext_head + images[:5000], None),
+        ("image-text-too-long", ext_head + "<url><loc>https://e.com/</loc>"
+         + img.format("https://e.com/" + "i" * 400, "") + "</url></urlset>", SMALL),
     ]  # fmt: skip
     for name, text, limits in text_cases:
         yield name, text.encode(), limits

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import entry as entry_shape
-from sitemap_reader.parse import kinds, normalize, parser, sniff
+from sitemap_reader.parse import extensions, kinds, normalize, parser, sniff
 from sitemap_reader.parse.amp import AmpFixer
 from sitemap_reader.parse.bounds import BoundedExpat
 from sitemap_reader.parse.chardata import TextBuffer
@@ -34,7 +34,7 @@ from sitemap_reader.parse.gather import ExtensionGatherer
 from sitemap_reader.parse.names import TagNames
 from sitemap_reader.parse.scope import in_location
 from sitemap_reader.parse.xml import XmlReader
-from sitemap_reader.records import RecordBuilder, UrlRecord
+from sitemap_reader.records import Alternate, Image, RecordBuilder, UrlRecord
 
 HERE: Final = Path(__file__).resolve().parent
 
@@ -229,6 +229,8 @@ class _Funcs:
     isoformat = staticmethod(datetime.fromisoformat)
     freqs = parser._FREQS
     prios = parser._PRIORITIES
+    image_at = staticmethod(extensions.image_at)
+    build_image = staticmethod(extensions.build_image)
 
 
 class NativeEmitter(parser._Emitter):
@@ -247,7 +249,7 @@ class NativeEmitter(parser._Emitter):
         super().__init__(url, to_the_letter, limits, now, build)
         record = None
         if build is None:  # the plain builder: the same record, made in C
-            record = (UrlRecord, now.timestamp(), None, False, None, None)
+            record = (UrlRecord, now.timestamp(), None, False, None, None, Image, Alternate)
         self._drainer = core.Drainer(self, _Funcs, flags, record)
 
     def drain(self) -> None:

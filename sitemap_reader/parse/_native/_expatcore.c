@@ -92,7 +92,8 @@ enum {
 };
 enum {
     S_LOC = 0, S_LASTMOD = 1, S_CHANGEFREQ = 2, S_PRIORITY = 3, S_LINK = 4, S_GUID = 5,
-    S_PUBLISHED = 6, S_TITLE = 7, S_ALTERNATES = 8, S_EXTRA = 12, ENTRY_SIZE = 13,
+    S_PUBLISHED = 6, S_TITLE = 7, S_ALTERNATES = 8, S_IMAGES = 9, S_VIDEOS = 10, S_NEWS = 11,
+    S_EXTRA = 12, ENTRY_SIZE = 13,
 };
 /* drain() flags: which steps run in C (the rest call the reference's Python functions) */
 enum { N_LOC = 1, N_DATE = 2, N_FIELDS = 4, N_RECORD = 8 };
@@ -111,6 +112,7 @@ typedef struct {
     Py_ssize_t len;
     Py_hash_t hash;
     PyObject *str;       /* the name as str, made on first use */
+    PyObject *local;     /* names.locals[name] (lower-case local name), per generation */
     int kind;
     unsigned int gen;    /* kind is valid while gen == NameTable.gen */
 } NameEntry;
@@ -142,6 +144,7 @@ static void names_free(NameTable *t) {
         if (t->slots[i].bytes) {
             PyMem_Free(t->slots[i].bytes);
             Py_XDECREF(t->slots[i].str);
+            Py_XDECREF(t->slots[i].local);
         }
     }
     PyMem_Free(t->slots);
@@ -280,6 +283,7 @@ static NameEntry *names_find(NameTable *t, const char *name, Py_ssize_t len) {
     e->len = len;
     e->hash = hash;
     e->str = NULL;
+    e->local = NULL;
     e->gen = 0;
     t->count++;
     t->chars += utf8_chars(name, len);
@@ -306,6 +310,11 @@ typedef struct {
     PyObject *child_attrs, *alternate, *child_end, *ext_close;
     PyObject *pieces;            /* the TextBuffer's list (the gatherer reads it) */
     PyObject *root_of, *atom_link, *set_mobile, *finish_item;
+    PyObject *gatherer, *locals, *over_cap;  /* the image and hreflang paths in C */
+    Py_ssize_t ext_cap;
+    PyObject *img;               /* the image:image being gathered in C (its fields dict) */
+    int img_python;              /* ... handed to the Python gatherer mid-object */
+    PyObject *str_fields, *str_loc, *str_image_image, *str_xhtml_link;
     /* limits */
     Py_ssize_t max_text, depth_cap, max_names, max_name_chars;
     long long max_token;
@@ -495,7 +504,66 @@ static int kind_of(Core *c, NameEntry *e) {
     if (kind == -1 && PyErr_Occurred()) return -100;
     e->kind = (int)kind;
     e->gen = c->names.gen;
+    Py_XSETREF(e->local, Py_XNewRef(PyDict_GetItemWithError(c->locals, s)));
+    if (e->local == NULL && PyErr_Occurred()) return -100;
     return (int)kind;
+}
+
+/* -- extensions in C: image:image objects and xhtml:link alternates (gather.py) ----------- */
+
+static int set_default(PyObject *dict, PyObject *key, PyObject *value) {
+    PyObject *r = PyDict_SetDefault(dict, key, value);
+    return r == NULL ? -1 : 0;
+}
+
+static int append_capped(Core *c, int slot, PyObject *item, PyObject *what) {
+    PyObject *found = PyList_GET_ITEM(c->v, slot);
+    if (found == Py_None) {
+        found = PyList_New(0);
+        if (found == NULL) return -1;
+        PyList_SetItem(c->v, slot, found);
+    }
+    if (PyList_GET_SIZE(found) < c->ext_cap) return PyList_Append(found, item);
+    PyObject *r = PyObject_CallOneArg(c->over_cap, what);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* ExtensionGatherer.alternate for the common link (rel="alternate", an href, an ASCII
+   hreflang without blank ends); 1 when done, 0 for the Python gatherer, -1 on error. */
+static int alternate_fast(Core *c, const XML_Char **atts) {
+    const char *rel = NULL, *href = NULL, *lang = NULL;
+    for (int i = 0; atts[i]; i += 2) {
+        const char *k = atts[i];
+        if (strcmp(k, "rel") == 0) rel = atts[i + 1];
+        else if (strcmp(k, "href") == 0) href = atts[i + 1];
+        else if (strcmp(k, "hreflang") == 0) lang = atts[i + 1];
+    }
+    if (rel == NULL || strcmp(rel, "alternate") != 0 || href == NULL || !href[0] || lang == NULL)
+        return 0;
+    Py_ssize_t n = (Py_ssize_t)strlen(lang);
+    if (n == 0 || !all_ascii(lang, n) || ascii_space((unsigned char)lang[0]) ||
+        ascii_space((unsigned char)lang[n - 1]))
+        return 0;
+    PyObject *langobj = ascii_str(lang, n);
+    PyObject *hrefobj = PyUnicode_DecodeUTF8(href, (Py_ssize_t)strlen(href), "strict");
+    PyObject *pair = (langobj && hrefobj) ? PyTuple_Pack(2, langobj, hrefobj) : NULL;
+    Py_XDECREF(langobj);
+    Py_XDECREF(hrefobj);
+    if (pair == NULL) return -1;
+    int r = append_capped(c, S_ALTERNATES, pair, c->str_xhtml_link);
+    Py_DECREF(pair);
+    return r < 0 ? -1 : 1;
+}
+
+/* The image being gathered in C goes to the Python gatherer (a child with attributes):
+   its fields so far become the gatherer's, which reads the rest of the object. */
+static int image_to_python(Core *c) {
+    if (PyObject_SetAttr(c->gatherer, c->str_fields, c->img) < 0) return -1;
+    Py_CLEAR(c->img);
+    c->img_python = 1;
+    return 0;
 }
 
 static int finish_entry(Core *c) {
@@ -601,6 +669,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
     text_clear(c);
     if (c->entry) {
         if (c->ext) {
+            if (nattrs && c->ext == X_IMAGE && c->img != NULL && image_to_python(c) < 0) goto fail;
             if (nattrs) {
                 if (attrs == NULL && (attrs = attrs_dict(c, atts)) == NULL) goto fail;
                 PyObject *r = PyObject_CallFunction(c->child_attrs, "iOOO", c->ext, name_str(e),
@@ -620,13 +689,22 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
                 c->field = kind;
                 c->field_name = e->bytes;
             } else if (kind == X_XHTML) {
-                if (attrs == NULL && (attrs = attrs_dict(c, atts)) == NULL) goto fail;
-                PyObject *r = PyObject_CallFunctionObjArgs(c->alternate, c->v, attrs, NULL);
-                if (r == NULL) goto fail;
-                Py_DECREF(r);
+                int done = alternate_fast(c, atts);
+                if (done < 0) goto fail;
+                if (!done) {
+                    if (attrs == NULL && (attrs = attrs_dict(c, atts)) == NULL) goto fail;
+                    PyObject *r = PyObject_CallFunctionObjArgs(c->alternate, c->v, attrs, NULL);
+                    if (r == NULL) goto fail;
+                    Py_DECREF(r);
+                }
             } else if (kind <= X_PAGEMAP) {
                 c->ext = kind;
                 c->ext_name = e->bytes;
+                if (kind == X_IMAGE) {  /* gathered in C until something unusual comes */
+                    Py_XSETREF(c->img, PyDict_New());
+                    if (c->img == NULL) goto fail;
+                    c->img_python = 0;
+                }
             } else if (kind == X_MOBILE) {
                 PyObject *r = PyObject_CallOneArg(c->set_mobile, c->v);
                 if (r == NULL) goto fail;
@@ -649,6 +727,16 @@ fail:
     core_fail(c);
 }
 
+/* The Python gatherer's child_end (the object was handed to it at this very event). */
+static int end_element_python_child(Core *c, NameEntry *e) {
+    if (text_to_pieces(c) < 0) return -1;
+    PyObject *r = PyObject_CallFunction(c->child_end, "iO", c->ext, name_str(e));
+    if (r == NULL || pieces_clear(c) < 0) { Py_XDECREF(r); return -1; }
+    Py_DECREF(r);
+    text_clear(c);
+    return 0;
+}
+
 static int end_element(Core *c, NameEntry *e) {
     c->depth--;
     int field = c->field;
@@ -667,6 +755,33 @@ static int end_element(Core *c, NameEntry *e) {
                 Py_DECREF(r);
             }
             Py_DECREF(text);
+        }
+    } else if (c->ext == X_IMAGE && c->img != NULL) {
+        if (e->bytes != c->ext_name) {  /* ExtensionGatherer.child_end, for an image */
+            PyObject *local = e->local;
+            if (local == NULL) {
+                if (image_to_python(c) < 0) return -1;
+                return end_element_python_child(c, e);
+            }
+            const char *l = PyUnicode_AsUTF8(local);
+            if (l == NULL) return -1;
+            if (!strcmp(l, "price") || !strcmp(l, "id") || !strcmp(l, "tag") ||
+                !strcmp(l, "keywords")) {
+                if (image_to_python(c) < 0) return -1;
+                return end_element_python_child(c, e);
+            }
+            PyObject *text = text_value(c);
+            if (text == NULL) return -1;
+            int r = PyUnicode_GET_LENGTH(text) ? set_default(c->img, local, text) : 0;
+            Py_DECREF(text);
+            if (r < 0) return -1;
+        } else {  /* ExtensionGatherer.close */
+            c->ext = OTHER;
+            PyObject *fields = c->img;
+            c->img = NULL;
+            int r = append_capped(c, S_IMAGES, fields, c->str_image_image);
+            Py_DECREF(fields);
+            if (r < 0) return -1;
         }
     } else if (c->ext) {
         if (e->bytes != c->ext_name) {
@@ -838,6 +953,7 @@ static int core_traverse(Core *c, visitproc visit, void *arg) {
     Py_VISIT(c->limit); Py_VISIT(c->child_attrs); Py_VISIT(c->alternate); Py_VISIT(c->child_end);
     Py_VISIT(c->ext_close); Py_VISIT(c->pieces); Py_VISIT(c->root_of); Py_VISIT(c->atom_link);
     Py_VISIT(c->set_mobile); Py_VISIT(c->finish_item); Py_VISIT(c->v);
+    Py_VISIT(c->gatherer); Py_VISIT(c->locals); Py_VISIT(c->over_cap); Py_VISIT(c->img);
     return 0;
 }
 
@@ -847,6 +963,7 @@ static int core_clear(Core *c) {
     Py_CLEAR(c->limit); Py_CLEAR(c->child_attrs); Py_CLEAR(c->alternate); Py_CLEAR(c->child_end);
     Py_CLEAR(c->ext_close); Py_CLEAR(c->pieces); Py_CLEAR(c->root_of); Py_CLEAR(c->atom_link);
     Py_CLEAR(c->set_mobile); Py_CLEAR(c->finish_item); Py_CLEAR(c->v);
+    Py_CLEAR(c->gatherer); Py_CLEAR(c->locals); Py_CLEAR(c->over_cap); Py_CLEAR(c->img);
     return 0;
 }
 
@@ -856,6 +973,8 @@ static void core_dealloc(Core *c) {
     core_clear(c);
     Py_XDECREF(c->overflow);
     Py_XDECREF(c->empty);
+    Py_XDECREF(c->str_fields); Py_XDECREF(c->str_loc); Py_XDECREF(c->str_image_image);
+    Py_XDECREF(c->str_xhtml_link);
     PyMem_Free(c->text);
     names_free(&c->names);
     Py_TYPE(c)->tp_free((PyObject *)c);
@@ -907,7 +1026,23 @@ static int core_init(Core *c, PyObject *args, PyObject *kwds) {
         get_method(helpers, "root_of", &c->root_of) < 0 ||
         get_method(helpers, "atom_link", &c->atom_link) < 0 ||
         get_method(helpers, "set_mobile", &c->set_mobile) < 0 ||
-        get_method(helpers, "finish_item", &c->finish_item) < 0)
+        get_method(helpers, "finish_item", &c->finish_item) < 0 ||
+        get_method(names, "locals", &c->locals) < 0 ||
+        get_method(gatherer, "over_cap", &c->over_cap) < 0)
+        return -1;
+    if (gatherer != Py_None) {
+        Py_INCREF(gatherer);
+        c->gatherer = gatherer;
+        PyObject *cap = PyObject_GetAttrString(gatherer, "cap");
+        if (cap == NULL) return -1;
+        c->ext_cap = PyLong_AsSsize_t(cap);
+        Py_DECREF(cap);
+        if (c->ext_cap == -1 && PyErr_Occurred()) return -1;
+    }
+    if (!(c->str_fields = PyUnicode_InternFromString("_fields")) ||
+        !(c->str_loc = PyUnicode_InternFromString("loc")) ||
+        !(c->str_image_image = PyUnicode_InternFromString("image:image")) ||
+        !(c->str_xhtml_link = PyUnicode_InternFromString("xhtml:link")))
         return -1;
     c->batch = 256;
     if (sink != Py_None) {
@@ -981,6 +1116,7 @@ static PyObject *core_flush_open_entry(Core *c, PyObject *Py_UNUSED(ignored)) {
         }
     }
     c->entry = OTHER;
+    Py_CLEAR(c->img);
     Py_RETURN_NONE;
 }
 
@@ -1242,6 +1378,8 @@ typedef struct {
     PyObject *str_urls, *str_out, *empty_tuple;
     PyObject *record_type, *verdict, *audit, *source;
     Py_ssize_t offsets[17];
+    PyObject *image_type, *alternate_type, *ext_url, *image_at, *build_image, *str_loc;
+    Py_ssize_t image_offsets[5], alternate_offsets[2];
     int strict, flags, revisits, native_build;
     Py_ssize_t max_length, cap;
     double now_ts;
@@ -1290,6 +1428,8 @@ static void drainer_dealloc(Drainer *d) {
     Py_XDECREF(d->parse_priority); Py_XDECREF(d->str_urls); Py_XDECREF(d->str_out);
     Py_XDECREF(d->empty_tuple); Py_XDECREF(d->record_type); Py_XDECREF(d->verdict);
     Py_XDECREF(d->audit); Py_XDECREF(d->source);
+    Py_XDECREF(d->image_type); Py_XDECREF(d->alternate_type); Py_XDECREF(d->ext_url);
+    Py_XDECREF(d->image_at); Py_XDECREF(d->build_image); Py_XDECREF(d->str_loc);
     for (int i = 0; i < 7; i++) Py_XDECREF(d->freq_words[i]);
     Py_TYPE(d)->tp_free((PyObject *)d);
 }
@@ -1302,6 +1442,30 @@ static int drainer_traverse(Drainer *d, visitproc visit, void *arg) {
 static int attr(PyObject *obj, const char *name, PyObject **out) {
     *out = PyObject_GetAttrString(obj, name);
     return *out ? 0 : -1;
+}
+
+static const char *IMAGE_SLOTS[5] = {"loc", "title", "caption", "geo_location", "license"};
+static const char *ALTERNATE_SLOTS[2] = {"hreflang", "url"};
+
+/* The offsets of a slotted class's object slots, from their member descriptors. */
+static int slot_offsets(PyObject *type, const char **names, int n, Py_ssize_t *offsets) {
+    for (int i = 0; i < n; i++) {
+        PyObject *desc = PyObject_GetAttrString(type, names[i]);
+        if (desc == NULL) return -1;
+        if (Py_TYPE(desc) != &PyMemberDescr_Type ||
+            ((PyMemberDescrObject *)desc)->d_member->type != T_OBJECT_EX) {
+            Py_DECREF(desc);
+            PyErr_Format(PyExc_TypeError, "%s is not an object slot", names[i]);
+            return -1;
+        }
+        offsets[i] = ((PyMemberDescrObject *)desc)->d_member->offset;
+        Py_DECREF(desc);
+        if (((PyTypeObject *)type)->tp_basicsize < offsets[i] + (Py_ssize_t)sizeof(PyObject *)) {
+            PyErr_SetString(PyExc_TypeError, "unexpected record layout");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Drainer(emitter, funcs, flags, record=None): funcs holds the reference's functions
@@ -1347,11 +1511,19 @@ static int drainer_init(Drainer *d, PyObject *args, PyObject *kwds) {
     for (int i = 0; i < 7; i++)
         if ((d->freq_words[i] = PyUnicode_InternFromString(FREQ_WORDS[i])) == NULL) return -1;
     if (record != Py_None) {
-        PyObject *type, *verdict, *audit, *source;
+        PyObject *type, *verdict, *audit, *source, *image, *alternate;
         int revisits;
-        if (!PyArg_ParseTuple(record, "OdOpOO", &type, &d->now_ts, &verdict, &revisits, &audit,
-                              &source))
+        if (!PyArg_ParseTuple(record, "OdOpOOOO", &type, &d->now_ts, &verdict, &revisits, &audit,
+                              &source, &image, &alternate))
             return -1;
+        if (slot_offsets(image, IMAGE_SLOTS, 5, d->image_offsets) < 0 ||
+            slot_offsets(alternate, ALTERNATE_SLOTS, 2, d->alternate_offsets) < 0 ||
+            attr(emitter, "ext_url", &d->ext_url) < 0 || attr(funcs, "image_at", &d->image_at) < 0 ||
+            attr(funcs, "build_image", &d->build_image) < 0 ||
+            (d->str_loc = PyUnicode_InternFromString("loc")) == NULL)
+            return -1;
+        Py_INCREF(image); d->image_type = image;
+        Py_INCREF(alternate); d->alternate_type = alternate;
         for (int i = 0; i < 17; i++) {  /* the slots' offsets, from their member descriptors */
             PyObject *desc = PyObject_GetAttrString(type, RECORD_SLOTS[i]);
             if (desc == NULL) return -1;
@@ -1430,7 +1602,7 @@ static int score_of(Drainer *d, PyObject *prio, int freq, PyObject *lastmod, dou
 #define SLOT(obj, i) (*(PyObject **)((char *)(obj) + d->offsets[i]))
 
 static PyObject *build_record(Drainer *d, PyObject *url, PyObject *lastmod, PyObject *freq,
-                              int freq_i, PyObject *prio) {
+                              int freq_i, PyObject *prio, PyObject *alternates, PyObject *images) {
     double score;
     if (score_of(d, prio, freq_i, lastmod, &score) < 0) return NULL;
     PyTypeObject *type = (PyTypeObject *)d->record_type;
@@ -1451,8 +1623,8 @@ static PyObject *build_record(Drainer *d, PyObject *url, PyObject *lastmod, PyOb
         Py_XDECREF(revisit); Py_XDECREF(scoreobj); Py_DECREF(robots); Py_DECREF(rec);
         return NULL;
     }
-    PyObject *values[17] = {url, lastmod, freq, prio, scoreobj, d->base, d->empty_tuple,
-                            d->empty_tuple, d->empty_tuple, Py_None, revisit, Py_False, Py_None,
+    PyObject *values[17] = {url, lastmod, freq, prio, scoreobj, d->base, alternates,
+                            images, d->empty_tuple, Py_None, revisit, Py_False, Py_None,
                             Py_False, d->empty_tuple, robots, d->source};
     for (int i = 0; i < 17; i++) {
         Py_INCREF(values[i]);
@@ -1460,6 +1632,80 @@ static PyObject *build_record(Drainer *d, PyObject *url, PyObject *lastmod, PyOb
     }
     Py_DECREF(scoreobj); Py_DECREF(revisit); Py_DECREF(robots);
     return rec;
+}
+
+/* A slotted record of ``type`` with these values (new references taken). */
+static PyObject *slotted(PyObject *type, const Py_ssize_t *offsets, PyObject **values, int n) {
+    PyObject *obj = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 0);
+    if (obj == NULL) return NULL;
+    for (int i = 0; i < n; i++) {
+        Py_INCREF(values[i]);
+        *(PyObject **)((char *)obj + offsets[i]) = values[i];
+    }
+    return obj;
+}
+
+static int normal_url(Drainer *d, PyObject *s) {
+    return PyUnicode_Check(s) && PyUnicode_IS_ASCII(s) && PyUnicode_GET_LENGTH(s) <= d->max_length &&
+           url_normal(PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s));
+}
+
+/* _Emitter._alternates: [(hreflang, href), ...] -> (Alternate, ...) */
+static PyObject *alternates_of(Drainer *d, PyObject *pairs) {
+    PyObject *found = PyList_New(0);
+    if (found == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); i++) {
+        PyObject *pair = PyList_GET_ITEM(pairs, i);
+        PyObject *lang = PyTuple_GET_ITEM(pair, 0), *href = PyTuple_GET_ITEM(pair, 1), *url;
+        if (normal_url(d, href)) {
+            url = Py_NewRef(href);
+        } else {
+            url = PyObject_CallFunction(d->ext_url, "Os", href, "xhtml:link href");
+            if (url == NULL) goto fail;
+            if (url == Py_None) { Py_DECREF(url); continue; }
+        }
+        PyObject *values[2] = {lang, url};
+        PyObject *alt = slotted(d->alternate_type, d->alternate_offsets, values, 2);
+        Py_DECREF(url);
+        if (alt == NULL || PyList_Append(found, alt) < 0) { Py_XDECREF(alt); goto fail; }
+        Py_DECREF(alt);
+    }
+    PyObject *tuple = PyList_AsTuple(found);
+    Py_DECREF(found);
+    return tuple;
+fail:
+    Py_DECREF(found);
+    return NULL;
+}
+
+/* _Emitter._images: [fields, ...] -> (Image, ...) */
+static PyObject *images_of(Drainer *d, PyObject *items) {
+    PyObject *found = PyList_New(0);
+    if (found == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+        PyObject *fields = PyList_GET_ITEM(items, i), *image;
+        PyObject *loc = PyDict_GetItemWithError(fields, d->str_loc);
+        if (loc == NULL && PyErr_Occurred()) goto fail;
+        if (loc != NULL && normal_url(d, loc)) {
+            if (PyDict_GET_SIZE(fields) == 1) {
+                PyObject *values[5] = {loc, Py_None, Py_None, Py_None, Py_None};
+                image = slotted(d->image_type, d->image_offsets, values, 5);
+            } else {
+                image = PyObject_CallFunctionObjArgs(d->image_at, loc, fields, NULL);
+            }
+        } else {
+            image = PyObject_CallFunctionObjArgs(d->build_image, fields, d->emitter, NULL);
+        }
+        if (image == NULL) goto fail;
+        if (image != Py_None && PyList_Append(found, image) < 0) { Py_DECREF(image); goto fail; }
+        Py_DECREF(image);
+    }
+    PyObject *tuple = PyList_AsTuple(found);
+    Py_DECREF(found);
+    return tuple;
+fail:
+    Py_DECREF(found);
+    return NULL;
 }
 
 static int set_urls(Drainer *d, Py_ssize_t count) {
@@ -1627,10 +1873,20 @@ static PyObject *page(Drainer *d, PyObject *entry, Py_ssize_t *count) {
     }
     int plain = 1;
     for (int i = S_ALTERNATES; i <= S_EXTRA; i++) plain &= f[i] == Py_None;
-    if (!plain) {
+    int native = d->native_build && (d->flags & N_RECORD);
+    int simple = f[S_VIDEOS] == Py_None && f[S_NEWS] == Py_None && f[S_EXTRA] == Py_None;
+    if (native && simple) {  /* plain, or only alternates and images: all in C */
+        PyObject *alts = NULL, *imgs = NULL;
+        alts = PyObject_IsTrue(f[S_ALTERNATES]) ? alternates_of(d, f[S_ALTERNATES])
+                                                : Py_NewRef(d->empty_tuple);
+        if (alts != NULL)
+            imgs = PyObject_IsTrue(f[S_IMAGES]) ? images_of(d, f[S_IMAGES])
+                                                : Py_NewRef(d->empty_tuple);
+        if (imgs != NULL) result = build_record(d, url, modified, freq, freq_i, prio, alts, imgs);
+        Py_XDECREF(alts);
+        Py_XDECREF(imgs);
+    } else if (!plain) {
         result = PyObject_CallFunctionObjArgs(d->record, url, modified, freq, prio, entry, NULL);
-    } else if (d->native_build && (d->flags & N_RECORD)) {
-        result = build_record(d, url, modified, freq, freq_i, prio);
     } else {
         PyObject *args[10] = {url, modified, freq, prio, d->base, d->empty_tuple, d->empty_tuple,
                               d->empty_tuple, Py_None, Py_None};
