@@ -1964,6 +1964,445 @@ static PyTypeObject DrainerType = {
 };
 
 /* ======================================================================================
+   UrlSet: discovery/dedupe.py's table in C (the same keys, so the same answers).
+   ====================================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t *table;
+    Py_ssize_t mask, limit, count;
+} UrlSet;
+
+static int urlset_init(UrlSet *u, PyObject *args, PyObject *kwds) {
+    if (!PyArg_ParseTuple(args, "") || (kwds && PyDict_GET_SIZE(kwds))) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "UrlSet() takes no arguments");
+        return -1;
+    }
+    PyMem_Free(u->table);
+    u->mask = 1023;
+    u->limit = 1024 * 3 / 4;
+    u->count = 0;
+    u->table = PyMem_Calloc(1024, sizeof(uint64_t));
+    if (u->table == NULL) { PyErr_NoMemory(); return -1; }
+    return 0;
+}
+
+static void urlset_dealloc(UrlSet *u) {
+    PyMem_Free(u->table);
+    Py_TYPE(u)->tp_free((PyObject *)u);
+}
+
+static int urlset_grow(UrlSet *u) {
+    Py_ssize_t size = (u->mask + 1) * 2;
+    uint64_t *table = PyMem_Calloc((size_t)size, sizeof(uint64_t));
+    if (table == NULL) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i <= u->mask; i++) {
+        uint64_t key = u->table[i];
+        if (!key) continue;
+        Py_ssize_t j = (Py_ssize_t)(key & (uint64_t)(size - 1));
+        while (table[j]) j = (j + 1) & (size - 1);
+        table[j] = key;
+    }
+    PyMem_Free(u->table);
+    u->table = table;
+    u->mask = size - 1;
+    u->limit = size * 3 / 4;
+    return 0;
+}
+
+/* (hash(url) & (2**64 - 1)) or 1, as dedupe.py keys it */
+static int url_key(PyObject *url, uint64_t *key) {
+    Py_hash_t h = PyObject_Hash(url);
+    if (h == -1 && PyErr_Occurred()) return -1;
+    *key = (uint64_t)h ? (uint64_t)h : 1;
+    return 0;
+}
+
+static PyObject *urlset_add(UrlSet *u, PyObject *url) {
+    uint64_t key;
+    if (url_key(url, &key) < 0) return NULL;
+    Py_ssize_t i = (Py_ssize_t)(key & (uint64_t)u->mask);
+    for (;;) {
+        uint64_t slot = u->table[i];
+        if (slot == 0) break;
+        if (slot == key) Py_RETURN_FALSE;
+        i = (i + 1) & u->mask;
+    }
+    u->table[i] = key;
+    if (++u->count > u->limit && urlset_grow(u) < 0) return NULL;
+    Py_RETURN_TRUE;
+}
+
+static int urlset_contains(UrlSet *u, PyObject *url) {
+    if (!PyUnicode_Check(url)) return 0;
+    uint64_t key;
+    if (url_key(url, &key) < 0) return -1;
+    for (Py_ssize_t i = (Py_ssize_t)(key & (uint64_t)u->mask);; i = (i + 1) & u->mask) {
+        if (u->table[i] == 0) return 0;
+        if (u->table[i] == key) return 1;
+    }
+}
+
+static Py_ssize_t urlset_len(UrlSet *u) { return u->count; }
+
+static PyObject *urlset_nbytes(UrlSet *u, void *Py_UNUSED(closure)) {
+    return PyLong_FromSsize_t((u->mask + 1) * (Py_ssize_t)sizeof(uint64_t));
+}
+
+static PyMethodDef urlset_methods[] = {
+    {"add", (PyCFunction)urlset_add, METH_O, "Add a URL; True if it was new."},
+    {NULL, NULL, 0, NULL},
+};
+static PyGetSetDef urlset_getset[] = {
+    {"nbytes", (getter)urlset_nbytes, NULL, "Memory held by the table.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+static PySequenceMethods urlset_as_sequence = {
+    .sq_length = (lenfunc)urlset_len,
+    .sq_contains = (objobjproc)urlset_contains,
+};
+static PyTypeObject UrlSetType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_expatcore.UrlSet",
+    .tp_basicsize = sizeof(UrlSet),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "discovery.dedupe.UrlSet in C.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)urlset_init,
+    .tp_dealloc = (destructor)urlset_dealloc,
+    .tp_methods = urlset_methods,
+    .tp_getset = urlset_getset,
+    .tp_as_sequence = &urlset_as_sequence,
+};
+
+/* ======================================================================================
+   JSON Lines of plain records (delivery/writers.py's shape, byte for byte); a record the
+   C writer does not know how to write is written by the reference (json_line).
+   ====================================================================================== */
+
+typedef struct { char *p; Py_ssize_t len, cap; } Buf;
+
+static int buf_grow(Buf *b, Py_ssize_t more) {
+    if (b->len + more <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more) cap *= 2;
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p == NULL) { PyErr_NoMemory(); return -1; }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (buf_grow(b, n) < 0) return -1;
+    memcpy(b->p + b->len, s, (size_t)n);
+    b->len += n;
+    return 0;
+}
+#define PUT(b, lit) buf_put((b), (lit), (Py_ssize_t)sizeof(lit) - 1)
+
+static int put_utf8(Buf *b, Py_UCS4 ch) {
+    char tmp[4];
+    int n;
+    if (ch < 0x80) { tmp[0] = (char)ch; n = 1; }
+    else if (ch < 0x800) { tmp[0] = (char)(0xC0 | (ch >> 6)); tmp[1] = (char)(0x80 | (ch & 0x3F)); n = 2; }
+    else if (ch < 0x10000) {
+        tmp[0] = (char)(0xE0 | (ch >> 12)); tmp[1] = (char)(0x80 | ((ch >> 6) & 0x3F));
+        tmp[2] = (char)(0x80 | (ch & 0x3F)); n = 3;
+    } else {
+        tmp[0] = (char)(0xF0 | (ch >> 18)); tmp[1] = (char)(0x80 | ((ch >> 12) & 0x3F));
+        tmp[2] = (char)(0x80 | ((ch >> 6) & 0x3F)); tmp[3] = (char)(0x80 | (ch & 0x3F)); n = 4;
+    }
+    return buf_put(b, tmp, n);
+}
+
+/* json.dumps(s, ensure_ascii=False) with writers._escape_raw applied. */
+static int put_json_str(Buf *b, PyObject *s) {
+    if (PUT(b, "\"") < 0) return -1;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (kind == PyUnicode_1BYTE_KIND && PyUnicode_IS_ASCII(s)) {
+        const char *p = data;
+        Py_ssize_t start = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            unsigned char ch = (unsigned char)p[i];
+            if (ch >= 0x20 && ch != '"' && ch != '\\' && ch != 0x7f) continue;
+            if (buf_put(b, p + start, i - start) < 0) return -1;
+            start = i + 1;
+            char esc[8];
+            const char *e = esc;
+            int len = 2;
+            switch (ch) {
+            case '"': e = "\\\""; break;
+            case '\\': e = "\\\\"; break;
+            case '\n': e = "\\n"; break;
+            case '\r': e = "\\r"; break;
+            case '\t': e = "\\t"; break;
+            case '\b': e = "\\b"; break;
+            case '\f': e = "\\f"; break;
+            default: snprintf(esc, sizeof esc, "\\u%04x", ch); len = 6; break;
+            }
+            if (buf_put(b, e, len) < 0) return -1;
+        }
+        if (buf_put(b, p + start, n - start) < 0) return -1;
+        return PUT(b, "\"");
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        int r;
+        switch (ch) {
+        case '"': r = PUT(b, "\\\""); break;
+        case '\\': r = PUT(b, "\\\\"); break;
+        case '\n': r = PUT(b, "\\n"); break;
+        case '\r': r = PUT(b, "\\r"); break;
+        case '\t': r = PUT(b, "\\t"); break;
+        case '\b': r = PUT(b, "\\b"); break;
+        case '\f': r = PUT(b, "\\f"); break;
+        default:
+            if (ch < 0x20 || (ch >= 0x7f && ch <= 0x9f) || ch == 0x2028 || ch == 0x2029 ||
+                (ch >= 0xD800 && ch <= 0xDFFF)) {
+                char esc[8];
+                snprintf(esc, sizeof esc, "\\u%04x", (unsigned)ch);
+                r = buf_put(b, esc, 6);
+            } else {
+                r = put_utf8(b, ch);
+            }
+        }
+        if (r < 0) return -1;
+    }
+    return PUT(b, "\"");
+}
+
+/* repr(k / 10**4) for 0 <= k <= 10**4: the decimal itself, trailing zeros trimmed. */
+static int put_ten_thousandths(Buf *b, long k) {
+    char out[8];
+    int n = 0;
+    out[n++] = (char)('0' + k / 10000);
+    out[n++] = '.';
+    long frac = k % 10000;
+    char digits[4] = {(char)('0' + frac / 1000), (char)('0' + frac / 100 % 10),
+                      (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
+    int last = 3;
+    while (last > 0 && digits[last] == '0') last--;
+    for (int i = 0; i <= last; i++) out[n++] = digits[i];
+    return buf_put(b, out, n);
+}
+
+/* repr(round(x, 4)) for a score: exact decimal arithmetic where x*10**4 is not within
+   a hair of a half (then the nearest integer is the correctly rounded one, and k/10**4
+   is the double round() returns); dtoa, as round() itself does, otherwise. */
+static int put_round4(Buf *b, double x) {
+    if (x >= 0.0 && x <= 1.0 && !signbit(x)) {
+        double y = x * 10000.0;
+        double frac = y - floor(y);
+        if (fabs(frac - 0.5) > 1e-6) return put_ten_thousandths(b, (long)nearbyint(y));
+    }
+    char *four = PyOS_double_to_string(x, 'f', 4, 0, NULL);
+    if (four == NULL) return -1;
+    double rounded = PyOS_string_to_double(four, NULL, NULL);
+    PyMem_Free(four);
+    if (rounded == -1.0 && PyErr_Occurred()) return -1;
+    char *text = PyOS_double_to_string(rounded, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (text == NULL) return -1;
+    int r = buf_put(b, text, (Py_ssize_t)strlen(text));
+    PyMem_Free(text);
+    return r;
+}
+
+static int put_repr_double(Buf *b, double v) {  /* repr(float) */
+    if (v >= 0.0 && v <= 1.0 && !signbit(v)) {  /* the priorities sitemaps write: 0.0 .. 1.0 */
+        double tenths = nearbyint(v * 10.0);
+        if (tenths / 10.0 == v) return put_ten_thousandths(b, (long)tenths * 1000);
+    }
+    char *s = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (s == NULL) return -1;
+    int r = buf_put(b, s, (Py_ssize_t)strlen(s));
+    PyMem_Free(s);
+    return r;
+}
+
+typedef struct {
+    Py_ssize_t record[17], image[5], alternate[2];
+    PyTypeObject *image_type, *alternate_type;
+} Shapes;
+
+#define AT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+/* Can the C writer write these extension tuples? (alternates and images of str fields) */
+static int writable_ext(PyObject *alts, PyObject *imgs, const Shapes *sh) {
+    if (!PyTuple_Check(alts) || !PyTuple_Check(imgs)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(alts); i++) {
+        PyObject *a = PyTuple_GET_ITEM(alts, i);
+        if (Py_TYPE(a) != sh->alternate_type || !PyUnicode_CheckExact(AT(a, sh->alternate[0])) ||
+            !PyUnicode_CheckExact(AT(a, sh->alternate[1])))
+            return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(imgs); i++) {
+        PyObject *img = PyTuple_GET_ITEM(imgs, i);
+        if (Py_TYPE(img) != sh->image_type || !PyUnicode_CheckExact(AT(img, sh->image[0])))
+            return 0;
+        for (int k = 1; k < 5; k++) {
+            PyObject *v = AT(img, sh->image[k]);
+            if (v != Py_None && !(PyUnicode_CheckExact(v) || (PyTuple_Check(v) && !PyTuple_GET_SIZE(v))))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static int put_ext(Buf *b, PyObject *alts, PyObject *imgs, const Shapes *sh) {
+    static const char *image_keys[5] = {"loc", "title", "caption", "geo_location", "license"};
+    if (PyTuple_GET_SIZE(alts)) {
+        if (PUT(b, ", \"alternates\": [") < 0) return -1;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(alts); i++) {
+            PyObject *a = PyTuple_GET_ITEM(alts, i);
+            if ((i && PUT(b, ", ") < 0) || PUT(b, "{\"hreflang\": ") < 0 ||
+                put_json_str(b, AT(a, sh->alternate[0])) < 0 || PUT(b, ", \"url\": ") < 0 ||
+                put_json_str(b, AT(a, sh->alternate[1])) < 0 || PUT(b, "}") < 0)
+                return -1;
+        }
+        if (PUT(b, "]") < 0) return -1;
+    }
+    if (PyTuple_GET_SIZE(imgs)) {
+        if (PUT(b, ", \"images\": [") < 0) return -1;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(imgs); i++) {
+            PyObject *img = PyTuple_GET_ITEM(imgs, i);
+            if ((i && PUT(b, ", ") < 0) || PUT(b, "{") < 0) return -1;
+            int first = 1;
+            for (int k = 0; k < 5; k++) {  /* _compact: None and () left out */
+                PyObject *v = AT(img, sh->image[k]);
+                if (!PyUnicode_Check(v)) continue;
+                char key[24];
+                snprintf(key, sizeof key, "%s\"%s\": ", first ? "" : ", ", image_keys[k]);
+                first = 0;
+                if (buf_put(b, key, (Py_ssize_t)strlen(key)) < 0 || put_json_str(b, v) < 0)
+                    return -1;
+            }
+            if (PUT(b, "}") < 0) return -1;
+        }
+        if (PUT(b, "]") < 0) return -1;
+    }
+    return 0;
+}
+
+/* One record's line, or 0 when the reference must write it (nothing written then). */
+static int put_record(Buf *b, PyObject *rec, const Shapes *sh) {
+    const Py_ssize_t *off = sh->record;
+#define F(i) (*(PyObject **)((char *)rec + off[i]))
+    PyObject *url = F(0), *lastmod = F(1), *freq = F(2), *prio = F(3), *score = F(4);
+    PyObject *sitemap = F(5), *revisit = F(10), *removed = F(11), *title = F(12);
+    PyObject *mobile = F(13), *robots = F(15), *source = F(16);
+    if (!(writable_ext(F(6), F(7), sh) && PyTuple_Check(F(8)) && PyTuple_GET_SIZE(F(8)) == 0 &&
+          F(9) == Py_None && PyTuple_Check(F(14)) && PyTuple_GET_SIZE(F(14)) == 0))
+        return 0;  /* videos, news, PageMaps: those nested shapes are the reference's */
+    if (!PyUnicode_CheckExact(url) || !PyFloat_CheckExact(score) ||
+        (prio != Py_None && !PyFloat_CheckExact(prio)) ||
+        (revisit != Py_None && !PyFloat_CheckExact(revisit)))
+        return 0;
+    PyObject *texts[5] = {freq, sitemap, title, robots, source};
+    for (int i = 0; i < 5; i++)
+        if (texts[i] != Py_None && !PyUnicode_CheckExact(texts[i])) return 0;
+    if ((removed != Py_True && removed != Py_False) || (mobile != Py_True && mobile != Py_False))
+        return 0;
+    double sc = PyFloat_AS_DOUBLE(score);
+    double pr = prio == Py_None ? 0.0 : PyFloat_AS_DOUBLE(prio);
+    double rv = revisit == Py_None ? 0.0 : PyFloat_AS_DOUBLE(revisit);
+    if (!isfinite(sc) || !isfinite(pr) || !isfinite(rv) || fabs(rv) > 9e15) return 0;
+    char date[40];
+    if (lastmod != Py_None) {
+        if (!PyDateTime_CheckExact(lastmod) ||
+            PyDateTime_DATE_GET_TZINFO(lastmod) != PyDateTime_TimeZone_UTC)
+            return 0;
+        int us = PyDateTime_DATE_GET_MICROSECOND(lastmod);
+        int n = snprintf(date, sizeof date, "%04d-%02d-%02dT%02d:%02d:%02d",
+                         PyDateTime_GET_YEAR(lastmod), PyDateTime_GET_MONTH(lastmod),
+                         PyDateTime_GET_DAY(lastmod), PyDateTime_DATE_GET_HOUR(lastmod),
+                         PyDateTime_DATE_GET_MINUTE(lastmod), PyDateTime_DATE_GET_SECOND(lastmod));
+        if (us) n += snprintf(date + n, sizeof date - (size_t)n, ".%06d", us);
+        snprintf(date + n, sizeof date - (size_t)n, "Z");
+    }
+    Py_ssize_t mark = b->len;
+    if (PUT(b, "{\"url\": ") < 0 || put_json_str(b, url) < 0 || PUT(b, ", \"lastmod\": ") < 0)
+        goto fail;
+    if (lastmod == Py_None ? PUT(b, "null") < 0
+                           : (PUT(b, "\"") < 0 || buf_put(b, date, (Py_ssize_t)strlen(date)) < 0 ||
+                              PUT(b, "\"") < 0))
+        goto fail;
+    if (PUT(b, ", \"changefreq\": ") < 0 ||
+        (freq == Py_None ? PUT(b, "null") : put_json_str(b, freq)) < 0)
+        goto fail;
+    if (PUT(b, ", \"priority\": ") < 0 ||
+        (prio == Py_None ? PUT(b, "null") : put_repr_double(b, pr)) < 0)
+        goto fail;
+    if (PUT(b, ", \"score\": ") < 0 || put_round4(b, sc) < 0) goto fail;
+    if (PUT(b, ", \"sitemap\": ") < 0 ||
+        (sitemap == Py_None ? PUT(b, "null") : put_json_str(b, sitemap)) < 0)
+        goto fail;
+    if (put_ext(b, F(6), F(7), sh) < 0) goto fail;
+    if (title != Py_None && (PUT(b, ", \"title\": ") < 0 || put_json_str(b, title) < 0)) goto fail;
+    if (mobile == Py_True && PUT(b, ", \"mobile\": true") < 0) goto fail;
+    if (revisit != Py_None) {
+        char num[32];
+        /* round(revisit): an int, halves to even (the default rounding mode) */
+        snprintf(num, sizeof num, ", \"revisit\": %lld", (long long)nearbyint(rv));
+        if (buf_put(b, num, (Py_ssize_t)strlen(num)) < 0) goto fail;
+    }
+    if (removed == Py_True && PUT(b, ", \"removed\": true") < 0) goto fail;
+    if (robots != Py_None && (PUT(b, ", \"robots\": ") < 0 || put_json_str(b, robots) < 0))
+        goto fail;
+    if (source != Py_None && (PUT(b, ", \"source\": ") < 0 || put_json_str(b, source) < 0))
+        goto fail;
+    if (PUT(b, "}\n") < 0) goto fail;
+    return 1;
+fail:
+    b->len = mark;
+    return -1;
+#undef F
+}
+
+/* jsonl(records, UrlRecord, Image, Alternate, json_line) -> str: writers.jsonl_text's text. */
+static PyObject *mod_jsonl(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *records, *type, *image, *alternate, *fallback;
+    if (!PyArg_ParseTuple(args, "OO!O!O!O", &records, &PyType_Type, &type, &PyType_Type, &image,
+                          &PyType_Type, &alternate, &fallback))
+        return NULL;
+    Shapes sh;
+    if (slot_offsets(type, RECORD_SLOTS, 17, sh.record) < 0 ||
+        slot_offsets(image, IMAGE_SLOTS, 5, sh.image) < 0 ||
+        slot_offsets(alternate, ALTERNATE_SLOTS, 2, sh.alternate) < 0)
+        return NULL;
+    sh.image_type = (PyTypeObject *)image;
+    sh.alternate_type = (PyTypeObject *)alternate;
+    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
+    if (seq == NULL) return NULL;
+    Buf b = {NULL, 0, 0};
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *rec = PySequence_Fast_GET_ITEM(seq, i);
+        int done = Py_TYPE(rec) == (PyTypeObject *)type ? put_record(&b, rec, &sh) : 0;
+        if (done < 0) goto fail;
+        if (done == 0) {
+            PyObject *line = PyObject_CallOneArg(fallback, rec);
+            if (line == NULL) goto fail;
+            Py_ssize_t size;
+            const char *utf8 = PyUnicode_AsUTF8AndSize(line, &size);
+            if (utf8 == NULL || buf_put(&b, utf8, size) < 0) { Py_DECREF(line); goto fail; }
+            Py_DECREF(line);
+        }
+    }
+    Py_DECREF(seq);
+    PyObject *text = PyUnicode_DecodeUTF8(b.p ? b.p : "", b.len, "strict");
+    PyMem_Free(b.p);
+    return text;
+fail:
+    Py_DECREF(seq);
+    PyMem_Free(b.p);
+    return NULL;
+}
+
+/* ======================================================================================
    Module functions: the fast paths alone (for differential tests) and the baselines.
    ====================================================================================== */
 
@@ -2073,6 +2512,7 @@ static PyMethodDef module_methods[] = {
     {"lastmod", mod_lastmod, METH_O, "The C lastmod fast path: a UTC datetime or NotImplemented"},
     {"amp_clean", mod_amp_clean, METH_O, "AmpFixer would pass these bytes through unchanged"},
     {"null_parse", mod_null_parse, METH_VARARGS, "Baseline: expat with empty C handlers: (events, strs, well-formed)"},
+    {"jsonl", mod_jsonl, METH_VARARGS, "JSON Lines of records (writers.jsonl_text's text)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2097,7 +2537,9 @@ PyMODINIT_FUNC PyInit__expatcore(void) {
     Py_DECREF(pyexpat);
     if (ExpatError == NULL) return NULL;
     tables_init();
-    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&DrainerType) < 0) return NULL;
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&DrainerType) < 0 ||
+        PyType_Ready(&UrlSetType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
     NeedsReference = PyErr_NewException("_expatcore.NeedsReference", NULL, NULL);
@@ -2105,9 +2547,11 @@ PyMODINIT_FUNC PyInit__expatcore(void) {
     Py_INCREF(NeedsReference);
     Py_INCREF(&CoreType);
     Py_INCREF(&DrainerType);
+    Py_INCREF(&UrlSetType);
     if (PyModule_AddObject(m, "NeedsReference", NeedsReference) < 0 ||
         PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0 ||
         PyModule_AddObject(m, "Drainer", (PyObject *)&DrainerType) < 0 ||
+        PyModule_AddObject(m, "UrlSet", (PyObject *)&UrlSetType) < 0 ||
         PyModule_AddIntConstant(m, "N_LOC", N_LOC) < 0 ||
         PyModule_AddIntConstant(m, "N_DATE", N_DATE) < 0 ||
         PyModule_AddIntConstant(m, "N_FIELDS", N_FIELDS) < 0 ||
