@@ -119,9 +119,11 @@ typedef struct {
 
 #define HOT 64
 
+/* Entries are allocated one by one and never move (the handlers hold them across calls
+   that add names); the table holds pointers. */
 typedef struct {
-    NameEntry *slots;
-    NameEntry *hot[HOT]; /* a direct-mapped cache of recent names (cleared when slots move) */
+    NameEntry **slots;
+    NameEntry *hot[HOT]; /* a direct-mapped cache of recent names */
     Py_ssize_t mask;     /* capacity - 1 (a power of two) */
     Py_ssize_t count;
     Py_ssize_t chars;    /* characters of all names */
@@ -130,7 +132,7 @@ typedef struct {
 
 static int names_init(NameTable *t) {
     t->mask = 63;
-    t->slots = PyMem_Calloc((size_t)(t->mask + 1), sizeof(NameEntry));
+    t->slots = PyMem_Calloc((size_t)(t->mask + 1), sizeof(NameEntry *));
     memset(t->hot, 0, sizeof(t->hot));
     t->count = t->chars = 0;
     t->gen = 1;
@@ -141,10 +143,12 @@ static int names_init(NameTable *t) {
 static void names_free(NameTable *t) {
     if (t->slots == NULL) return;
     for (Py_ssize_t i = 0; i <= t->mask; i++) {
-        if (t->slots[i].bytes) {
-            PyMem_Free(t->slots[i].bytes);
-            Py_XDECREF(t->slots[i].str);
-            Py_XDECREF(t->slots[i].local);
+        NameEntry *e = t->slots[i];
+        if (e) {
+            PyMem_Free(e->bytes);
+            Py_XDECREF(e->str);
+            Py_XDECREF(e->local);
+            PyMem_Free(e);
         }
     }
     PyMem_Free(t->slots);
@@ -225,19 +229,18 @@ static int all_ascii(const char *text, Py_ssize_t n) {
 
 static int names_grow(NameTable *t) {
     Py_ssize_t size = (t->mask + 1) * 2;
-    NameEntry *slots = PyMem_Calloc((size_t)size, sizeof(NameEntry));
+    NameEntry **slots = PyMem_Calloc((size_t)size, sizeof(NameEntry *));
     if (slots == NULL) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t i = 0; i <= t->mask; i++) {
-        NameEntry *e = &t->slots[i];
-        if (e->bytes == NULL) continue;
+        NameEntry *e = t->slots[i];
+        if (e == NULL) continue;
         Py_ssize_t j = (Py_ssize_t)((size_t)e->hash & (size_t)(size - 1));
-        while (slots[j].bytes) j = (j + 1) & (size - 1);
-        slots[j] = *e;
+        while (slots[j]) j = (j + 1) & (size - 1);
+        slots[j] = e;
     }
     PyMem_Free(t->slots);
     t->slots = slots;
     t->mask = size - 1;
-    memset(t->hot, 0, sizeof(t->hot));
     return 0;
 }
 
@@ -246,7 +249,6 @@ static inline size_t hot_index(const char *name, Py_ssize_t len) {
     return ((size_t)len * 31u + p[0] * 7u + p[len - 1] * 3u + p[len / 2]) & (HOT - 1);
 }
 
-/* The entry of a name, added when new (NULL with an exception set on failure). */
 static NameEntry *names_find(NameTable *t, const char *name, Py_ssize_t len);
 
 /* The entry of a name, added when new (NULL with an exception set on failure). The hot
@@ -267,8 +269,8 @@ static NameEntry *names_find(NameTable *t, const char *name, Py_ssize_t len) {
     Py_hash_t hash = _Py_HashBytes(name, len);
     Py_ssize_t i = (Py_ssize_t)((size_t)hash & (size_t)t->mask);
     for (;;) {
-        NameEntry *e = &t->slots[i];
-        if (e->bytes == NULL) break;
+        NameEntry *e = t->slots[i];
+        if (e == NULL) break;
         if (e->hash == hash && e->len == len && memcmp(e->bytes, name, (size_t)len) == 0) return e;
         i = (i + 1) & t->mask;
     }
@@ -276,15 +278,14 @@ static NameEntry *names_find(NameTable *t, const char *name, Py_ssize_t len) {
         if (names_grow(t) < 0) return NULL;
         return names_find(t, name, len);
     }
-    NameEntry *e = &t->slots[i];
+    NameEntry *e = PyMem_Calloc(1, sizeof(NameEntry));
+    if (e == NULL) { PyErr_NoMemory(); return NULL; }
     e->bytes = PyMem_Malloc((size_t)len + 1);
-    if (e->bytes == NULL) { PyErr_NoMemory(); return NULL; }
+    if (e->bytes == NULL) { PyMem_Free(e); PyErr_NoMemory(); return NULL; }
     memcpy(e->bytes, name, (size_t)len + 1);
     e->len = len;
     e->hash = hash;
-    e->str = NULL;
-    e->local = NULL;
-    e->gen = 0;
+    t->slots[i] = e;
     t->count++;
     t->chars += utf8_chars(name, len);
     return e;
