@@ -31,6 +31,7 @@ from sitemap_reader.parse.bounds import BoundedExpat
 from sitemap_reader.parse.chardata import TextBuffer
 from sitemap_reader.parse.entry import LASTMOD, LINK, LOC, Sink, StopParsing, extra_of
 from sitemap_reader.parse.gather import ExtensionGatherer
+from sitemap_reader.parse.lite import entry_boundary
 from sitemap_reader.parse.names import TagNames
 from sitemap_reader.parse.scope import in_location
 from sitemap_reader.parse.xml import XmlReader
@@ -158,6 +159,7 @@ class NativeXmlReader(XmlReader):
         self._fixer = _Fixer()
         self._prolog: list[bytes] | None = []  # raw bytes until the root started
         self._prolog_size = 0
+        self._carry = b""  # bytes after the last entry end, parsed with the next chunk
         self._reference: XmlReader | None = None
         NativeXmlReader.made += 1
 
@@ -184,8 +186,19 @@ class NativeXmlReader(XmlReader):
         raw = data
         if self._decoder is not None:
             raw = self._decoder.decode(raw).encode()
+        fixed = self._fixer.feed(raw)
+        # Expat is handed the very slices the reference hands it (cut after the last entry
+        # end, the rest carried): after the root's end tag, expat's verdict on junk depends
+        # on where its input was cut (a name at a slice end is "junk after document
+        # element", the same name whole "invalid token"), so identical problems need
+        # identical slices. See NOTES.md (the epilog).
+        if self._carry:
+            fixed = self._carry + fixed
+        end = entry_boundary(fixed)
+        self._carry = fixed[end:]
         try:
-            self._core.parse(self._fixer.feed(raw))
+            if end:
+                self._core.parse(fixed[:end] if end < len(fixed) else fixed)
         except core.NeedsReference:
             self._hand_over()
             return
@@ -195,6 +208,13 @@ class NativeXmlReader(XmlReader):
     def flush(self) -> None:
         if self._reference is not None:
             self._reference.flush()
+            return
+        carry, self._carry = self._carry, b""
+        try:
+            if carry:
+                self._core.parse(carry)
+        except core.NeedsReference:
+            self._hand_over()
 
     def flush_open_entry(self) -> None:
         if self._reference is not None:
@@ -209,7 +229,8 @@ class NativeXmlReader(XmlReader):
         fixer = self._fixer
         tail = fixer.feed(self._decoder.decode(b"", True).encode()) if self._decoder else b""
         try:
-            self._core.parse(tail + fixer.flush())
+            self._core.parse(self._carry + tail + fixer.flush())
+            self._carry = b""
             self._core.finish()
         except core.NeedsReference:
             self._hand_over().close()

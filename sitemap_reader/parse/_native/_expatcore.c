@@ -1419,25 +1419,32 @@ static double priority_fast(PyObject *s) {
     return -1.0;
 }
 
-static void drainer_dealloc(Drainer *d) {
-    PyObject_GC_UnTrack(d);
-    Py_XDECREF(d->emitter); Py_XDECREF(d->pending); Py_XDECREF(d->base); Py_XDECREF(d->build);
-    Py_XDECREF(d->dates); Py_XDECREF(d->problem); Py_XDECREF(d->fatal); Py_XDECREF(d->location);
-    Py_XDECREF(d->sitemap); Py_XDECREF(d->record); Py_XDECREF(d->in_location);
-    Py_XDECREF(d->fast_match); Py_XDECREF(d->parse_lastmod); Py_XDECREF(d->isoformat);
-    Py_XDECREF(d->freqs); Py_XDECREF(d->prios); Py_XDECREF(d->parse_changefreq);
-    Py_XDECREF(d->parse_priority); Py_XDECREF(d->str_urls); Py_XDECREF(d->str_out);
-    Py_XDECREF(d->empty_tuple); Py_XDECREF(d->record_type); Py_XDECREF(d->verdict);
-    Py_XDECREF(d->audit); Py_XDECREF(d->source);
-    Py_XDECREF(d->image_type); Py_XDECREF(d->alternate_type); Py_XDECREF(d->ext_url);
-    Py_XDECREF(d->image_at); Py_XDECREF(d->build_image); Py_XDECREF(d->str_loc);
-    for (int i = 0; i < 7; i++) Py_XDECREF(d->freq_words[i]);
-    Py_TYPE(d)->tp_free((PyObject *)d);
-}
+#define DRAINER_OBJECTS(X)                                                                   \
+    X(emitter) X(pending) X(base) X(build) X(dates) X(problem) X(fatal) X(location) X(sitemap) \
+    X(record) X(in_location) X(fast_match) X(parse_lastmod) X(isoformat) X(freqs) X(prios)     \
+    X(parse_changefreq) X(parse_priority) X(str_urls) X(str_out) X(empty_tuple)                 \
+    X(record_type) X(verdict) X(audit) X(source) X(image_type) X(alternate_type) X(ext_url)    \
+    X(image_at) X(build_image) X(str_loc)
 
 static int drainer_traverse(Drainer *d, visitproc visit, void *arg) {
-    Py_VISIT(d->emitter); Py_VISIT(d->build); Py_VISIT(d->verdict); Py_VISIT(d->audit);
+#define VISIT(name) Py_VISIT(d->name);
+    DRAINER_OBJECTS(VISIT)
+#undef VISIT
     return 0;
+}
+
+static int drainer_clear(Drainer *d) {
+#define CLEAR(name) Py_CLEAR(d->name);
+    DRAINER_OBJECTS(CLEAR)
+#undef CLEAR
+    for (int i = 0; i < 7; i++) Py_CLEAR(d->freq_words[i]);
+    return 0;
+}
+
+static void drainer_dealloc(Drainer *d) {
+    PyObject_GC_UnTrack(d);
+    drainer_clear(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
 }
 
 static int attr(PyObject *obj, const char *name, PyObject **out) {
@@ -1961,6 +1968,7 @@ static PyTypeObject DrainerType = {
     .tp_init = (initproc)drainer_init,
     .tp_dealloc = (destructor)drainer_dealloc,
     .tp_traverse = (traverseproc)drainer_traverse,
+    .tp_clear = (inquiry)drainer_clear,
     .tp_methods = drainer_methods,
 };
 
