@@ -182,19 +182,23 @@ def run(factory: Callable[[], SitemapParser], chunks: list[bytes]) -> tuple[Any,
     """Everything a parse says, for comparison."""
     parser = factory()
     items: list[Any] = []
+    grouping = []  # how many items each feed() and close() handed out
     for chunk in chunks:
-        items.extend(parser.feed(chunk))
+        got = parser.feed(chunk)
+        items.extend(got)
+        grouping.append(len(got))
         if parser.done:
             break
-    items.extend(parser.close())
+    items.extend(last := parser.close())
+    grouping.append(len(last))
     return (items, parser.problems, parser.format, parser.complete, parser.lastmod,
-            parser.url_count)  # fmt: skip
+            parser.url_count, grouping)  # fmt: skip
 
 
 def describe(a: tuple[Any, ...], b: tuple[Any, ...]) -> str:
     """The first difference between two results."""
-    for name, x, y in zip(("items", "problems", "format", "complete", "lastmod", "count"), a, b,
-                          strict=True):  # fmt: skip
+    names = ("items", "problems", "format", "complete", "lastmod", "count", "grouping")
+    for name, x, y in zip(names, a, b, strict=True):
         if x != y:
             if name == "items":
                 for i, (p, q) in enumerate(zip(x, y, strict=False)):
@@ -244,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                 expected = plain
             if how == "65536":
                 first = expected
-            elif expected != first:
+            elif expected[:-1] != first[:-1]:  # (the grouping differs by construction)
                 dependent.setdefault(name, []).append(how)
             got = run(native, chunks)
             checked += 1

@@ -198,7 +198,7 @@ class NativeXmlReader(XmlReader):
         self._carry = fixed[end:]
         try:
             if end:
-                self._core.parse(fixed[:end] if end < len(fixed) else fixed)
+                self._core.parse(memoryview(fixed)[:end] if end < len(fixed) else fixed)
         except core.NeedsReference:
             self._hand_over()
             return
