@@ -1124,6 +1124,9 @@ static PyObject *core_flush_open_entry(Core *c, PyObject *Py_UNUSED(ignored)) {
 static PyObject *core_get_root_started(Core *c, void *Py_UNUSED(closure)) {
     return PyBool_FromLong(c->root_started);
 }
+static PyObject *core_get_root_closed(Core *c, void *Py_UNUSED(closure)) {
+    return PyBool_FromLong(c->root_started && c->depth == 0);
+}
 static PyObject *core_get_events(Core *c, void *Py_UNUSED(closure)) {
     return PyLong_FromLongLong(c->events);
 }
@@ -1141,6 +1144,7 @@ static PyMethodDef core_methods[] = {
 
 static PyGetSetDef core_getset[] = {
     {"root_started", (getter)core_get_root_started, NULL, "The root element has started.", NULL},
+    {"root_closed", (getter)core_get_root_closed, NULL, "The root element has ended.", NULL},
     {"events", (getter)core_get_events, NULL, "Element events seen.", NULL},
     {"names", (getter)core_get_names, NULL, "Distinct names seen.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -1165,16 +1169,18 @@ static PyTypeObject CoreType = {
    Field fast paths: normal-form URLs, lastmod, changefreq, priority.
    ====================================================================================== */
 
-/* Characters yarl keeps as they are in a path (and, with '?', in a query). */
+/* Characters yarl keeps as they are in a path (and, with '?', in a query); '/' has a class
+   of its own (a dot segment starts after it). */
 static unsigned char PATH_OK[256], QUERY_OK[256];
+enum { C_PLAIN = 1, C_SLASH = 2 };
 
 static void tables_init(void) {
-    const char *extra = "-._~!$&'()*+,;=:@/";
+    const char *extra = "-._~!$&'()*+,;=:@";
     for (int b = 0; b < 256; b++) {
         int ok = (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
                  (b && strchr(extra, b) != NULL);
-        PATH_OK[b] = (unsigned char)ok;
-        QUERY_OK[b] = (unsigned char)(ok || b == '?');
+        PATH_OK[b] = (unsigned char)(b == '/' ? C_SLASH : ok ? C_PLAIN : 0);
+        QUERY_OK[b] = (unsigned char)(b == '/' ? C_SLASH : (ok || b == '?') ? C_PLAIN : 0);
     }
 }
 
@@ -1252,25 +1258,35 @@ static int url_normal(const unsigned char *s, Py_ssize_t n) {
     }
     if (p >= n || s[p] != '/') return 0;
     /* the path */
-    while (p < n) {
+    for (;;) {
+        while (p < n && PATH_OK[s[p]] == C_PLAIN) p++;
+        if (p == n) return 1;
         unsigned char b = s[p];
-        if (b == '/' && p + 1 < n && s[p + 1] == '.') return 0;
-        if (PATH_OK[b]) { p++; continue; }
-        if (b == '%' && kept_escape(s, p, n, 0)) { p += 3; continue; }
-        break;
+        if (b == '/') {
+            if (p + 1 < n && s[p + 1] == '.') return 0;
+            p++;
+        } else if (b == '%' && kept_escape(s, p, n, 0)) {
+            p += 3;
+        } else {
+            break;
+        }
     }
-    if (p == n) return 1;
     if (s[p] != '?' || p + 1 == n) return 0;
     p++;
     /* the query (not empty) */
-    while (p < n) {
+    for (;;) {
+        while (p < n && QUERY_OK[s[p]] == C_PLAIN) p++;
+        if (p == n) return 1;
         unsigned char b = s[p];
-        if (b == '/' && p + 1 < n && s[p + 1] == '.') return 0;
-        if (QUERY_OK[b]) { p++; continue; }
-        if (b == '%' && kept_escape(s, p, n, 1)) { p += 3; continue; }
-        return 0;
+        if (b == '/') {
+            if (p + 1 < n && s[p + 1] == '.') return 0;
+            p++;
+        } else if (b == '%' && kept_escape(s, p, n, 1)) {
+            p += 3;
+        } else {
+            return 0;
+        }
     }
-    return 1;
 }
 
 /* -- lastmod: the W3C forms real sitemaps write; anything else goes to parse_lastmod ------ */
@@ -1686,6 +1702,46 @@ fail:
     return NULL;
 }
 
+/* extensions.human_text for the common text (ASCII, printable, no double space): the text
+   stripped of spaces, or None; NULL (no exception) when the reference must decide. */
+static PyObject *human_text_fast(PyObject *text) {
+    if (text == NULL || text == Py_None) return Py_NewRef(Py_None);
+    if (!PyUnicode_CheckExact(text) || !PyUnicode_IS_ASCII(text)) return NULL;
+    const char *p = (const char *)PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (n == 0) return Py_NewRef(Py_None);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (p[i] < 0x20 || p[i] > 0x7e) return NULL;
+        if (p[i] == ' ' && i + 1 < n && p[i + 1] == ' ') return NULL;
+    }
+    Py_ssize_t a = 0, b = n;
+    while (a < b && p[a] == ' ') a++;
+    while (b > a && p[b - 1] == ' ') b--;
+    if (a == b) return Py_NewRef(Py_None);
+    if (a == 0 && b == n) return Py_NewRef(text);
+    return PyUnicode_Substring(text, a, b);
+}
+
+/* extensions.image_at(url, fields) when its texts take human_text's fast path; NULL with
+   no exception set when the reference must build it. */
+static PyObject *image_at_fast(Drainer *d, PyObject *url, PyObject *fields) {
+    static const char *keys[3] = {"title", "caption", "geo_location"};
+    PyObject *values[5] = {url, NULL, NULL, NULL, NULL};
+    PyObject *image = NULL;
+    int i;
+    for (i = 0; i < 3; i++) {
+        PyObject *raw = PyDict_GetItemString(fields, keys[i]);
+        values[i + 1] = human_text_fast(raw);
+        if (values[i + 1] == NULL) goto done;
+    }
+    values[4] = PyDict_GetItemString(fields, "license");
+    if (values[4] == NULL) values[4] = Py_None;
+    image = slotted(d->image_type, d->image_offsets, values, 5);
+done:
+    for (int k = 1; k < 4; k++) Py_XDECREF(values[k]);
+    return image;
+}
+
 /* _Emitter._images: [fields, ...] -> (Image, ...) */
 static PyObject *images_of(Drainer *d, PyObject *items) {
     PyObject *found = PyList_New(0);
@@ -1699,7 +1755,9 @@ static PyObject *images_of(Drainer *d, PyObject *items) {
                 PyObject *values[5] = {loc, Py_None, Py_None, Py_None, Py_None};
                 image = slotted(d->image_type, d->image_offsets, values, 5);
             } else {
-                image = PyObject_CallFunctionObjArgs(d->image_at, loc, fields, NULL);
+                image = image_at_fast(d, loc, fields);
+                if (image == NULL && !PyErr_Occurred())
+                    image = PyObject_CallFunctionObjArgs(d->image_at, loc, fields, NULL);
             }
         } else {
             image = PyObject_CallFunctionObjArgs(d->build_image, fields, d->emitter, NULL);
