@@ -32,7 +32,8 @@ sys.path.insert(0, str(HERE.parent.parent))  # the checkout (run as a script)
 
 from benchmarks.native import proto  # noqa: E402
 from sitemap_reader.options.limits import Limits  # noqa: E402
-from sitemap_reader.parse import scan  # noqa: E402
+from sitemap_reader.parse import normalize, scan  # noqa: E402
+from sitemap_reader.parse.amp import AmpFixer  # noqa: E402
 from sitemap_reader.parse.parser import SitemapParser  # noqa: E402
 
 REALDATA = HERE.parent.parent.parent / "shared" / "realdata" / "files"
@@ -167,6 +168,46 @@ def hostile() -> Iterator[tuple[str, bytes, Limits | None]]:
     yield "gzip-truncated", gzip.compress(doc.encode())[:-30], None
 
 
+def field_checks(seed: int, count: int) -> int:
+    """The C fast paths alone against the reference's functions on random inputs; the
+    number of disagreements (each printed)."""
+    rng = random.Random(seed)
+    core = proto.core
+    bad = 0
+    url_parts = ["http://", "https://", "HTTP://", "a", "z", "0", "_", "-", ".", "/", "/.", "%",
+                 "%2F", "%2f", "%41", "%7E", "%C3%A9", "%3C", "%20", "%60", "%7B", "?", "#",
+                 ":", ":80/", ":443/", ":8080", ":0", ":59999", ":60000", "@", "&", "=", "é",
+                 " ", "~", "!", "'", "[", "\\", "|"]  # fmt: skip
+    for _ in range(count):
+        url = "".join(rng.choice(url_parts) for _ in range(rng.randint(1, 14)))
+        if rng.random() < 0.5:
+            url = rng.choice(["http://", "https://"]) + rng.choice(["e.com", "a-b.c_d"]) + url
+        want = normalize.fast_url_match(url) is not None and "/." not in url
+        if core.url_normal(url) != want:
+            bad += 1
+            print(f"url_normal({url!r}) != {want}")
+    date_parts = ["2024", "-", "01", "12", "13", "00", "29", "02", "T", " ", "t", ":", "23", "24",
+                  "59", "60", ".", "5", "123456", "1234567", "Z", "z", "+", "-", "05:30", "0001",
+                  "9999", "+24:00", "x", ",5"]  # fmt: skip
+    for _ in range(count):
+        text = "".join(rng.choice(date_parts) for _ in range(rng.randint(1, 12)))
+        if rng.random() < 0.5:
+            text = f"{rng.randint(1, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 32):02d}"
+            text += "".join(rng.choice(date_parts) for _ in range(rng.randint(0, 8)))
+        got = core.lastmod(text)
+        if got is not NotImplemented and got != normalize.parse_lastmod(text):
+            bad += 1
+            print(f"lastmod({text!r}): {got!r} != {normalize.parse_lastmod(text)!r}")
+    soup = [b"&", b"amp;", b"lt;", b"#38;", b"<![CDATA[", b"]]>", b"<", b"!", b"[", b"a", b"&#"]
+    for _ in range(count):
+        data = b"".join(rng.choice(soup) for _ in range(rng.randint(0, 12)))
+        fixer = AmpFixer()
+        if core.amp_clean(data) and (fixer._fix(data) != data or fixer._in_cdata):
+            bad += 1
+            print(f"amp_clean({data!r}) but the fixer changes it")
+    return bad
+
+
 def splits(body: bytes, rng: random.Random, quick: bool) -> Iterator[tuple[str, list[bytes]]]:
     """Ways to cut ``body`` into chunks."""
     sizes = (65536, 4096, 997) if quick else (65536, 8192, 4096, 997, 61, 7)
@@ -260,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, hows in sorted(dependent.items()):
         print(f"reference: result depends on the chunking on {name} ({', '.join(hows)})")
     print(f"{checked} runs over {len(bodies)} bodies, {failures} different")
+    fields = field_checks(args.seed, 20_000 if args.quick else 200_000)
+    print(f"field fast paths: {fields} disagreements")
+    failures += fields
     return 1 if failures else 0
 
 
