@@ -162,6 +162,18 @@ def hostile() -> Iterator[tuple[str, bytes, Limits | None]]:
     ]  # fmt: skip
     for name, text, limits in text_cases:
         yield name, text.encode(), limits
+    lines = [
+        "https://e.com/a", "  HTTPS://E.com/b  ", "http://e.com/c\r", "www.example.com/d",
+        "junk line", "", "   ", "\fhttps://e.com/e\v", "https://e.com/é", "https://e.com/\x7f",
+        "https://" + "x" * 900, "ftp://e.com/f", "example.de", "\u00a0https://e.com/g",
+        "https://e.com/h?a=1&b=2", "Http://e.com/i", "https:/e.com/j",
+    ]  # fmt: skip
+    text_body = "".join(
+        rng_line + rng_end
+        for rng_line, rng_end in zip(lines * 40, ["\n", "\r\n", "\r", "\n\n"] * 170, strict=False)
+    )
+    yield "text", text_body.encode(), None
+    yield "text-small", text_body.encode(), SMALL
     latin = latin1 + "<url><loc>https://e.com/caf\xe9</loc></url></urlset>"
     yield "latin1", latin.encode("latin-1"), None
     yield "gzip", gzip.compress(doc.encode()), None

@@ -35,6 +35,7 @@ from sitemap_reader.parse.lite import MAX_CARRY
 from sitemap_reader.parse.lite import entry_boundary as reference_boundary
 from sitemap_reader.parse.names import TagNames
 from sitemap_reader.parse.scope import in_location
+from sitemap_reader.parse.text import TextReader
 from sitemap_reader.parse.xml import XmlReader
 from sitemap_reader.records import Alternate, Image, RecordBuilder, UrlRecord
 
@@ -255,6 +256,35 @@ class NativeXmlReader(XmlReader):
             self._sink.problem("xml-repaired", "a stray '&' or a broken reference kept as text")
 
 
+class NativeTextReader(TextReader):
+    """TextReader with its line loop in C (``text_lines``); the rest is the reference's."""
+
+    def feed(self, data: bytes) -> None:
+        # TextReader.feed, with the finditer loop handed to C
+        if self._partial:
+            data = self._partial + data
+        end = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if end == -1:
+            self._partial = data
+        else:
+            self._partial = data[end + 1 :]
+            start = 0
+            if self._skipping:
+                start = min(i for i in (data.find(b"\n"), data.find(b"\r")) if i != -1)
+                self._skipping = False
+            sink = self._sink
+            started = core.text_lines(
+                self._line, sink.text_started, sink.pending, sink.batch, sink.drain,
+                data, start, end, self._started, self._max_line,
+            )  # fmt: skip
+            self._started = self._started or started  # (_line may have started it)
+        if len(self._partial) > self._max_line * 4:
+            self._partial = b""
+            if not self._skipping:
+                self._skipping = True
+                self._too_long()
+
+
 class _Funcs:
     """The reference's functions the C drain falls back to."""
 
@@ -320,6 +350,8 @@ class NativeSitemapParser(parser.SitemapParser):
 
     def _start_reader(self, kind: str, head: bytes) -> None:
         super()._start_reader(kind, head)
+        if self._native_reader and type(self._reader) is TextReader:
+            self._reader = NativeTextReader(self._emit, max_line=self.limits.max_url_length)
         if self._native_reader and type(self._reader) is XmlReader:
             limits = self.limits
             codec, _ = sniff.xml_codec(head, kind)

@@ -44,6 +44,11 @@ value off the fast paths is handed to the Python function the reference uses.
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#if !defined(_MSC_VER)
+#include <strings.h>  /* strncasecmp */
+#else
+#define strncasecmp _strnicmp
+#endif
 
 /* ---- expat's types, as pyexpat.h needs them (no expat.h: the capsule is the API) ---- */
 
@@ -2470,6 +2475,80 @@ fail:
 }
 
 /* ======================================================================================
+   Text sitemaps: TextReader's line loop (parse/text.py) with its common line in C.
+   ====================================================================================== */
+
+static inline int re_space(unsigned char b) {  /* bytes regex \s */
+    return b == ' ' || (b >= '\t' && b <= '\r');
+}
+
+/* text_lines(line, text_started, pending, batch, drain, data, start, end, started,
+   max_line) -> started. For each match of text._LINE in data[start:end]: an ASCII line
+   that, stripped, starts with http:// or https:// (any case) becomes a location entry
+   here; any other line goes to ``line(raw)`` (the reference's TextReader._line). */
+static PyObject *mod_text_lines(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *line_cb, *started_cb, *pending, *drain, *data;
+    Py_ssize_t batch, start, end, max_line;
+    int started;
+    if (!PyArg_ParseTuple(args, "OOO!nOO!nnpn", &line_cb, &started_cb, &PyList_Type, &pending,
+                          &batch, &drain, &PyBytes_Type, &data, &start, &end, &started,
+                          &max_line))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(data);
+    if (start < 0 || end > PyBytes_GET_SIZE(data) || start > end) {
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    Py_ssize_t i = start;
+    while (i < end) {
+        while (i < end && re_space(p[i])) i++;  /* a match starts at a non-space byte */
+        if (i >= end) break;
+        Py_ssize_t j = i;
+        while (j < end && p[j] != '\r' && p[j] != '\n') j++;
+        const unsigned char *raw = p + i;
+        Py_ssize_t n = j - i;
+        i = j;
+        int fast = n <= max_line * 4 && all_ascii((const char *)raw, n);
+        Py_ssize_t a = 0, b = n;
+        if (fast) {  /* strip(_SPACE) on ASCII: space, \t \n \r \f \v */
+            while (a < b && re_space(raw[a])) a++;
+            while (b > a && re_space(raw[b - 1])) b--;
+            fast = (b - a >= 7 && strncasecmp((const char *)raw + a, "http://", 7) == 0) ||
+                   (b - a >= 8 && strncasecmp((const char *)raw + a, "https://", 8) == 0);
+        }
+        if (!fast) {
+            PyObject *bytes = PyBytes_FromStringAndSize((const char *)raw, n);
+            PyObject *r = bytes ? PyObject_CallOneArg(line_cb, bytes) : NULL;
+            Py_XDECREF(bytes);
+            if (r == NULL) return NULL;
+            Py_DECREF(r);
+            /* the reference's _line may have started the text itself */
+            continue;
+        }
+        if (!started) {
+            started = 1;
+            PyObject *r = PyObject_CallNoArgs(started_cb);
+            if (r == NULL) return NULL;
+            Py_DECREF(r);
+        }
+        PyObject *entry = new_entry();
+        PyObject *text = entry ? ascii_str((const char *)raw + a, b - a) : NULL;
+        if (text == NULL) { Py_XDECREF(entry); return NULL; }
+        PyList_SetItem(entry, S_LOC, text);
+        int rc = PyList_Append(pending, entry);
+        Py_DECREF(entry);
+        if (rc < 0) return NULL;
+        if (PyList_GET_SIZE(pending) >= batch) {
+            PyObject *r = PyObject_CallNoArgs(drain);
+            if (r == NULL) return NULL;
+            Py_DECREF(r);
+        }
+    }
+    return PyBool_FromLong(started);
+}
+
+/* ======================================================================================
    Module functions: the fast paths alone (for differential tests) and the baselines.
    ====================================================================================== */
 
@@ -2580,6 +2659,7 @@ static PyMethodDef module_methods[] = {
     {"amp_clean", mod_amp_clean, METH_O, "AmpFixer would pass these bytes through unchanged"},
     {"null_parse", mod_null_parse, METH_VARARGS, "Baseline: expat with empty C handlers: (events, strs, well-formed)"},
     {"jsonl", mod_jsonl, METH_VARARGS, "JSON Lines of records (writers.jsonl_text's text)"},
+    {"text_lines", mod_text_lines, METH_VARARGS, "TextReader's line loop, common lines in C"},
     {NULL, NULL, 0, NULL},
 };
 
