@@ -31,10 +31,21 @@ The distinct names pyexpat would intern (element and attribute names) are counte
 hash table of their own (keyed with Python's own bytes hash), which is also the cache of
 each name's kind; the counts are checked at the same grid offsets as the reference.
 
-drain() is a C port of _Emitter.drain (parse/parser.py): the normal-form test of a
+Images and hreflang links are gathered in C as parse/gather.py does (an image with an
+unusual child goes to the Python gatherer mid-object, with what was gathered so far).
+
+Drainer is a C port of _Emitter.drain (parse/parser.py): the normal-form test of a
 location (normalize._FAST_RE), lastmod, changefreq and priority, the default score with
-the record itself, each switchable off (flags) to measure what each step costs; every
-value off the fast paths is handed to the Python function the reference uses.
+the record itself (and its Image and Alternate records), each switchable off (flags) to
+measure what each step costs; every value off the fast paths is handed to the Python
+function the reference uses.
+
+Beside them, for the per-record work after the parse and for measurement: text_lines
+(TextReader's line loop), UrlSet (discovery/dedupe.py's table), jsonl (writers.py's JSON
+Lines), the field fast paths alone, and null_parse (the C-expat baseline).
+
+Identity with the pure path is the contract: benchmarks/native/differential.py and
+fuzz_native.py hold the two to each other; benchmarks/native/NOTES.md has the design.
 */
 
 #define PY_SSIZE_T_CLEAN
