@@ -230,6 +230,7 @@ SIGNATURES: dict[str, Signature] = {
         "stats: Stats = <factory>",
         "error: str | None = None",
         "failed_targets: dict[str, str] = <factory>",
+        "verdicts: dict[str, Verdict] = <factory>",
         "-> None",
     ),
     "SitemapLoader": (
@@ -260,6 +261,7 @@ SIGNATURES: dict[str, Signature] = {
         "disallowed: int = 0",
         "last_modified: str | None = None",
         "seconds: float | None = None",
+        "block: Block | None = None",
         "-> None",
     ),
     "SitemapParser": (

@@ -30,6 +30,7 @@ from sitemap_reader.cli.summary import (
     progress_wanted,
     summary_lines,
     tree_lines,
+    verdict_lines,
     wants_colour,
 )
 from sitemap_reader.cli.usage import check_targets
@@ -287,7 +288,7 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
     error = run.error if run is not None else None
     code, stopped = _exit_status(signum, error, None)
     if run is not None:
-        lines = tree_lines(run.tree, run.stats.stopped)
+        lines = [*tree_lines(run.tree, run.stats.stopped), *verdict_lines(run)]
         text = json_text(run.to_dict(), indent=2) if args.json else "\n".join(lines)
         try:
             print(text, flush=True)
@@ -423,6 +424,8 @@ async def _report(
             _tell(line)
     if error is not None:
         _tell(f"nothing discovered: {error}")
+        for line in verdict_lines(run) if run is not None else ():
+            _tell(line)
         hint = await html_hint(run, options) if run is not None else None
         if hint is not None:
             _tell(hint)
@@ -435,6 +438,8 @@ async def _report(
     )
     politeness = politeness_lines(run, obey=bool(getattr(args, "obey_robots", False)))
     lines.extend(map(printable, politeness))
+    if error is None:
+        lines.extend(verdict_lines(run))
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 

@@ -20,7 +20,8 @@ from sitemap_reader.discovery.model import PROBE_KINDS, Stopped
 from sitemap_reader.options.doors import spelling
 
 if TYPE_CHECKING:
-    from sitemap_reader.discovery.model import SitemapNode, Stats
+    from sitemap_reader.discovery.model import Run, SitemapNode, Stats
+    from sitemap_reader.records.outcomes import Verdict
 
 MB = 1_000_000
 #: The command line names options by their flags.
@@ -334,3 +335,26 @@ def _painter(enabled: bool) -> Callable[[str, str], str]:
         return f"\x1b[{_COLOURS[colour]}m{text}\x1b[0m" if enabled else text
 
     return paint
+
+
+def verdict_lines(run: Run) -> list[str]:
+    """``verdict: blocked: Cloudflare challenge answered URL (cf-mitigated: challenge,
+    HTTP 403)``: one line per target (its name first when there are several)."""
+    many = len(run.verdicts) > 1
+    lines = []
+    for verdict in run.verdicts.values():
+        who = f"{verdict.target}: " if many else ""
+        lines.append(printable(f"verdict: {who}{verdict.kind}{_because(verdict)}"))
+    return lines
+
+
+def _because(verdict: Verdict) -> str:
+    """What a verdict rests on that no other line says: a block's provider and signals
+    (a failure's reason is on its own line, a stop's on the first)."""
+    first = verdict.evidence[0] if verdict.evidence else None
+    if verdict.kind == "ok":
+        return f" ({plural(verdict.urls, 'URL')} listed)"
+    if verdict.kind != "blocked" or first is None:
+        return ""
+    words, *signals = first.seen  # the status is among the signals
+    return f": {words} answered {first.url} ({', '.join(signals)})"

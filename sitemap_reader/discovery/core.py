@@ -85,6 +85,7 @@ from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
 from sitemap_reader.discovery.sitemaps import FileJob, SitemapJob, feed_size
 from sitemap_reader.discovery.targets import Target
+from sitemap_reader.discovery.verdicts import verdicts
 from sitemap_reader.discovery.ways import Ways
 from sitemap_reader.options import Options
 from sitemap_reader.parse.normalize import normalize_url
@@ -232,6 +233,8 @@ class Discovery:
         state.stats.finished = time.monotonic()
         failed = target_errors(state.sites, state.options.walk.guess, state.stopped)
         state.run.failed_targets = failed
+        obey = state.options.politeness.obey_robots
+        state.run.verdicts = verdicts(state.sites, state.stopped, obey)
         state.run.error = run_error(state.sites, failed)
         return actions
 

@@ -106,6 +106,10 @@ class Job:
     retired: bool = False
     #: An HTML sitemap page: every page link it showed (for the site's shared links).
     links: set[str] | None = None
+    #: The last response's headers, and its body's first bytes, until the job's end says
+    #: whether bot protection answered (:mod:`~sitemap_reader.discovery.evidence`).
+    heard: dict[str, str] | None = None
+    evidence: bytearray | None = None
 
     def ticket(self, run: str) -> Ticket:
         """The job's ticket: enough to rebuild it in another process."""

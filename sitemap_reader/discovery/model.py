@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_args
 
+from sitemap_reader.discovery.blocks import Block
 from sitemap_reader.records import Problem
 from sitemap_reader.records.outcomes import Skipped as Skipped
 from sitemap_reader.records.outcomes import Stopped as Stopped
+from sitemap_reader.records.outcomes import Verdict
 
 JsonDict = dict[str, Any]
 
@@ -84,6 +86,8 @@ class SitemapNode:
     disallowed: int = 0
     last_modified: str | None = None
     seconds: float | None = None
+    #: The bot protection that answered instead of the site (see ``discovery.blocks``).
+    block: Block | None = None
 
     @property
     def not_read(self) -> bool:
@@ -166,6 +170,7 @@ class SitemapNode:
             **({"disallowed": self.disallowed} if self.disallowed else {}),
             **({"last_modified": self.last_modified} if self.last_modified else {}),
             **({"seconds": round(self.seconds, 4)} if self.seconds is not None else {}),
+            **({"block": self.block.to_dict()} if self.block is not None else {}),
         }
 
 
@@ -262,6 +267,8 @@ class Run:
     stats: Stats = field(default_factory=Stats)
     error: str | None = None
     failed_targets: dict[str, str] = field(default_factory=dict)
+    #: Each target's verdict once the run ended (see ``discovery.verdicts``).
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
 
     def nodes(self) -> Iterator[SitemapNode]:
         """Every node of every target, depth first."""
@@ -283,4 +290,5 @@ class Run:
             "stats": self.stats.to_dict(),
             "error": self.error,
             **({"failed_targets": self.failed_targets} if self.failed_targets else {}),
+            "verdicts": [v.to_dict() for v in self.verdicts.values()],
         }

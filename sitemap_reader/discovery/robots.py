@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from sitemap_reader.discovery import evidence
 from sitemap_reader.discovery.actions import Action, Fetch
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
@@ -123,10 +124,13 @@ class RobotsJob:
         if job.probe:
             return []
         node.status, node.final_url = status, url
+        refusal = evidence.heard(job, status, fields)
         if 400 <= status < 500:
+            job.reading = refusal  # its body says whether bot protection answered
             return []  # RFC 9309 §2.3.1.3: unavailable, no restrictions, no sitemaps
         if 500 <= status < 600:
             self._unreachable(job, f"HTTP {status}")
+            job.reading = refusal
             return []
         if not 200 <= status < 300:
             node.add_problem("http-status", f"robots.txt: HTTP {status}", fatal=True)
@@ -141,8 +145,9 @@ class RobotsJob:
         node.bytes += len(chunk)
         self.state.stats.bytes += len(chunk)
         body = job.robots_body
+        wanted = evidence.gather(job, chunk)
         if body is None:
-            job.reading = False
+            job.reading = wanted
             return []
         body += chunk
         cap = self.state.limits.max_robots_bytes
@@ -189,6 +194,7 @@ class RobotsJob:
         """The body ended: the rules for the audit, the sitemaps it lists (or the probes)."""
         state, node, site = self.state, job.node, job.site
         job.reading = False
+        evidence.judge(job)
         listed: list[str] = []
         actions: list[Action] = []
         if state.options.walk.robots:

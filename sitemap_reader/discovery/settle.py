@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from sitemap_reader.discovery import evidence
 from sitemap_reader.discovery.actions import Action
 from sitemap_reader.discovery.children import Children
 from sitemap_reader.discovery.job import Job
@@ -39,6 +40,7 @@ class Settling:
         node = job.node
         actions: list[Action] = []
         self.gate.release(job, actions)
+        evidence.judge(job)
         self._count(node)
         status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300
         complete = node.ok and status_ok and self.state.stopped is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from sitemap_reader.discovery import evidence
 from sitemap_reader.discovery.actions import Action, Fetch
 from sitemap_reader.discovery.children import STOPPED, Children
 from sitemap_reader.discovery.job import Job
@@ -155,6 +156,7 @@ class SitemapJob:
         node = job.node
         node.status, node.final_url = status, url
         job.reading = False
+        refusal = evidence.heard(job, status, fields)
         actions: list[Action] = []
         if status == 304:
             children = job.watch.not_modified(node, status)
@@ -163,6 +165,7 @@ class SitemapJob:
                 return actions
         if not 200 <= status < 300:
             node.add_problem("http-status", f"HTTP {status}", fatal=True)
+            job.reading = refusal  # its body says whether bot protection answered
             return actions
         limits = self.state.limits
         if max_body is not None and 0 < max_body < limits.max_decompressed_bytes:
@@ -186,8 +189,9 @@ class SitemapJob:
         node.bytes += len(chunk)
         state.stats.bytes += len(chunk)
         parser = job.parser
+        wanted = evidence.gather(job, chunk)
         if parser is None:
-            job.reading = False
+            job.reading = wanted
             return []
         job.watch.feed(chunk)
         if state.options.delivery.budget is not None:

@@ -72,3 +72,57 @@ class Skipped:
         if self.detail is not None:
             found["detail"] = self.detail
         return found
+
+
+#: How a target ended: what it gave, and if nothing, why.
+VerdictKind = Literal[
+    "ok", "partial", "empty", "absent", "blocked", "unreachable", "broken", "refused", "stopped"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One thing a verdict rests on: a URL, its status, a code (a block rule, a problem's
+    code, ``not-found``, a stop's kind) and what was seen (a block's signals, a reason)."""
+
+    url: str
+    status: int | None = None
+    code: str = ""
+    seen: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The evidence as JSON."""
+        found: dict[str, Any] = {"url": self.url, "code": self.code}
+        if self.status is not None:
+            found["status"] = self.status
+        if self.seen:
+            found["seen"] = list(self.seen)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How one target ended, with its evidence:
+
+    ``ok`` (its sitemaps were read), ``partial`` (some failed), ``empty`` (sitemaps found,
+    no URL), ``absent`` (no sitemap anywhere we looked), ``blocked`` (bot protection
+    answered instead of the site), ``unreachable`` (DNS, connect, TLS), ``broken``
+    (sitemaps found but unreadable, or the server failing), ``refused`` (our own address
+    guard, or robots.txt rules we obey), ``stopped`` (the deadline, the records budget, a
+    signal: the site was not read to its end). ``urls`` counts the page URLs its
+    sitemaps listed (before scope and dedupe).
+    """
+
+    target: str
+    kind: VerdictKind
+    urls: int = 0
+    evidence: tuple[Evidence, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as JSON."""
+        return {
+            "target": self.target,
+            "kind": self.kind,
+            "urls": self.urls,
+            "evidence": [e.to_dict() for e in self.evidence],
+        }

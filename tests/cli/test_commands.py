@@ -434,13 +434,14 @@ async def test_summary_counts_duplicates_and_out_of_scope(basic: tuple[str, Site
 
 
 async def test_nothing_discovered_exits_1_with_one_line(aiohttp_server: ServerFactory) -> None:
-    """No robots.txt and no sitemap anywhere: exit 1 and a one-line reason."""
+    """No robots.txt and no sitemap anywhere: exit 1, a one-line reason and the verdict."""
     base = await serve(aiohttp_server, Site())
     result = await run_cli("dump", base + "/", "--no-progress")
     assert result.code == 1
     assert result.out == ""
-    assert len(result.err.strip().splitlines()) == 1
-    assert result.err.startswith("sitemap-reader: nothing discovered")
+    reason, verdict = result.err.strip().splitlines()
+    assert reason.startswith("sitemap-reader: nothing discovered")
+    assert verdict == "sitemap-reader: verdict: absent"
 
 
 async def test_unreachable_target_exits_1(unused_tcp_port: int) -> None:

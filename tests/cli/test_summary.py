@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from tests.conftest_cli import SITEMAP_READER, cli_env, stalling_site
+from tests.conftest_cli import SITEMAP_READER, Site, cli_env, run_cli, stalling_site
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 
@@ -93,3 +93,28 @@ def test_progress_eta_from_the_sitemaps_known() -> None:
     assert eta(at(ok=0, queued=6)) is None and eta(at(ok=4, queued=0)) is None
     assert "left" not in progress_text(at(ok=4, queued=0))
     assert progress_text(at(ok=1, queued=600)).endswith(" h left")
+
+
+async def test_a_site_behind_a_wall_says_blocked(aiohttp_server: ServerFactory) -> None:
+    """Every answer is a Cloudflare challenge: exit 1, and the verdict says blocked, by
+    what, with the signals that decided (before: 'not a sitemap', as if the site had
+    none)."""
+
+    async def challenge(request: web.Request) -> web.Response:
+        return web.Response(
+            status=403,
+            headers={"cf-mitigated": "challenge", "Server": "cloudflare"},
+            body=b"<html><title>Just a moment...</title></html>",
+            content_type="text/html",
+        )
+
+    paths = ("/robots.txt", "/sitemap.xml")
+    site = Site({}, handlers=dict.fromkeys(paths, challenge))
+    server = await aiohttp_server(site.app())
+    target = str(server.make_url("/sitemap.xml"))
+    result = await run_cli("dump", target, "--no-progress")
+    assert result.code == 1, result.err
+    assert result.err.splitlines()[-1] == (
+        f"sitemap-reader: verdict: blocked: Cloudflare challenge answered {target} "
+        "(cf-mitigated: challenge, page: <title>just a moment, HTTP 403)"
+    )

@@ -82,7 +82,8 @@ async def test_connection_refused_is_said_plainly(unused_tcp_port: int) -> None:
     assert result.code == 1
     assert result.err.strip() == (
         f"sitemap-reader: nothing discovered: http://127.0.0.1:{unused_tcp_port}/sitemap.xml: "
-        f"cannot connect: connection refused (127.0.0.1:{unused_tcp_port}) (4 attempts)"
+        f"cannot connect: connection refused (127.0.0.1:{unused_tcp_port}) (4 attempts)\n"
+        "sitemap-reader: verdict: unreachable"
     )
 
 

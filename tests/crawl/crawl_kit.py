@@ -68,7 +68,7 @@ class Reply:
 
 
 class Site:
-    """A scripted aiohttp site. Unknown paths answer 404."""
+    """A scripted aiohttp site. Unknown paths answer 404 (or the route added at ``*``)."""
 
     def __init__(self) -> None:
         self.routes: dict[str, Reply | Handler] = {}
@@ -104,7 +104,7 @@ class Site:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            route = self.routes.get(key, self.routes.get(request.path))
+            route = self.routes.get(key, self.routes.get(request.path, self.routes.get("*")))
             if route is None:
                 return web.Response(status=404, text="not found", content_type="text/html")
             if isinstance(route, Reply):
