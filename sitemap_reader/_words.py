@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sitemap_reader.records.outcomes import Stopped
+from sitemap_reader.records.outcomes import Stopped, Verdict
 
 #: Nouns whose plural is not the noun with an ``s``.
 _IRREGULAR = {"child sitemap": "child sitemaps", "entry": "entries", "was": "were"}
@@ -70,3 +70,22 @@ def stop_phrase(stopped: Stopped, spell: Spell = str) -> str:
             return "stopped: asked to stop"
         return f"interrupted ({_SIGNALS.get(stopped.signal, stopped.signal)})"
     return f"stopped: {stopped.kind.replace('-', ' ')}"
+
+
+def verdict_phrase(verdict: Verdict, *, named: bool = False) -> str:
+    """A target's verdict in a few words: its kind, what listed how many URLs, or what
+    blocked it (a failure's reason and a stop's are said by their own lines).
+
+    >>> from sitemap_reader.records.outcomes import Evidence
+    >>> verdict_phrase(Verdict("e.com", "blocked", 0, (Evidence("https://e.com/robots.txt",
+    ...     403, "akamai", ("Akamai bot manager", "server: AkamaiGHost", "HTTP 403")),)))
+    'blocked: Akamai bot manager answered https://e.com/robots.txt (server: AkamaiGHost, HTTP 403)'
+    """
+    who = f"{verdict.target}: " if named else ""
+    first = verdict.evidence[0] if verdict.evidence else None
+    if verdict.kind == "ok":
+        return f"{who}ok ({plural(verdict.urls, 'URL')} listed)"
+    if verdict.kind != "blocked" or first is None:
+        return f"{who}{verdict.kind}"
+    words, *signals = first.seen  # the status is among the signals
+    return f"{who}blocked: {words} answered {first.url} ({', '.join(signals)})"

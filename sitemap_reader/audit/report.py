@@ -24,7 +24,7 @@ from html import escape as html_escape
 from typing import Final
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plural, stop_phrase
+from sitemap_reader._words import plural, stop_phrase, verdict_phrase
 from sitemap_reader.audit.survey import CLI, FileReport, Freshness, Survey, utc_now
 from sitemap_reader.delivery.frame import CHANGEFREQ_ORDER
 from sitemap_reader.discovery.model import HTML_KINDS
@@ -155,6 +155,11 @@ def _summary(found: Survey) -> str:
     notes = []
     if found.run.error:
         notes.append(f'<p class="error">{escape(found.run.error)}</p>')
+    many = len(found.run.verdicts) > 1
+    for verdict in found.run.verdicts.values():
+        hue = "ok" if verdict.kind == "ok" else "warning" if verdict.urls else "error"
+        said = escape(printable(verdict_phrase(verdict, named=many)))
+        notes.append(f'<p class="{hue}">Verdict: {said}</p>')
     if stats.stopped:
         notes.append(
             f'<p class="warning">{escape(stop_phrase(stats.stopped, CLI))}: '

@@ -22,7 +22,7 @@ from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
 from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile
-from sitemap_reader.cli.summary import FLAG
+from sitemap_reader.cli.summary import FLAG, verdict_lines
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.delivery.writers import json_text
 from sitemap_reader.errors import UsageError
@@ -63,7 +63,8 @@ def run_check(args: argparse.Namespace) -> int:
 def _hints(args: argparse.Namespace, found: Survey) -> None:
     """On stderr, what to try next: all URLs out of scope (even with -q), ``--html``."""
     options = reader_options(args)
-    for line in [*scope_lines(found.run, options.walk.scope), *guard_lines(found.run)]:
+    run = found.run
+    for line in [*scope_lines(run, options.walk.scope), *guard_lines(run), *verdict_lines(run)]:
         _tell(line)
     if found.run.error is not None:
         hint = asyncio.run(html_hint(found.run, options))
@@ -193,6 +194,7 @@ def check_json(found: Survey) -> dict[str, Any]:
     findings = found.all_findings()
     return {
         "targets": list(found.run.targets),
+        "verdicts": [v.to_dict() for v in found.run.verdicts.values()],
         "clean": not findings,
         "severities": severity_counts(findings),
         "urls": found.urls,

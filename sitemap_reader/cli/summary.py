@@ -15,13 +15,12 @@ from typing import IO, TYPE_CHECKING, Final
 from tqdm import tqdm
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import plural, stop_phrase
+from sitemap_reader._words import plural, stop_phrase, verdict_phrase
 from sitemap_reader.discovery.model import PROBE_KINDS, Stopped
 from sitemap_reader.options.doors import spelling
 
 if TYPE_CHECKING:
     from sitemap_reader.discovery.model import Run, SitemapNode, Stats
-    from sitemap_reader.records.outcomes import Verdict
 
 MB = 1_000_000
 #: The command line names options by their flags.
@@ -341,20 +340,4 @@ def verdict_lines(run: Run) -> list[str]:
     """``verdict: blocked: Cloudflare challenge answered URL (cf-mitigated: challenge,
     HTTP 403)``: one line per target (its name first when there are several)."""
     many = len(run.verdicts) > 1
-    lines = []
-    for verdict in run.verdicts.values():
-        who = f"{verdict.target}: " if many else ""
-        lines.append(printable(f"verdict: {who}{verdict.kind}{_because(verdict)}"))
-    return lines
-
-
-def _because(verdict: Verdict) -> str:
-    """What a verdict rests on that no other line says: a block's provider and signals
-    (a failure's reason is on its own line, a stop's on the first)."""
-    first = verdict.evidence[0] if verdict.evidence else None
-    if verdict.kind == "ok":
-        return f" ({plural(verdict.urls, 'URL')} listed)"
-    if verdict.kind != "blocked" or first is None:
-        return ""
-    words, *signals = first.seen  # the status is among the signals
-    return f": {words} answered {first.url} ({', '.join(signals)})"
+    return [printable("verdict: " + verdict_phrase(v, named=many)) for v in run.verdicts.values()]

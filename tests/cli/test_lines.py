@@ -67,11 +67,12 @@ async def test_row4_check_a_slow_file_says_the_deadline_stopped_it(
         "report", origin(server) + "/sitemap.xml", "--deadline", "1", "-o", str(tmp_path / "r")
     )
     assert report.code == 0, report.err
-    assert report.err.rstrip().endswith(
-        "(stopped at the deadline (1 s): not every file was read to the end)"
-    ), report.err
+    said, verdict = report.err.rstrip().splitlines()[-2:]
+    assert said.endswith("(stopped at the deadline (1 s): not every file was read to the end)")
+    assert verdict == "sitemap-reader: verdict: stopped"
     page = (tmp_path / "r").read_text()
     assert "not finished (the run stopped)" in page and "xml-syntax" not in page
+    assert "Verdict: stopped" in page
 
 
 async def test_row5_a_child_submitted_by_robots_is_in_location_however_reached(
