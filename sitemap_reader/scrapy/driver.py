@@ -33,7 +33,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import ConnectError, DNSLookupError
 from twisted.internet.error import TimeoutError as TwistedTimeoutError
 
-from sitemap_reader._words import stop_phrase
+from sitemap_reader._words import stop_phrase, verdict_phrase
 from sitemap_reader.discovery import (
     Action,
     Checkpoint,
@@ -229,8 +229,10 @@ class ScrapyDriver:
             return iter(())
         core = self.core
         hops = list(response.meta.get("redirect_urls") or ())
-        fields = {
-            key.decode("latin-1").lower(): (response.headers.get(key) or b"").decode("latin-1")
+        fields = {  # a repeated header (Set-Cookie) with all its values
+            key.decode("latin-1").lower(): b", ".join(response.headers.getlist(key)).decode(
+                "latin-1"
+            )
             for key in response.headers
         }
         maxsize = int(response.meta.get("download_maxsize", self.maxsize) or 0)
@@ -277,6 +279,10 @@ class ScrapyDriver:
         for _ in self._perform(self.core.finish()):  # a checkpoint at most: no requests
             pass
         run = self.core.run
+        for verdict in run.verdicts.values():  # each target's, in the stats and the log
+            self._count(f"verdict/{verdict.kind}")
+            level = logging.INFO if verdict.urls else logging.WARNING
+            logger.log(level, "sitemap-reader: verdict: %s", verdict_phrase(verdict, named=True))
         for target, why in run.failed_targets.items():
             self._count("failed_targets")
             logger.error("sitemap-reader: nothing discovered for %s: %s", target, why)

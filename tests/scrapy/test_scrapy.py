@@ -295,6 +295,12 @@ def test_a_target_that_gave_nothing_is_an_error_naming_it(
     errors = [line for line in crawl.log.splitlines() if "] ERROR: " in line]
     assert len(errors) == 1 and f"nothing discovered for {missing}: " in errors[0], errors
     assert crawl.log.rstrip().endswith("runner: finish_reason=finished")
+    # Each target's verdict, in the log and the stats (the HTML page is no sitemap; the
+    # site's index has hostile children on purpose: partial).
+    verdicts = [line.split("] ", 1)[1] for line in crawl.log.splitlines() if "verdict:" in line]
+    assert f"WARNING: sitemap-reader: verdict: {missing}: broken" in verdicts, verdicts
+    assert any(v.startswith("INFO: sitemap-reader: verdict: ") for v in verdicts), verdicts
+    assert "'sitemap_reader/verdict/broken': 1" in crawl.log
 
 
 @pytest.mark.parametrize("mode", ["mixin", "middleware", "addon"])
