@@ -49,8 +49,7 @@ from aiohttp.abc import AbstractResolver
 from sitemap_reader._safe_text import printable
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.delivery.writers import JsonlWriter, RecordWriter
-from sitemap_reader.discovery.addresses import private_allowed
-from sitemap_reader.discovery.targets import classify
+from sitemap_reader.discovery.addresses import PRIVATE_DATA, data_refusal, from_data
 from sitemap_reader.distributed.config import Keys, WorkerLimits, check_redis_url, output_name
 from sitemap_reader.distributed.heartbeat import Heartbeat
 from sitemap_reader.distributed.queue import (
@@ -172,7 +171,9 @@ class AttemptOutput:
 
 def refusal(text: str, private_ok: bool) -> str | None:
     """Why a queued target is not run (None: it is run). The queue is input from anyone
-    who can write to it: a local path or a private address is not theirs to ask for.
+    who can write to it: a local path or a private address is not theirs to ask for (the
+    guard's rule for targets from data:
+    :func:`~sitemap_reader.discovery.addresses.data_refusal`).
 
     >>> refusal("/etc/passwd", False)
     'refused: not an http(s) URL or a domain'
@@ -181,15 +182,10 @@ def refusal(text: str, private_ok: bool) -> str | None:
     >>> refusal("http://127.0.0.1:8080/", True) is None
     True
     """
-    try:
-        target = classify(text)
-    except UsageError:
-        target = None
-    if target is None or target.kind not in ("site", "robots", "sitemap"):
-        return "refused: not an http(s) URL or a domain"
-    if not private_ok and private_allowed(target, None):
-        return "refused: a private or loopback target needs a worker started with --allow-private"
-    return None
+    reason = data_refusal(text, private_ok)
+    if reason == PRIVATE_DATA:
+        return f"{reason} needs a worker started with --allow-private"
+    return reason
 
 
 # --------------------------------------------------------------------------- the worker
@@ -245,7 +241,7 @@ class Worker:
         # The queue is input from anyone who can write to it: its targets reach private
         # addresses only when this worker allows every address (allow_private=True).
         self.private_ok = options.network.allow_private is True
-        self.options = options.replace(allow_private=True if self.private_ok else "never")
+        self.options = options.replace(allow_private=from_data(options.network.allow_private))
         #: Incremental runs, the state of each target kept in Redis (``state`` set).
         self.incremental = options.incremental.state is not None
         self.parallel = parallel

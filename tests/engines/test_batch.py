@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -130,6 +131,28 @@ def test_failures_are_rows_never_exceptions(farm: Farm) -> None:
     assert "allow_private" in summaries[plain.target]["error"]
     down_row = rows_of(discover_batches([down.target], allow_private=True))[0]
     assert down_row["status"] == "failed" and "connect" in down_row["error"]
+
+
+def test_a_name_resolving_to_loopback_is_refused_unless_allowed(
+    farm: Farm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target from data whose name resolves to loopback (intranet.test, through the
+    test's resolver at getaddrinfo) is not a typed name: one failed row saying why, and
+    nothing fetched; allow_private=True reads it."""
+    site = farm.site("plain")
+    real = socket.getaddrinfo
+
+    def resolve(host: object, *args: Any, **kwargs: Any) -> Any:
+        return real("127.0.0.1" if host == "intranet.test" else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    target = f"http://intranet.test:{site.port}/"
+    for private in (False, "never"):
+        (row,) = rows_of(discover_batches([target], allow_private=private))
+        assert row["status"] == "failed", row
+        assert "intranet.test resolves to 127.0.0.1" in row["error"], row
+    rows = rows_of(discover_batches([target], allow_private=True, scope="any"))
+    assert rows[-1]["status"] == "ok" and rows[-1]["urls"] == len(site.expected_urls())
 
 
 def test_a_site_whose_only_sitemap_breaks_failed() -> None:
