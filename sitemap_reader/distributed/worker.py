@@ -65,6 +65,7 @@ from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store import url_key
+from sitemap_reader.store.files import create_new
 
 log = logging.getLogger("sitemap_reader.distributed")
 
@@ -142,12 +143,14 @@ def attempt_path(path: str, lease: Lease) -> str:
 
 class AttemptOutput:
     """The file of one attempt: written whole, made visible by :meth:`reveal` only after
-    the attempt's commit won. Its mode honours the umask, as any file a program makes."""
+    the attempt's commit won. Its mode honours the umask, as any file a program makes.
+    It is new (``O_EXCL | O_NOFOLLOW``): a link or any file already at its name is
+    refused, never written through (the attempt fails and is retried under a new name)."""
 
     def __init__(self, path: str, lease: Lease) -> None:
         self.path = path
         self.tmp = attempt_path(path, lease)
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        fd = create_new(self.tmp)
         self.stream: IO[str] = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
 
     def seal(self) -> None:

@@ -47,6 +47,7 @@ import hashlib
 import itertools
 import json
 import os
+import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
@@ -70,6 +71,7 @@ from sitemap_reader.options import Options
 from sitemap_reader.options.declare import PrivateSetting
 from sitemap_reader.records import RECORD_FIELDS, UrlRecord
 from sitemap_reader.records.fields import Kind, RecordField, names
+from sitemap_reader.store.files import create_new
 
 if TYPE_CHECKING:
     from sitemap_reader.crawl import SitemapReader
@@ -568,8 +570,8 @@ def run_in_chunks(
 
 
 def _write_marker(path: str, content: dict[str, Any]) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
+    tmp = f"{path}.{secrets.token_hex(8)}.tmp"  # new: a link in its place is refused
+    with open(create_new(tmp), "w", encoding="utf-8") as out:
         json.dump(content, out)
         out.flush()
         os.fsync(out.fileno())

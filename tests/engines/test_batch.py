@@ -286,3 +286,14 @@ def test_run_in_chunks_skips_the_finished_chunks(tmp_path: Path) -> None:
     assert sorted(p.name for p in markers.iterdir()) == [f"chunk-00000{i}.done" for i in range(4)]
     with pytest.raises(UsageError, match="another list"):
         run_in_chunks(targets[1:], lambda n, c: None, markers=markers, chunk_targets=3)
+
+
+def test_a_marker_is_never_written_through_a_planted_link(tmp_path: Path) -> None:
+    """A link planted at the temporary name a done marker used to be written under
+    (MARKER.PID.tmp): not followed; the marker is written, the link's target is not."""
+    markers = tmp_path / "done"
+    markers.mkdir()
+    (markers / f"chunk-000000.done.{os.getpid()}.tmp").symlink_to(tmp_path / "victim")
+    run_in_chunks(["a.example"], lambda name, chunk: None, markers=markers)
+    assert (markers / "chunk-000000.done").is_file()
+    assert not (tmp_path / "victim").exists()

@@ -39,11 +39,14 @@ async def test_every_url_once_then_none(make_site: MakeSite, tmp_path: Path) -> 
 
 
 async def test_without_progress_file_leaves_nothing(make_site: MakeSite, tmp_path: Path) -> None:
-    """Without progress=, a temporary file is used and removed on close."""
+    """Without progress=, a temporary file is used, in a private folder (its -wal, -shm
+    and -lock too: no name beside it another user could plant a link at), and removed on
+    close."""
     site = await make_site(1, 5)
     async with sr.SitemapLoader(site.base, options=FAST) as loader:
         temporary = loader._temporary
-        assert temporary is not None and Path(temporary).exists()
+        assert temporary is not None and Path(temporary).is_dir()
+        assert Path(temporary).stat().st_mode & 0o777 == 0o700
         assert len(await drain(loader)) == 5
     assert not Path(temporary).exists()
 
