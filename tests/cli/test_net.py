@@ -206,3 +206,26 @@ async def test_proxy_and_trust_env(
     bypass = {**env, "NO_PROXY": "127.0.0.1"}
     exempt = await run_cli("dump", base + "/", "--trust-env", "--format", "txt", env=bypass)
     assert exempt.code == 0 and len(exempt.out.splitlines()) == 3 and seen == []
+
+
+async def test_a_typed_private_name_is_no_other_targets(aiohttp_server: ServerFactory) -> None:
+    """dump intranet.test/own.xml public.example/index.xml (both names resolving to
+    loopback): the first is read as typed; the second's child on intranet.test is refused,
+    not read on the first target's trust."""
+    from tests.cli.test_robots import FAKE_DNS, run_python
+
+    docs: dict[str, Doc | str] = {
+        "/own.xml": urlset("/own-page"),
+        "/secret.xml": urlset("/secret-page"),
+    }
+    site = Site(docs)
+    port = (await _serve(aiohttp_server, site)).rsplit(":", 1)[1]
+    docs["/index.xml"] = index("/secret.xml").replace("{base}", f"http://intranet.test:{port}")
+    result = await run_python(
+        FAKE_DNS, "intranet.test,public.example", "dump", "--no-progress",
+        f"http://intranet.test:{port}/own.xml", f"http://public.example:{port}/index.xml",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert result.urls() == [f"http://intranet.test:{port}/own-page"]
+    assert "/secret.xml" not in site.paths()
+    assert "intranet.test resolves to 127.0.0.1" in result.err
