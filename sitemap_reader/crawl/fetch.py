@@ -34,7 +34,12 @@ Theory of operation
   ``site`` scope, but never a host that cross-submits in robots.txt (a site's robots.txt
   cannot claim another's credentials). A hop or a child elsewhere is sent without them;
   ``header_hosts="any"`` sends them everywhere. A target without a host (a file) has no
-  site: its children get none.
+  site: its children get none. A target's own proxy (``per_target``) carries the requests
+  to its site only. The cookies a site sets are kept per target (the reader's sessions
+  keep none), so one target's site never has another target's requests carry them.
+* Trust is per site: a target's typed name that may resolve to a private address, and
+  the proxy it goes through, are reached by a session without the name guard, used for
+  that target's own requests only (:class:`Fetcher`, ``trust``).
 * SSRF: a guarded session (:mod:`~sitemap_reader.crawl.resolver`) refuses non-public
   addresses in its resolver, and :meth:`Fetcher._check_address` refuses non-public IP
   literals (which never reach a resolver) before every request and redirect hop.
@@ -67,6 +72,7 @@ import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from http.cookies import BaseCookie
 from types import TracebackType
 from typing import Final
 
@@ -311,6 +317,7 @@ def build_session(
         headers={"User-Agent": options.politeness.user_agent, "Accept-Encoding": "gzip"},
         trust_env=options.network.trust_env,
         middlewares=(single_send,),
+        cookie_jar=aiohttp.DummyCookieJar(),  # each target's fetcher keeps its own
     )
 
 
@@ -476,6 +483,10 @@ class Fetcher:
     spaces requests per host (shared by the fetchers of one reader, so a delay holds
     across its guarded and open sessions).
 
+    ``jar`` keeps the cookies the target's sites set (None: the session's own jar does,
+    as a user's session has it); :meth:`for_target` gives each target a jar of its own,
+    so a cookie one target's site set is never sent with another target's request.
+
     ``trust`` is what the target's site may reach (:class:`SiteTrust`): a request to one
     of its trusted names, or through a proxy (the connector then resolves the proxy's
     name only, and the proxy the rest), goes by ``open_session``, a session without the
@@ -495,8 +506,10 @@ class Fetcher:
         trust: SiteTrust | None = None,
         run: Options | None = None,
         storms: dict[str, int] | None = None,
+        jar: aiohttp.CookieJar | None = None,
     ) -> None:
         network = options.network
+        self._jar = jar
         self._session = session
         self._open = open_session or session
         self._trust = trust or SiteTrust(open=policy is None)
@@ -527,6 +540,7 @@ class Fetcher:
             trust=trust,
             run=self._run,
             storms=self._storms,
+            jar=None if self._jar is None else aiohttp.CookieJar(),
         )
 
     @contextlib.asynccontextmanager
@@ -644,10 +658,16 @@ class Fetcher:
             try:
                 try:
                     raw = await session.get(
-                        url, allow_redirects=False, headers=sent or None, proxy=proxy
+                        url,
+                        allow_redirects=False,
+                        headers=sent or None,
+                        proxy=proxy,
+                        cookies=self._cookies(url),
                     )
                 finally:
                     self._pacer.answered(host)
+                if self._jar is not None:
+                    self._jar.update_cookies(raw.cookies, raw.url)
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
@@ -698,6 +718,12 @@ class Fetcher:
         if budget is not None:
             budget.pause()
         await asyncio.sleep(pause)
+
+    def _cookies(self, url: str) -> BaseCookie[str] | None:
+        """The cookies the target's own jar holds for ``url`` (None: no jar, or none)."""
+        if self._jar is None:
+            return None
+        return self._jar.filter_cookies(URL(url)) or None
 
     def _session_for(self, url: str, proxy: str | None) -> aiohttp.ClientSession:
         """The open session for a name the target's site trusts or a request through a

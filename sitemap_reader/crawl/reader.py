@@ -154,6 +154,7 @@ class SitemapReader:
             policy=self._policy,
             pacer=self._pacer,
             open_session=self._session(guarded=False),
+            jar=None if self._user_session is not None else aiohttp.CookieJar(),
         )
         self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
