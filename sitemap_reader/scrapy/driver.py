@@ -323,6 +323,9 @@ class ScrapyDriver:
             SITEMAP_META_KEY: ticket,
             "depth_reset": True,
             "handle_httpstatus_list": list(_STATUSES),
+            # CookiesMiddleware's jar of this target's sitemaps: a cookie one target's
+            # site set never goes with another target's request to that site.
+            "cookiejar": f"sitemap_reader:{fetch.target}",
         }
         sequence = int(ticket.get("job") or 0)
         request = Request(

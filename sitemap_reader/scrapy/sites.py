@@ -12,6 +12,10 @@ downloader middleware the add-on and the mixin enable, decides again for every r
 Scrapy sends: Scrapy's RedirectMiddleware copies a request's headers and meta to the next
 hop, so a hop to another host would carry them otherwise. A hop back to the site gets them
 again. Both ask :meth:`TargetSites.apply`.
+
+The cookies a site sets are kept per target too: each target's robots.txt and sitemap
+requests have a cookie jar of their own (the ``cookiejar`` meta key of Scrapy's
+CookiesMiddleware), so one target's cookie never goes with another target's request.
 """
 
 from __future__ import annotations

@@ -92,3 +92,41 @@ def test_own_headers_and_proxy_stay_on_the_targets_site(
     ], crawl.log[-3000:]  # fmt: skip
     sitemaps = [seen for seen in direct if seen[0].endswith(".xml")]
     assert sorted(sitemaps) == [("/child.xml", None), ("/hopped.xml", None)]
+
+
+def test_a_cookie_one_targets_site_set_goes_to_no_other_target(tmp_path: Path) -> None:
+    """public.example's robots.txt sets a cookie; internal.example's index lists a child on
+    public.example, requested after: without that cookie (each target's sitemaps have a
+    cookie jar of their own), while public.example's own sitemap carries it."""
+    seen: list[tuple[str, str | None]] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        seen.append((request.path, request.headers.get("Cookie")))
+        public = f"http://public.example:{request.url.port}"
+        if request.path == "/robots.txt" and request.host.startswith("public.example"):
+            text = f"Sitemap: {public}/own.xml\n"
+            return web.Response(text=text, headers={"Set-Cookie": "sid=s3cret; Path=/"})
+        docs = {
+            "/own.xml": _doc("urlset", "url", f"{public}/page"),
+            "/index.xml": _doc("sitemapindex", "sitemap", f"{public}/child.xml"),
+            "/child.xml": _doc("urlset", "url", f"{public}/from-child"),
+        }
+        body = docs.get(request.path)
+        if body is None:
+            return web.Response(text="", status=404)
+        return web.Response(text=body, content_type="application/xml")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    with ServerThread(app) as origin:
+        port = origin.rsplit(":", 1)[1]
+        first = f"http://public.example:{port}/"
+        second = f"http://internal.example:{port}/index.xml"
+        crawl = run_crawl(
+            "mixin", first.rstrip("/"), tmp_path / "pages.jsonl", "--target", first,
+            "--also", second, "--set", 'TWISTED_DNS_RESOLVER="tests.scrapy.fake_dns.FakeResolver"',
+            "--set", "SITEMAP_READER_ALLOW_PRIVATE=true",
+        )  # fmt: skip
+    cookies = dict(seen)
+    assert cookies["/own.xml"] == "sid=s3cret", crawl.log[-3000:]
+    assert cookies["/child.xml"] is None
