@@ -142,7 +142,7 @@ def test_a_name_resolving_to_loopback_is_refused_unless_allowed(
     site = farm.site("plain")
     real = socket.getaddrinfo
 
-    def resolve(host: object, *args: Any, **kwargs: Any) -> Any:
+    def resolve(host: bytes | str | None, *args: Any, **kwargs: Any) -> Any:
         return real("127.0.0.1" if host == "intranet.test" else host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)

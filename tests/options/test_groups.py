@@ -149,3 +149,11 @@ def test_a_refused_per_target_value_never_echoes_a_credential(given: object) -> 
     with pytest.raises(UsageError) as refused:
         sr.Options.of(per_target=given)
     assert "s3cr3t" not in str(refused.value)
+
+
+def test_a_group_given_as_a_mapping_never_echoes_its_credentials() -> None:
+    """network={...} instead of a Network value: refused, its header value and proxy
+    password hidden in the message."""
+    with pytest.raises(UsageError, match="network must be Network") as refused:
+        sr.SitemapReader(network={"headers": {"Authorization": "Bearer s3cr3t"}})  # type: ignore[arg-type]
+    assert "s3cr3t" not in str(refused.value)
