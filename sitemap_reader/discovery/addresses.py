@@ -12,9 +12,10 @@ point the crawler at ``http://127.0.0.1:6379/``, at a cloud metadata service
 (``169.254.169.254``) or at an intranet host. The guard refuses every address that is not
 globally routable (:func:`is_public_address`), and it checks the *address*, not the name,
 at the moment a connection is made: a host name when it is resolved (every non-public
-answer is dropped unless the user typed that name: :meth:`AddressPolicy.trusted`), an IP
-literal before every request, redirect hops included (:meth:`AddressPolicy.check_url`).
-Each driver applies these judgments where its client connects.
+answer is dropped unless the target the request is made for typed that name:
+:class:`SiteTrust`), an IP literal before every request, redirect hops included
+(:meth:`AddressPolicy.check_url`). Each driver applies these judgments where its client
+connects.
 
 A host that is a number but not a canonical dotted quad (``2130706433``, ``0177.0.0.1``,
 ``127.1``, ``0x7f.1``, ``127.0.0.01``) is refused in every session, guarded or not
