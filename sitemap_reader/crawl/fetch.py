@@ -575,8 +575,8 @@ class Fetcher:
         while True:
             on_site = self._on_site(current, site)
             sent = self._headers_for(on_site, request_headers)
-            proxy = self._site_proxy if on_site else self._proxy
-            raw = await self._attempts(current, budget, retry_connect, sent, spacing, proxy)
+            via = self._site_proxy if on_site else self._proxy
+            raw = await self._attempts(current, budget, retry_connect, sent, spacing, via)
             location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
             if location is None:
                 break
@@ -635,15 +635,16 @@ class Fetcher:
         retry_connect: bool,
         sent: Mapping[str, str] | None = None,
         spacing: float = 0.0,
-        proxy: str | None = None,
+        via: str | None = None,
     ) -> aiohttp.ClientResponse:
         """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned.
+        ``via`` is the proxy of the request (None: none).
 
         A host whose sitemaps keep failing with retryable statuses (a 503 storm) gets one
         attempt per URL once ``Limits.max_host_storm_failures`` of them failed in a row.
         """
         self._check_address(url)
-        session = self._session_for(url, proxy)
+        session = self._session_for(url, via)
         limits = self._limits
         host = _host_key(url)
         attempt = 0
@@ -661,7 +662,7 @@ class Fetcher:
                         url,
                         allow_redirects=False,
                         headers=sent or None,
-                        proxy=proxy,
+                        proxy=via,
                         cookies=self._cookies(url),
                     )
                 finally:
@@ -725,10 +726,11 @@ class Fetcher:
             return None
         return self._jar.filter_cookies(URL(url)) or None
 
-    def _session_for(self, url: str, proxy: str | None) -> aiohttp.ClientSession:
+    def _session_for(self, url: str, via: str | None) -> aiohttp.ClientSession:
         """The open session for a name the target's site trusts or a request through a
-        proxy (whose connector resolves only the proxy's name); the guarded one else."""
-        if proxy is not None or self._trust.trusts(URL(url).raw_host or ""):
+        proxy ``via`` (whose connector resolves only the proxy's name); the guarded one
+        else."""
+        if via is not None or self._trust.trusts(URL(url).raw_host or ""):
             return self._open
         return self._session
 
