@@ -84,7 +84,7 @@ _SITEMAP_META: Final = "sitemap_reader_sitemap"
 _PAGE_META: Final = "sitemap_reader"
 _TARGET_META: Final = "sitemap_reader_target"
 #: The trust of a target that could not be read: public addresses only.
-GUARDED: Final = SiteTrust(open=False)
+_GUARDED: Final = SiteTrust(open=False)
 _HINT: Final = f"(see {SETTING})"
 
 
@@ -128,7 +128,7 @@ class Policy:
     def __init__(self, private: PrivateSetting, targets: Iterable[str]) -> None:
         self.mode: PrivateMode = private_mode(private)
         self.targets: list[Target | None] = [_classify(t) for t in targets]
-        self._sites = [GUARDED if t is None else site_trust(t, private) for t in self.targets]
+        self._sites = [_GUARDED if t is None else site_trust(t, private) for t in self.targets]
         everyone = bool(self._sites) and all(site.open for site in self._sites)
         #: A request that does not say its target (a page of an older crawl resumed
         #: from JOBDIR): unguarded only when every target's site is.
