@@ -137,8 +137,8 @@ def test_a_name_resolving_to_loopback_is_refused_unless_allowed(
     farm: Farm, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A target from data whose name resolves to loopback (intranet.test, through the
-    test's resolver at getaddrinfo) is not a typed name: one failed row saying why, and
-    nothing fetched; allow_private=True reads it."""
+    test's resolver at getaddrinfo) is not a typed name: one failed row saying why (the
+    guard refused the resolved address); allow_private=True reads it."""
     site = farm.site("plain")
     real = socket.getaddrinfo
 

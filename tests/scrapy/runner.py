@@ -129,12 +129,6 @@ def main() -> None:
     parser.add_argument("--links", action="store_true", help="each page yields two links")
     parser.add_argument("--set", action="append", default=[], help="NAME=JSON, a setting")
     parser.add_argument("--run-json", default="", help="mixin: write the run's tree here")
-    parser.add_argument(
-        "--start",
-        choices=["class", "crawler"],
-        default="class",
-        help="process.crawl(Spider), or process.crawl(process.create_crawler(Spider))",
-    )
     args = parser.parse_args()
     settings: dict[str, Any] = {
         "LOG_LEVEL": "INFO",
@@ -171,12 +165,8 @@ def main() -> None:
     Recorder.run_json = args.run_json
     Recorder.links = args.links
     process = CrawlerProcess(settings)
-    if args.start == "crawler":  # Scrapy's way to reach stats and signals before the crawl
-        crawler = process.create_crawler(spider)
-        process.crawl(crawler)
-    else:
-        process.crawl(spider)
-        (crawler,) = process.crawlers  # taken before the crawl: it leaves the set when done
+    process.crawl(spider)
+    (crawler,) = process.crawlers  # taken before the crawl: it leaves the set when done
     process.start()
     stats = crawler.stats
     reason = stats.get_value("finish_reason") if stats is not None else None
