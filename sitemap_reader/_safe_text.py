@@ -12,6 +12,7 @@ Pure functions, no I/O: every layer may import this module.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 # C0 controls, DEL, C1 controls, and the line/paragraph separators and bidi controls that
@@ -81,3 +82,44 @@ def redact_url(url: str) -> str:
     user, colon, _password = userinfo.partition(":")
     safe = f"{user}:***" if colon else "***"
     return printable(urlunsplit(parts._replace(netloc=f"{safe}@{hostport}")))
+
+
+#: A header name (RFC 9110 token characters), as ``Name: value`` lines start.
+_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def masked(value: object) -> str:
+    r"""A value the user gave, for an error message, with every credential it may hold
+    hidden: a URL's password shows as ``***`` (:func:`redact_url`), a ``Name: value`` line
+    as its name and ``***``, any other text as its length only; a mapping keeps its keys
+    (targets, option and header names) and a sequence its shape, their values masked so.
+    A refused header value, a token read from a file with its newline, a proxy's password:
+    none of them is ever echoed.
+
+    >>> masked("http://crawler:s3cret@proxy.example:3128")
+    "'http://crawler:***@proxy.example:3128'"
+    >>> masked("Authorization: Bearer t0ken\n"), masked("t0ken\n")
+    ("'Authorization: ***'", '<hidden text, length 6>')
+    >>> masked({"a.example": {"proxy": "http://u:p@h", "headers": {"X-Key": "k"}}})
+    "{'a.example': {'proxy': 'http://u:***@h', 'headers': {'X-Key': <hidden text, length 1>}}}"
+    """
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_key(k)}: {masked(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        shown = ", ".join(masked(item) for item in value)
+        return f"[{shown}]" if isinstance(value, list) else f"({shown})"
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    if not isinstance(value, str):
+        return f"<hidden {type(value).__name__}>"
+    if "://" in value:
+        return repr(redact_url(value))
+    name, colon, _ = value.partition(":")
+    if colon and _NAME.fullmatch(name.strip()):
+        return repr(f"{name.strip()}: ***")
+    return f"<hidden text, length {len(value)}>"
+
+
+def _key(key: object) -> str:
+    """A mapping's key as :func:`masked` shows it (a target, an option, a header name)."""
+    return repr(printable(key)) if isinstance(key, str) else masked(key)

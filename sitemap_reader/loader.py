@@ -40,6 +40,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -64,7 +65,6 @@ from sitemap_reader.records import UrlRecord
 from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
-    LOCK_SUFFIX,
     OUT,
     QUEUED,
     Children,
@@ -76,6 +76,8 @@ logger = logging.getLogger("sitemap_reader")
 
 #: What a sitemap answered from the progress file says in the tree.
 FROM_PROGRESS = "read completely by an earlier loader (progress file)"
+#: The progress file of a loader without ``progress=``, in a private temporary folder.
+_TEMPORARY = "progress.db"
 
 
 class SitemapLoader:
@@ -151,11 +153,10 @@ class SitemapLoader:
             return self
         if self._closed:
             raise UsageError("the loader is closed: make a new one on the same progress file")
-        if self._path is None:
-            handle, self._temporary = tempfile.mkstemp(prefix="sitemap-loader-", suffix=".db")
-            os.close(handle)
+        if self._path is None:  # a private folder: the file's -wal, -shm and -lock too
+            self._temporary = tempfile.mkdtemp(prefix="sitemap-loader-")
         try:
-            store = ProgressStore(self._path or self._temporary or "")
+            store = ProgressStore(self._path or os.path.join(self._temporary or "", _TEMPORARY))
         except BaseException:
             self._remove_temporary()
             raise
@@ -334,9 +335,7 @@ class SitemapLoader:
     def _remove_temporary(self) -> None:
         temporary, self._temporary = self._temporary, None
         if temporary is not None:
-            for suffix in ("", "-wal", "-shm", LOCK_SUFFIX):
-                with contextlib.suppress(OSError):
-                    os.remove(temporary + suffix)
+            shutil.rmtree(temporary, ignore_errors=True)
 
     def _move(self, old: int, new: int) -> None:
         self._counts[old] -= 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitemap_reader._safe_text import csv_cell, printable, redact_url
+from sitemap_reader._safe_text import csv_cell, masked, printable, redact_url
 
 
 @pytest.mark.parametrize(
@@ -54,3 +54,24 @@ def test_redact_url_hides_passwords(url: str, shown: str) -> None:
     out = redact_url(url)
     assert out == shown
     assert "pw" not in out
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("http://crawler:pw@proxy:3128", "'http://crawler:***@proxy:3128'"),
+        ("Cookie: a=1; b=2\n", "'Cookie: ***'"),
+        ("t0ken\n", "<hidden text, length 6>"),
+        ({"a.example": {"X-Key": "k"}}, "{'a.example': {'X-Key': <hidden text, length 1>}}"),
+        (
+            ["Cookie: a", ("X", "y")],
+            "['Cookie: ***', (<hidden text, length 1>, <hidden text, length 1>)]",
+        ),
+        ((3, None, True), "(3, None, True)"),
+        (b"raw", "<hidden bytes>"),
+    ],
+)
+def test_masked_hides_every_credential(value: object, shown: str) -> None:
+    """masked: URLs keep all but the password, Name: value lines their name, other text its
+    length; mappings keep their keys, sequences their shape."""
+    assert masked(value) == shown

@@ -21,7 +21,7 @@ from sitemap_reader.audit.survey import Survey, survey
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
 from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
-from sitemap_reader.cli.output import AtomicFile
+from sitemap_reader.cli.output import AtomicFile, check_not_own
 from sitemap_reader.cli.summary import FLAG, verdict_lines
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.delivery.writers import json_text
@@ -103,7 +103,10 @@ def run_report(args: argparse.Namespace) -> int:
     from sitemap_reader.audit.report import render  # only this command needs it
 
     try:
+        check_not_own(args.output, args.targets)  # before anything is opened
         sink = AtomicFile(args.output)
+    except UsageError as exc:
+        return _usage(args, str(exc))
     except OSError as exc:
         return _usage(args, f"cannot write {printable(args.output)}: {exc.strerror or exc}")
     try:

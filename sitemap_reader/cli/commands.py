@@ -22,7 +22,7 @@ from sitemap_reader._words import plural
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.flags import options_from
 from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
-from sitemap_reader.cli.output import AtomicFile, RecordWriter, json_text
+from sitemap_reader.cli.output import AtomicFile, RecordWriter, check_not_own, json_text
 from sitemap_reader.cli.summary import (
     FLAG,
     Outcome,
@@ -208,6 +208,7 @@ class Pump:
 
 async def _dump(args: argparse.Namespace, targets: list[str]) -> int:
     check_parquet(args.format, args.output)
+    check_not_own(args.output, targets, getattr(args, "state", None))  # before any opening
     options = reader_options(args)
     sink = _open_output(args.output)
     stream = sink.stream if sink is not None else _utf8_stdout()

@@ -16,8 +16,10 @@ import os
 import secrets
 import stat
 import tempfile
+from collections.abc import Sequence
 from typing import IO
 
+from sitemap_reader._safe_text import printable
 from sitemap_reader.delivery.writers import (
     CSV_COLUMNS,
     WRITERS,
@@ -28,6 +30,9 @@ from sitemap_reader.delivery.writers import (
     json_text,
     make_writer,
 )
+from sitemap_reader.discovery.targets import classify
+from sitemap_reader.errors import UsageError
+from sitemap_reader.store.files import SQLITE_COMPANIONS
 
 __all__ = [
     "CSV_COLUMNS",
@@ -37,6 +42,7 @@ __all__ = [
     "JsonlWriter",
     "RecordWriter",
     "TxtWriter",
+    "check_not_own",
     "json_text",
     "make_writer",
 ]
@@ -146,3 +152,31 @@ def _file_mode(path: str) -> int:
     finally:
         os.close(fd)
         os.unlink(probe)
+
+
+def check_not_own(output: str | None, targets: Sequence[str], state: str | None = None) -> None:
+    """Refuse ``-o FILE`` when it is one of the run's own inputs or stores: a target that
+    is a file, the state file or one of SQLite's files beside it. Writing it would destroy
+    what the run reads or keeps, so this is a UsageError before anything is opened for
+    writing. The same file is found whatever its spelling: a relative path, a symlink, a
+    hard link.
+    """
+    if output is None:
+        return
+    own = [(t.url, "a target") for t in map(classify, targets) if t.kind == "file"]
+    if state is not None:
+        own += [(state + suffix, "the state") for suffix in ("", *SQLITE_COMPANIONS)]
+    for path, what in own:
+        if _same_path(output, path):
+            raise UsageError(
+                f"-o {printable(output)} is {what} of the run ({printable(path)}): "
+                "writing it would destroy it; write to another file"
+            )
+
+
+def _same_path(one: str, other: str) -> bool:
+    """Whether two paths name one file (resolved links; the same inode when both exist)."""
+    if os.path.realpath(one) == os.path.realpath(other):
+        return True
+    first, second = _stat(one), _stat(other)
+    return first is not None and second is not None and os.path.samestat(first, second)

@@ -34,7 +34,12 @@ Theory of operation
   ``site`` scope, but never a host that cross-submits in robots.txt (a site's robots.txt
   cannot claim another's credentials). A hop or a child elsewhere is sent without them;
   ``header_hosts="any"`` sends them everywhere. A target without a host (a file) has no
-  site: its children get none.
+  site: its children get none. A target's own proxy (``per_target``) carries the requests
+  to its site only. The cookies a site sets are kept per target (the reader's sessions
+  keep none), so one target's site never has another target's requests carry them.
+* Trust is per site: a target's typed name that may resolve to a private address, and
+  the proxy it goes through, are reached by a session without the name guard, used for
+  that target's own requests only (:class:`Fetcher`, ``trust``).
 * SSRF: a guarded session (:mod:`~sitemap_reader.crawl.resolver`) refuses non-public
   addresses in its resolver, and :meth:`Fetcher._check_address` refuses non-public IP
   literals (which never reach a resolver) before every request and redirect hop.
@@ -67,6 +72,7 @@ import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from http.cookies import BaseCookie
 from types import TracebackType
 from typing import Final
 
@@ -74,7 +80,13 @@ import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from sitemap_reader.discovery.addresses import AddressPolicy, BlockedAddress, check_numeric_host
+from sitemap_reader.discovery.addresses import (
+    AddressPolicy,
+    BlockedAddress,
+    SiteTrust,
+    check_numeric_host,
+)
+from sitemap_reader.discovery.targets import site_scope
 from sitemap_reader.errors import FetchError, UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.parse.scope import Scope
@@ -305,6 +317,7 @@ def build_session(
         headers={"User-Agent": options.politeness.user_agent, "Accept-Encoding": "gzip"},
         trust_env=options.network.trust_env,
         middlewares=(single_send,),
+        cookie_jar=aiohttp.DummyCookieJar(),  # each target's fetcher keeps its own
     )
 
 
@@ -461,12 +474,24 @@ class Fetcher:
 
     ``options`` give the bounds and the network options: the user's ``headers`` (over
     the session's own) go to the hosts of the target's site, or to every host with
-    ``header_hosts="any"`` (see the module doc); ``proxy`` is the proxy URL of every
-    request (None: none, or the environment's with a ``trust_env`` session).
+    ``header_hosts="any"`` (see the module doc); ``proxy`` is the proxy URL of the
+    requests to the target's site (None: none, or the environment's with a ``trust_env``
+    session), ``run``'s proxy (default: the same) that of the requests elsewhere, so a
+    target's own proxy (``per_target``) carries its own site only.
     ``rand`` is the jitter source (``random.random``); tests may pass a fixed one.
     ``policy`` is the SSRF guard of a guarded session (None: any address); ``pacer``
     spaces requests per host (shared by the fetchers of one reader, so a delay holds
     across its guarded and open sessions).
+
+    ``jar`` keeps the cookies the target's sites set (None: the session's own jar does,
+    as a user's session has it); :meth:`for_target` gives each target a jar of its own,
+    so a cookie one target's site set is never sent with another target's request.
+
+    ``trust`` is what the target's site may reach (:class:`SiteTrust`): a request to one
+    of its trusted names, or through a proxy (the connector then resolves the proxy's
+    name only, and the proxy the rest), goes by ``open_session``, a session without the
+    name guard that no other target's untrusted request ever uses; every other request of
+    a guarded fetcher goes by ``session``, whose resolver trusts no name.
     """
 
     def __init__(
@@ -477,24 +502,45 @@ class Fetcher:
         policy: AddressPolicy | None = None,
         rand: Callable[[], float] = random.random,
         pacer: Pacer | None = None,
+        open_session: aiohttp.ClientSession | None = None,
+        trust: SiteTrust | None = None,
+        run: Options | None = None,
+        storms: dict[str, int] | None = None,
+        jar: aiohttp.CookieJar | None = None,
     ) -> None:
         network = options.network
+        self._jar = jar
         self._session = session
+        self._open = open_session or session
+        self._trust = trust or SiteTrust(open=policy is None)
         self._limits = options.limits
         self._policy = policy
         self._user = dict(network.headers)
         self._anywhere = network.header_hosts == "any" or not self._user
-        self._sites: dict[str, Scope] = {}  # target host -> its site (for the headers)
-        self._proxy = network.proxy
+        self._sites: dict[str, Scope | None] = {}  # target host -> its site (site_scope)
+        self._run = run or options
+        self._site_proxy = network.proxy
+        self._proxy = self._run.network.proxy
         self._pacer = pacer or Pacer()
-        self._storms: dict[str, int] = {}  # host -> sitemaps failed in a row after retries
+        # host -> sitemaps failed in a row after retries (shared by a reader's fetchers)
+        self._storms: dict[str, int] = {} if storms is None else storms
         self._rand = rand
 
-    def with_options(self, options: Options) -> Fetcher:
-        """A fetcher on the same session, guard and pacer with other network options (a
-        target's own headers and proxy: ``per_target``)."""
+    def for_target(self, options: Options, trust: SiteTrust) -> Fetcher:
+        """A fetcher for one target on the same sessions, guard, pacer and storm counts:
+        its own network options (``per_target``: headers, proxy, over this fetcher's as
+        the run's) and what its site may reach (an open site is not guarded at all)."""
         return Fetcher(
-            self._session, options, policy=self._policy, rand=self._rand, pacer=self._pacer
+            self._session,
+            options,
+            policy=None if trust.open else self._policy,
+            rand=self._rand,
+            pacer=self._pacer,
+            open_session=self._open,
+            trust=trust,
+            run=self._run,
+            storms=self._storms,
+            jar=None if self._jar is None else aiohttp.CookieJar(),
         )
 
     @contextlib.asynccontextmanager
@@ -527,8 +573,10 @@ class Fetcher:
         hops: list[str] = []
         current = url
         while True:
-            sent = self._headers_for(current, site, request_headers)
-            raw = await self._attempts(current, budget, retry_connect, sent, spacing)
+            on_site = self._on_site(current, site)
+            sent = self._headers_for(on_site, request_headers)
+            via = self._site_proxy if on_site else self._proxy
+            raw = await self._attempts(current, budget, retry_connect, sent, spacing, via)
             location = raw.headers.get("Location") if raw.status in REDIRECT_STATUSES else None
             if location is None:
                 break
@@ -551,21 +599,19 @@ class Fetcher:
         finally:
             response.release()
 
-    def _headers_for(
-        self, url: str, site: str | None, own: Mapping[str, str] | None
-    ) -> Mapping[str, str]:
-        """The headers of one request to ``url``: the user's when ``url`` is on the
-        target's site (or they may go anywhere), then the fetch's own."""
-        user = self._user if self._anywhere or self._on_site(url, site) else {}
+    def _headers_for(self, on_site: bool, own: Mapping[str, str] | None) -> Mapping[str, str]:
+        """The headers of one request: the user's when it goes to the target's site (or
+        they may go anywhere), then the fetch's own."""
+        user = self._user if self._anywhere or on_site else {}
         return {**user, **own} if own else user
 
     def _on_site(self, url: str, site: str | None) -> bool:
         if site is None:
             return False
-        scope = self._sites.get(site)
-        if scope is None:
-            scope = self._sites[site] = Scope("site", [f"[{site}]" if ":" in site else site])
-        return bool(scope.hosts) and scope.allows(url, None)
+        if site not in self._sites:
+            self._sites[site] = site_scope(site)
+        scope = self._sites[site]
+        return scope is not None and scope.allows(url, None)
 
     def _redirect_target(
         self, raw: aiohttp.ClientResponse, location: str, hops: int, max_redirects: int
@@ -589,13 +635,16 @@ class Fetcher:
         retry_connect: bool,
         sent: Mapping[str, str] | None = None,
         spacing: float = 0.0,
+        via: str | None = None,
     ) -> aiohttp.ClientResponse:
         """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned.
+        ``via`` is the proxy of the request (None: none).
 
         A host whose sitemaps keep failing with retryable statuses (a 503 storm) gets one
         attempt per URL once ``Limits.max_host_storm_failures`` of them failed in a row.
         """
         self._check_address(url)
+        session = self._session_for(url, via)
         limits = self._limits
         host = _host_key(url)
         attempt = 0
@@ -609,11 +658,17 @@ class Fetcher:
             last = attempt >= limits.retries or storm
             try:
                 try:
-                    raw = await self._session.get(
-                        url, allow_redirects=False, headers=sent or None, proxy=self._proxy
+                    raw = await session.get(
+                        url,
+                        allow_redirects=False,
+                        headers=sent or None,
+                        proxy=via,
+                        cookies=self._cookies(url),
                     )
                 finally:
                     self._pacer.answered(host)
+                if self._jar is not None:
+                    self._jar.update_cookies(raw.cookies, raw.url)
             except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
                 retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
                 if last or not retry:
@@ -664,6 +719,20 @@ class Fetcher:
         if budget is not None:
             budget.pause()
         await asyncio.sleep(pause)
+
+    def _cookies(self, url: str) -> BaseCookie[str] | None:
+        """The cookies the target's own jar holds for ``url`` (None: no jar, or none)."""
+        if self._jar is None:
+            return None
+        return self._jar.filter_cookies(URL(url)) or None
+
+    def _session_for(self, url: str, via: str | None) -> aiohttp.ClientSession:
+        """The open session for a name the target's site trusts or a request through a
+        proxy ``via`` (whose connector resolves only the proxy's name); the guarded one
+        else."""
+        if via is not None or self._trust.trusts(URL(url).raw_host or ""):
+            return self._open
+        return self._session
 
     def _check_address(self, url: str) -> None:
         """Refuse odd numeric hosts always, and in a guarded session IP literals that are

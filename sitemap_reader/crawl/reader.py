@@ -40,7 +40,6 @@ from typing import Unpack
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
-from yarl import URL
 
 from sitemap_reader.crawl.fetch import Fetcher, Pacer, build_session, check_session
 from sitemap_reader.crawl.incremental import IncrementalRun, Item, unpack
@@ -49,7 +48,7 @@ from sitemap_reader.crawl.resolver import PublicOnlyResolver
 from sitemap_reader.crawl.schedule import Channel, HostScheduler
 from sitemap_reader.crawl.traverse import Repeats, Traversal
 from sitemap_reader.delivery.order import cut, make_sink
-from sitemap_reader.discovery.addresses import AddressPolicy, private_allowed, private_mode
+from sitemap_reader.discovery.addresses import AddressPolicy, site_trust
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
 from sitemap_reader.discovery.targets import Target, check_per_target, classify, options_for
@@ -138,9 +137,8 @@ class SitemapReader:
         self._pool: ParsePool | None = None
         self._given_resolver = resolver
         self._resolver: AbstractResolver | None = None
-        self._policy = AddressPolicy()
-        self._sessions: list[aiohttp.ClientSession] = []
-        self._fetchers: dict[bool, Fetcher] = {}  # by "private addresses allowed"
+        self._policy = AddressPolicy()  # the guarded session's: it trusts no name
+        self._sessions: dict[bool, aiohttp.ClientSession] = {}  # ours, by "guarded"
         self._fetcher: Fetcher | None = None
 
     @property
@@ -150,50 +148,43 @@ class SitemapReader:
 
     async def __aenter__(self) -> SitemapReader:
         self._resolver = self._given_resolver or aiohttp.DefaultResolver()
-        network = self.options.network
-        proxies = [network.proxy, *(dict(own).get("proxy") for _, own in network.per_target)]
-        for proxy in proxies:
-            if isinstance(proxy, str):  # we connect to the proxy, the proxy resolves the rest
-                self._policy.trust(URL(proxy).host or "")
-        self._fetcher = self._new_fetcher(private=self.options.network.allow_private is True)
+        self._fetcher = Fetcher(
+            self._session(guarded=True),
+            self.options,
+            policy=self._policy,
+            pacer=self._pacer,
+            open_session=self._session(guarded=False),
+            jar=None if self._user_session is not None else aiohttp.CookieJar(),
+        )
         self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
 
-    def _new_fetcher(self, *, private: bool) -> Fetcher:
-        """A session and its fetcher: open (any address) or guarded (public only).
+    def _session(self, *, guarded: bool) -> aiohttp.ClientSession:
+        """The reader's open session (any address) or its guarded one (public addresses
+        only: its resolver trusts no name), or the user's own session for both.
 
-        The two never share a connection pool or a DNS cache, so nothing a trusted site
-        resolved or connected to can be reused by a guarded one.
+        The two never share a connection pool or a DNS cache, and a guarded target sends
+        through the open one only what its own site may reach (its typed name, its
+        proxy: :meth:`Fetcher.for_target`), so nothing one target resolved or connected
+        to on trust is ever reused by another.
         """
-        fetcher = self._fetchers.get(private)
-        if fetcher is None:
-            session = self._user_session
-            if session is None:
-                assert self._resolver is not None
-                resolver = (
-                    self._resolver if private else PublicOnlyResolver(self._resolver, self._policy)
-                )
-                session = build_session(self.options, resolver)
-                self._sessions.append(session)
-            fetcher = Fetcher(
-                session,
-                self.options,
-                policy=None if private else self._policy,
-                pacer=self._pacer,
-            )
-            self._fetchers[private] = fetcher
-        return fetcher
+        if self._user_session is not None:
+            return self._user_session
+        session = self._sessions.get(guarded)
+        if session is None:
+            assert self._resolver is not None
+            resolver = PublicOnlyResolver(self._resolver, self._policy) if guarded else None
+            session = build_session(self.options, resolver or self._resolver)
+            self._sessions[guarded] = session
+        return session
 
     def _fetcher_for(self, target: Target) -> Fetcher:
-        """The fetcher for the site of ``target``: guarded unless private is allowed, with
-        the target's own headers and proxy when ``per_target`` gives it some."""
-        policy = self.options.network.allow_private
-        private = private_allowed(target, policy)
-        if not private and private_mode(policy) == "typed" and target.host:
-            self._policy.trust(target.host)  # the user typed this name: it may be anywhere
-        fetcher = self._new_fetcher(private=private)
-        own = options_for(target, self.options)
-        return fetcher if own is self.options else fetcher.with_options(own)
+        """The fetcher for the site of ``target``: what that site may reach (its own
+        trust, never another target's), with the target's own headers and proxy when
+        ``per_target`` gives it some."""
+        assert self._fetcher is not None
+        trust = site_trust(target, self.options.network.allow_private)
+        return self._fetcher.for_target(options_for(target, self.options), trust)
 
     async def __aexit__(
         self,
@@ -204,13 +195,12 @@ class SitemapReader:
         pool, self._pool = self._pool, None
         if pool is not None and pool.started:
             await asyncio.to_thread(pool.close)
-        for session in self._sessions:
+        for session in self._sessions.values():
             await session.close()
         if self._resolver is not None and self._resolver is not self._given_resolver:
             await self._resolver.close()
         self._resolver = None
         self._sessions.clear()
-        self._fetchers.clear()
         self._fetcher = None
 
     @property

@@ -12,9 +12,10 @@ point the crawler at ``http://127.0.0.1:6379/``, at a cloud metadata service
 (``169.254.169.254``) or at an intranet host. The guard refuses every address that is not
 globally routable (:func:`is_public_address`), and it checks the *address*, not the name,
 at the moment a connection is made: a host name when it is resolved (every non-public
-answer is dropped unless the user typed that name: :meth:`AddressPolicy.trusted`), an IP
-literal before every request, redirect hops included (:meth:`AddressPolicy.check_url`).
-Each driver applies these judgments where its client connects.
+answer is dropped unless the target the request is made for typed that name:
+:class:`SiteTrust`), an IP literal before every request, redirect hops included
+(:meth:`AddressPolicy.check_url`). Each driver applies these judgments where its client
+connects.
 
 A host that is a number but not a canonical dotted quad (``2130706433``, ``0177.0.0.1``,
 ``127.1``, ``0x7f.1``, ``127.0.0.01``) is refused in every session, guarded or not
@@ -38,16 +39,30 @@ Which sites are guarded (:func:`private_allowed`) follows the ``allow_private`` 
 * ``"never"`` guards every site, the typed targets included: a target that is a private
   address is refused, and a typed name must resolve to public addresses too (a service
   fetching targets its users submit).
+
+Trust is per site, never per run (:class:`SiteTrust`, :func:`site_trust`): what one
+target may reach (its typed name resolving to a private address, the proxy it was given)
+is that target's alone, so another target's index child on that name is guarded like any
+other host. A name is compared in its ASCII form (an IDN as ``xn--``), so one site has one
+identity whatever the spelling it was typed in.
+
+Targets read from data (a Spark or Ray table, the Redis queue) are not typed targets:
+nobody chose them on purpose, so :func:`from_data` reads ``allow_private`` for them as
+"only True allows private addresses". A private or loopback literal, ``localhost`` or a
+file among them is refused before anything is fetched (:func:`data_refusal`), and a name
+that resolves to a private address is refused when it is resolved (the ``"never"`` mode).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 from yarl import URL
 
-from sitemap_reader.discovery.targets import Target
+from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options.declare import PrivateSetting
 
@@ -230,25 +245,114 @@ def private_allowed(target: Target, private: PrivateSetting) -> bool:
     return _is_local_name(host)
 
 
-class AddressPolicy:
-    """The guard of one guarded session: public addresses, plus trusted host names.
+def host_name(host: str) -> str:
+    """The one spelling of a host for the guard and for the site: ASCII (an IDN in its
+    ``xn--`` form), lower case, without the root's trailing dot.
 
-    ``trust(host)`` adds a host name the user typed as a target: it may resolve to any
-    address. Trust only grows over the life of a reader, so a DNS answer the connector
-    cached, or a pooled connection, can never outlive the policy that allowed it.
+    >>> host_name("Bücher.Example."), host_name("xn--bcher-kva.example")
+    ('xn--bcher-kva.example', 'xn--bcher-kva.example')
+    """
+    host = host.rstrip(".").lower()
+    if host.isascii() or is_ip_literal(host):
+        return host
+    try:
+        return URL.build(scheme="http", host=host).raw_host or host
+    except ValueError:
+        return host
+
+
+@dataclass(frozen=True, slots=True)
+class SiteTrust:
+    """What the site of one target may reach (see the module doc).
+
+    ``open``: every address (a private target, ``allow_private=True``). Otherwise only
+    public addresses, except the host ``names`` (the target's own typed name, in
+    :func:`host_name`'s spelling), which may resolve anywhere. One per target, never
+    shared: nothing one target may reach is another's.
     """
 
-    def __init__(self) -> None:
-        self._trusted: set[str] = set()
+    open: bool
+    names: frozenset[str] = frozenset()
 
-    def trust(self, host: str) -> None:
-        """Let ``host`` (a name, not an IP literal) resolve to private addresses."""
-        if host and not is_ip_literal(host):
-            self._trusted.add(host.rstrip(".").lower())
+    def trusts(self, host: str) -> bool:
+        """True when ``host`` (a name) may resolve anywhere for this site."""
+        return self.open or host_name(host) in self.names
+
+
+def site_trust(target: Target, private: PrivateSetting) -> SiteTrust:
+    """What the site of ``target`` may reach under ``allow_private`` = ``private``.
+
+    >>> from sitemap_reader.discovery.targets import classify
+    >>> site_trust(classify("intranet.example"), None)
+    SiteTrust(open=False, names=frozenset({'intranet.example'}))
+    >>> site_trust(classify("intranet.example"), "never")
+    SiteTrust(open=False, names=frozenset())
+    >>> site_trust(classify("http://10.0.0.1/"), None).open
+    True
+    """
+    if private_allowed(target, private):
+        return SiteTrust(open=True)
+    host = target.host or ""
+    if private_mode(private) == "typed" and host and not is_ip_literal(host):
+        return SiteTrust(open=False, names=frozenset({host_name(host)}))
+    return SiteTrust(open=False)
+
+
+def from_data(private: PrivateSetting) -> PrivateSetting:
+    """The ``allow_private`` of targets read from data (tables, queues): True stays True,
+    anything else is ``"never"``, so a name from the data that resolves to a private
+    address is refused like a private literal (see the module doc).
+
+    >>> [from_data(value) for value in (None, False, True, "never")]
+    ['never', 'never', True, 'never']
+    """
+    return True if private is True else NEVER
+
+
+#: Why :func:`data_refusal` refuses a target (the door adds how to allow it).
+NOT_HTTP: Final = "refused: not an http(s) URL or a domain"
+PRIVATE_DATA: Final = "refused: a private or loopback target"
+
+
+def data_refusal(text: str, private: PrivateSetting) -> str | None:
+    """Why a target read from data is not run (None: it is run): it is no http(s) URL or
+    domain (a file, standard input, junk), or, unless ``private`` is True, a private or
+    loopback literal or ``localhost``. A name that resolves to a private address is
+    refused later, when it is resolved (:func:`from_data`).
+
+    >>> data_refusal("/etc/passwd", None) == NOT_HTTP
+    True
+    >>> data_refusal("http://127.0.0.1:8080/", False) == PRIVATE_DATA
+    True
+    >>> data_refusal("http://127.0.0.1:8080/", True) is None
+    True
+    """
+    try:
+        target = classify(text)
+    except UsageError:
+        return NOT_HTTP
+    if target.kind not in ("site", "robots", "sitemap"):
+        return NOT_HTTP
+    if private is not True and private_allowed(target, None):
+        return PRIVATE_DATA
+    return None
+
+
+class AddressPolicy:
+    """The guard of one guarded session: public addresses only, plus the host names in
+    ``trusted`` (none by default), which may resolve anywhere.
+
+    The reader's guarded sessions trust no name: a target's own typed name is requested
+    through its own unguarded session (:class:`SiteTrust`), so no other target's request
+    ever meets a DNS answer or a pooled connection that trust made.
+    """
+
+    def __init__(self, trusted: Iterable[str] = ()) -> None:
+        self._trusted = frozenset(host_name(host) for host in trusted if not is_ip_literal(host))
 
     def trusted(self, host: str) -> bool:
-        """True when ``host`` was typed by the user as a target."""
-        return host.rstrip(".").lower() in self._trusted
+        """True when ``host`` is one of the names this guard trusts."""
+        return host_name(host) in self._trusted
 
     def check_url(self, url: str) -> None:
         """Raise :class:`BlockedAddress` when ``url`` names a non-public IP literal (or a

@@ -23,6 +23,7 @@ from yarl import URL
 from sitemap_reader._safe_text import printable
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
+from sitemap_reader.parse.scope import Scope
 
 #: Well-known sitemap locations probed (concurrently) when robots.txt lists no sitemap,
 #: in this order in the output: the protocol's example name, Yoast and other index names,
@@ -54,10 +55,15 @@ class Target:
 
     @property
     def host(self) -> str | None:
-        """The target's host (None for files and stdin)."""
+        """The target's host in its ASCII form (None for files and stdin): an IDN typed in
+        Unicode or as ``xn--`` is one site, the one its URLs name.
+
+        >>> classify("bücher.example").host, classify("xn--bcher-kva.example").host
+        ('xn--bcher-kva.example', 'xn--bcher-kva.example')
+        """
         if self.kind in ("file", "stdin"):
             return None
-        return URL(self.url).host
+        return URL(self.url).raw_host
 
     def with_scheme(self, scheme: str) -> str:
         """``url`` over another scheme (for the https -> http fallback)."""
@@ -140,6 +146,22 @@ def canonical_spelling(text: str) -> str:
     if target.schemes == ("https", "http"):  # a domain with a path: keep it a domain
         return netloc + url.raw_path_qs
     return str(url)
+
+
+def site_scope(host: str | None) -> Scope | None:
+    """The site a target's own headers, cookies and proxy stay on: its host (ASCII, as
+    :attr:`Target.host` gives it), its www twin and their subdomains, the ``site`` scope
+    without the hosts a robots.txt cross-submits (it cannot claim another site's
+    credentials). None for a target without a host (a file has no site).
+
+    >>> site = site_scope("example.com")
+    >>> site.allows("https://www.example.com/a", None), site.allows("https://evil.test/", None)
+    (True, False)
+    """
+    if not host:
+        return None
+    scope = Scope("site", [f"[{host}]" if ":" in host else host])
+    return scope if scope.hosts else None
 
 
 def options_for(target: Target, options: Options) -> Options:

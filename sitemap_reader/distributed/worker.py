@@ -49,8 +49,7 @@ from aiohttp.abc import AbstractResolver
 from sitemap_reader._safe_text import printable
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.delivery.writers import JsonlWriter, RecordWriter
-from sitemap_reader.discovery.addresses import private_allowed
-from sitemap_reader.discovery.targets import classify
+from sitemap_reader.discovery.addresses import PRIVATE_DATA, data_refusal, from_data
 from sitemap_reader.distributed.config import Keys, WorkerLimits, check_redis_url, output_name
 from sitemap_reader.distributed.heartbeat import Heartbeat
 from sitemap_reader.distributed.queue import (
@@ -66,6 +65,7 @@ from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store import url_key
+from sitemap_reader.store.files import create_new
 
 log = logging.getLogger("sitemap_reader.distributed")
 
@@ -143,12 +143,14 @@ def attempt_path(path: str, lease: Lease) -> str:
 
 class AttemptOutput:
     """The file of one attempt: written whole, made visible by :meth:`reveal` only after
-    the attempt's commit won. Its mode honours the umask, as any file a program makes."""
+    the attempt's commit won. Its mode honours the umask, as any file a program makes.
+    It is new (``O_EXCL | O_NOFOLLOW``): a link or any file already at its name is
+    refused, never written through (the attempt fails and is retried under a new name)."""
 
     def __init__(self, path: str, lease: Lease) -> None:
         self.path = path
         self.tmp = attempt_path(path, lease)
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        fd = create_new(self.tmp)
         self.stream: IO[str] = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
 
     def seal(self) -> None:
@@ -172,7 +174,9 @@ class AttemptOutput:
 
 def refusal(text: str, private_ok: bool) -> str | None:
     """Why a queued target is not run (None: it is run). The queue is input from anyone
-    who can write to it: a local path or a private address is not theirs to ask for.
+    who can write to it: a local path or a private address is not theirs to ask for (the
+    guard's rule for targets from data:
+    :func:`~sitemap_reader.discovery.addresses.data_refusal`).
 
     >>> refusal("/etc/passwd", False)
     'refused: not an http(s) URL or a domain'
@@ -181,15 +185,10 @@ def refusal(text: str, private_ok: bool) -> str | None:
     >>> refusal("http://127.0.0.1:8080/", True) is None
     True
     """
-    try:
-        target = classify(text)
-    except UsageError:
-        target = None
-    if target is None or target.kind not in ("site", "robots", "sitemap"):
-        return "refused: not an http(s) URL or a domain"
-    if not private_ok and private_allowed(target, None):
-        return "refused: a private or loopback target needs a worker started with --allow-private"
-    return None
+    reason = data_refusal(text, private_ok)
+    if reason == PRIVATE_DATA:
+        return f"{reason} needs a worker started with --allow-private"
+    return reason
 
 
 # --------------------------------------------------------------------------- the worker
@@ -245,7 +244,7 @@ class Worker:
         # The queue is input from anyone who can write to it: its targets reach private
         # addresses only when this worker allows every address (allow_private=True).
         self.private_ok = options.network.allow_private is True
-        self.options = options.replace(allow_private=True if self.private_ok else "never")
+        self.options = options.replace(allow_private=from_data(options.network.allow_private))
         #: Incremental runs, the state of each target kept in Redis (``state`` set).
         self.incremental = options.incremental.state is not None
         self.parallel = parallel

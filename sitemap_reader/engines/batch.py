@@ -32,9 +32,11 @@ stopped the run, the run raised: unreachable, refused, nothing found) it is ``pa
 when URLs came and ``failed`` when none did.
 ``urls`` counts the URL rows of the target; ``error`` says why a target is not ``ok``.
 
-Targets are data, as on the distributed queue: a loopback or private address is refused
-unless ``allow_private=True`` (the reader's default trusts a target that is one, which
-suits a target typed by hand, not one read from a table), and local files are refused.
+Targets are data, as on the distributed queue: a loopback or private address, or a name
+that resolves to one, is refused unless ``allow_private=True`` (the reader's default
+trusts a target that is one, and a typed name wherever it resolves, which suits a target
+typed by hand, not one read from a table: :func:`~sitemap_reader.discovery.addresses.from_data`),
+and local files are refused.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import hashlib
 import itertools
 import json
 import os
+import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
@@ -59,13 +62,16 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "'sitemap-reader[ray]' or 'sitemap-reader[parquet]'"
     ) from exc
 
+from sitemap_reader._safe_text import printable
 from sitemap_reader._words import stop_phrase
-from sitemap_reader.discovery.addresses import private_allowed
-from sitemap_reader.discovery.targets import canonical_spelling, classify
+from sitemap_reader.discovery.addresses import NOT_HTTP, data_refusal, from_data
+from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.errors import SitemapReaderError, UsageError
 from sitemap_reader.options import Options
+from sitemap_reader.options.declare import PrivateSetting
 from sitemap_reader.records import RECORD_FIELDS, UrlRecord
 from sitemap_reader.records.fields import Kind, RecordField, names
+from sitemap_reader.store.files import create_new
 
 if TYPE_CHECKING:
     from sitemap_reader.crawl import SitemapReader
@@ -154,17 +160,13 @@ def canonical_target(text: str | None) -> str:
         return text.strip()
 
 
-def refusal(target: str, allow_private: object) -> str | None:
-    """Why a target read from data is not run (None: it is run)."""
-    try:
-        classified = classify(target) if target else None
-    except UsageError as exc:
-        return str(exc)
-    if classified is None or classified.kind not in ("site", "robots", "sitemap"):
-        return f"refused: not an http(s) URL or a domain: {target!r}"
-    if allow_private is not True and private_allowed(classified, None):
-        return "refused: a private or loopback target needs allow_private=True"
-    return None
+def refusal(target: str, allow_private: PrivateSetting) -> str | None:
+    """Why a target read from data is not run (None: it is run): the guard's rule for
+    targets from data (:func:`~sitemap_reader.discovery.addresses.data_refusal`)."""
+    reason = data_refusal(target, allow_private)
+    if reason == NOT_HTTP:
+        return f"{reason}: {printable(target)!r}"
+    return None if reason is None else f"{reason} needs allow_private=True"
 
 
 # --------------------------------------------------------------------------- rows
@@ -336,7 +338,8 @@ class BatchRun:
         """Open the reader and start feeding targets."""
         from sitemap_reader.crawl import SitemapReader
 
-        self.reader = await SitemapReader(self.options).__aenter__()
+        private = from_data(self.options.network.allow_private)  # targets are data
+        self.reader = await SitemapReader(self.options.replace(allow_private=private)).__aenter__()
         self.queue = asyncio.Queue(self.parallel)
         self.feeder = asyncio.create_task(self._feed())
 
@@ -567,8 +570,8 @@ def run_in_chunks(
 
 
 def _write_marker(path: str, content: dict[str, Any]) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
+    tmp = f"{path}.{secrets.token_hex(8)}.tmp"  # new: a link in its place is refused
+    with open(create_new(tmp), "w", encoding="utf-8") as out:
         json.dump(content, out)
         out.flush()
         os.fsync(out.fileno())

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeAlias
 
 from yarl import URL
 
-from sitemap_reader._safe_text import redact_url
+from sitemap_reader._safe_text import masked
 from sitemap_reader.errors import UsageError
 
 
@@ -380,16 +380,16 @@ def header_pairs(value: object) -> tuple[tuple[str, str], ...]:
         if isinstance(item, str):
             name, colon, text = item.partition(":")
             if not colon:
-                raise ValueError(f"expected 'Name: value', got {_shown(item)}")
+                raise ValueError(f"expected 'Name: value', got {masked(item)}")
             name, text = name.strip(), text
         elif isinstance(item, tuple) and len(item) == 2:
             name, text = item
         else:
-            raise ValueError(f"expected 'Name: value', got {_shown(item)}")
+            raise ValueError(f"expected 'Name: value', got {masked(item)}")
         if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
-            raise ValueError(f"not a header name: {_shown(name)}")
+            raise ValueError(f"not a header name: {masked(name)}")
         if not isinstance(text, str) or any(c in text for c in "\r\n\0"):
-            raise ValueError(f"header {name}: a value is one line of text, not {_shown(text)}")
+            raise ValueError(f"header {name}: a value is one line of text, not {masked(text)}")
         text = text.strip()
         joined[name] = f"{joined[name]}, {text}" if name in joined else text
     return tuple(joined.items())
@@ -407,8 +407,7 @@ def proxy_url(value: object) -> str | None:
         except ValueError:
             url = None
     if url is None or url.scheme not in ("http", "https") or not url.host:
-        shown = redact_url(value) if isinstance(value, str) else value
-        raise ValueError(f"a proxy is an http:// URL, not {shown!r}")
+        raise ValueError(f"a proxy is an http:// URL, not {masked(value)}")
     return str(value)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from sitemap_reader._safe_text import masked
 from sitemap_reader._version import __version__
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options.declare import (
@@ -341,18 +342,17 @@ def per_target_options(value: object) -> PerTarget:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
-            shape = "expected {target: {option: value}} as JSON"
-            raise ValueError(f"{shape}, got {value!r}") from None
+        except ValueError as exc:  # its message gives the place, never the text
+            raise ValueError(f"expected {{target: {{option: value}}}} as JSON: {exc}") from None
     if isinstance(value, str) or not isinstance(value, Mapping | Iterable):
-        raise ValueError(f"expected {{target: {{option: value}}}}, got {value!r}")
+        raise ValueError(f"expected {{target: {{option: value}}}}, got {masked(value)}")
     items = value.items() if isinstance(value, Mapping) else value
     own = target_fields()
     found: list[tuple[str, tuple[tuple[str, object], ...]]] = []
     for pair in items:
         target, given = pair if isinstance(pair, tuple) and len(pair) == 2 else (pair, None)
         if not isinstance(target, str) or not isinstance(given, Mapping | tuple):
-            raise ValueError(f"expected {{target: {{option: value}}}}, got {pair!r}")
+            raise ValueError(f"expected {{target: {{option: value}}}}, got {masked(pair)}")
         values = []
         for name, raw in dict(given).items():
             if name not in own:

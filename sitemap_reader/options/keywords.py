@@ -13,6 +13,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
+from sitemap_reader._safe_text import masked
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options.declare import OptionError
 
@@ -62,7 +63,7 @@ def make_group(
     whole = given.pop(name, None)
     if whole is not None:
         if not isinstance(whole, group):
-            raise UsageError(f"{door}: {name} must be {group.__name__}, not {whole!r}")
+            raise UsageError(f"{door}: {name} must be {group.__name__}, not {masked(whole)}")
         start = whole
     try:
         if start is None:

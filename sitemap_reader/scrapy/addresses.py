@@ -15,6 +15,11 @@ child, a robots.txt ``Sitemap:`` line, a redirect, a page) must be public. ``Tru
 everything through; ``"never"`` guards every request of ours, the typed targets' too (a
 service crawling targets its users submit).
 
+Trust is per site, never per crawl: each request is judged by the site of its own target
+(a sitemap request's ticket says which, a page request carries ``sitemap_reader_target``),
+so a name one target typed, or a private target's freedom, is nothing to another target's
+index child or page.
+
 :class:`PrivateAddressMiddleware` checks each such request before it is downloaded:
 
 * a host written as a number that is not a canonical dotted quad (``http://2130706433/``,
@@ -51,11 +56,12 @@ from twisted.internet.defer import Deferred
 
 from sitemap_reader.discovery.addresses import (
     PrivateMode,
+    SiteTrust,
     is_ip_literal,
     is_public_address,
     numeric_host_problem,
-    private_allowed,
     private_mode,
+    site_trust,
 )
 from sitemap_reader.discovery.targets import Target, classify
 from sitemap_reader.options.declare import PrivateSetting
@@ -76,6 +82,9 @@ GUARD_ORDER: Final = 80
 # and META_KEY), spelled here so the guard does not depend on the traversal's module.
 _SITEMAP_META: Final = "sitemap_reader_sitemap"
 _PAGE_META: Final = "sitemap_reader"
+_TARGET_META: Final = "sitemap_reader_target"
+#: The trust of a target that could not be read: public addresses only.
+_GUARDED: Final = SiteTrust(open=False)
 _HINT: Final = f"(see {SETTING})"
 
 
@@ -102,42 +111,43 @@ class Policy:
     """Which requests of ours may reach which addresses, for one crawl.
 
     ``private`` is the reader's ``allow_private`` (see the module docstring); ``targets``
-    are the typed targets, in the order discovery numbers them.
+    are the typed targets, in the order discovery numbers them. Each target's site has its
+    own trust (:class:`~sitemap_reader.discovery.addresses.SiteTrust`): a name one target
+    typed is trusted for that target's requests only.
 
-    >>> policy = Policy(None, ["http://127.0.0.1:8080/", "example.com"])
-    >>> policy.private_allowed(0), policy.private_allowed(1), policy.trusted("example.com")
-    (True, False, True)
+    >>> policy = Policy(None, ["http://127.0.0.1:8080/", "example.com", "other.example"])
+    >>> policy.private_allowed(0), policy.private_allowed(1)
+    (True, False)
+    >>> policy.trusted("example.com", 1), policy.trusted("example.com", 2)
+    (True, False)
     >>> never = Policy("never", ["http://127.0.0.1:8080/", "example.com"])
-    >>> never.private_allowed(0), never.trusted("example.com")
+    >>> never.private_allowed(0), never.trusted("example.com", 1)
     (False, False)
     """
 
     def __init__(self, private: PrivateSetting, targets: Iterable[str]) -> None:
         self.mode: PrivateMode = private_mode(private)
         self.targets: list[Target | None] = [_classify(t) for t in targets]
-        self._trusted = {
-            t.host.rstrip(".").lower()
-            for t in self.targets
-            if t is not None and t.host and not is_ip_literal(t.host)
-        }
+        self._sites = [_GUARDED if t is None else site_trust(t, private) for t in self.targets]
+        everyone = bool(self._sites) and all(site.open for site in self._sites)
+        #: A request that does not say its target (a page of an older crawl resumed
+        #: from JOBDIR): unguarded only when every target's site is.
+        self._unknown = SiteTrust(open=everyone)
+
+    def _site(self, target: int | None) -> SiteTrust:
+        if target is not None and 0 <= target < len(self._sites):
+            return self._sites[target]
+        return self._unknown
 
     def private_allowed(self, target: int | None) -> bool:
-        """Whether the site of target number ``target`` is unguarded.
+        """Whether the site of target number ``target`` is unguarded (None: a request
+        that does not say its target, unguarded only when every target is)."""
+        return self._site(target).open
 
-        None (a page request, which does not say its target): unguarded when any
-        target is, as the aiohttp reader leaves a private target's whole site alone.
-        """
-        if self.mode != "typed":
-            return self.mode == "all"
-        if target is not None and 0 <= target < len(self.targets):
-            chosen = [self.targets[target]]
-        else:
-            chosen = self.targets
-        return any(t is not None and private_allowed(t, None) for t in chosen)
-
-    def trusted(self, host: str) -> bool:
-        """True when ``host`` is a name typed as a target (it may resolve anywhere)."""
-        return self.mode == "typed" and host.rstrip(".").lower() in self._trusted
+    def trusted(self, host: str, target: int | None) -> bool:
+        """True when ``host`` is a name target number ``target`` typed (it may resolve
+        anywhere for that target's requests, and only for them)."""
+        return self._site(target).trusts(host)
 
     def refusal(self, url: str, target: int | None) -> tuple[str | None, str | None]:
         """(why ``url`` is refused, or None; the host name still to resolve, or None)."""
@@ -151,7 +161,7 @@ class Policy:
             if is_public_address(host):
                 return None, None
             return f"refused non-public address {host} {_HINT}", None
-        if self.trusted(host):
+        if self.trusted(host, target):
             return None, None
         return None, host  # a name: its addresses decide
 
@@ -188,7 +198,7 @@ class PrivateAddressMiddleware:
         state = meta.get(_SITEMAP_META)
         if state is None and _PAGE_META not in meta:
             return  # the spider's own request: not ours to judge
-        target = state.get("target") if isinstance(state, dict) else None
+        target = state.get("target") if isinstance(state, dict) else meta.get(_TARGET_META)
         reason, name = self.policy.refusal(request.url, target if isinstance(target, int) else None)
         if reason is None and name is not None:
             reason = _check_resolved(name, await _resolve(name))

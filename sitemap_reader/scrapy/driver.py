@@ -47,12 +47,13 @@ from sitemap_reader.discovery import (
     Stop,
     classify,
 )
-from sitemap_reader.discovery.targets import check_per_target, options_for
+from sitemap_reader.discovery.targets import check_per_target
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.options.doors import spelling
 from sitemap_reader.records import Problem, UrlRecord
 from sitemap_reader.scrapy.settings import ScrapyOptions
+from sitemap_reader.scrapy.sites import TargetSites
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -66,6 +67,9 @@ SCRAPY = spelling("scrapy")
 META_KEY: Final = "sitemap_reader"
 #: ``meta`` key of a robots.txt / sitemap request: the core's ticket (a plain dict).
 SITEMAP_META_KEY: Final = "sitemap_reader_sitemap"
+#: ``meta`` key of a page request: the number of the target whose sitemap listed it (the
+#: address guard judges a page by its own target's site, never by another's).
+TARGET_META_KEY: Final = "sitemap_reader_target"
 #: The finish reason of a crawl in which every target gave nothing (Scrapy's stats
 #: ``finish_reason``; ``spider_closed`` handlers get it): a script can tell it from "finished".
 FAILED_REASON: Final = "sitemap_reader_failed"
@@ -197,8 +201,8 @@ class ScrapyDriver:
         self.options = options
         self.scrapy = scrapy
         self.core = Discovery(targets, options)
-        #: Each target's options (``per_target``: its own headers and proxy).
-        self.own = [options_for(target, options) for target in targets]
+        #: Each target's own headers and proxy (``per_target``), kept on its site.
+        self.sites = TargetSites(targets, options)
         self.seconds = options.timeouts.timeout
         self.crawler = crawler
         self.rules = rules
@@ -244,6 +248,7 @@ class ScrapyDriver:
             redirects=[*hops[1:], response.url] if hops else (),
             max_body=maxsize or None,
         )
+        target = ticket.get("target")
         deadline = time.monotonic() + self.seconds
         body = response.body
         for start in range(0, len(body), _CHUNK):
@@ -251,7 +256,7 @@ class ScrapyDriver:
                 break
             piece = body[start : start + _CHUNK]
             actions += core.body(ticket, piece, lambda: time.monotonic() >= deadline)
-        return self._perform([*actions, *core.end(ticket)])
+        return self._perform([*actions, *core.end(ticket)], target)
 
     def on_exception(self, request: Request, exc: BaseException) -> Iterator[Request]:
         """Requests to try after a failed robots.txt / sitemap fetch (a fallback, guesses)."""
@@ -261,7 +266,7 @@ class ScrapyDriver:
         code, cannot_connect = _failure_code(exc)
         logger.info("sitemap-reader: %s: %s", request.url, _describe(exc))
         actions = self.core.failure(ticket, code, _describe(exc), cannot_connect=cannot_connect)
-        return self._perform(actions)
+        return self._perform(actions, ticket.get("target"))
 
     def on_failure(self, failure: Failure) -> Iterator[Request]:
         """:meth:`on_exception` for a Scrapy errback's failure."""
@@ -297,15 +302,17 @@ class ScrapyDriver:
 
     # -- actions -------------------------------------------------------------------------
 
-    def _perform(self, actions: list[Action]) -> Iterator[Request]:
+    def _perform(self, actions: list[Action], target: object = None) -> Iterator[Request]:
+        """The requests of the core's actions; ``target`` is the number of the target
+        whose response or failure they answer (its pages carry it)."""
         core = self.core
         for action in actions:
             if isinstance(action, Schedule):
-                yield from self._perform(core.begin(action.ticket))
+                yield from self._perform(core.begin(action.ticket), target)
             elif isinstance(action, Fetch):
                 yield self._request(action)
             elif isinstance(action, Emit):
-                yield from self._pages(action.records)
+                yield from self._pages(action.records, target)
             elif isinstance(action, Done):
                 self._report(action.node)
             elif isinstance(action, Checkpoint):  # no state in a Scrapy run: nothing comes
@@ -322,25 +329,24 @@ class ScrapyDriver:
             SITEMAP_META_KEY: ticket,
             "depth_reset": True,
             "handle_httpstatus_list": list(_STATUSES),
+            # CookiesMiddleware's jar of this target's sitemaps: a cookie one target's
+            # site set never goes with another target's request to that site.
+            "cookiejar": f"sitemap_reader:{fetch.target}",
         }
         sequence = int(ticket.get("job") or 0)
-        headers = dict(fetch.request_headers or {})
-        own = self.own[fetch.target] if fetch.target < len(self.own) else self.options
-        if own is not self.options:  # the target's own (per_target): headers and proxy
-            headers = {**dict(own.network.headers), **headers}
-            if own.network.proxy is not None:
-                meta["proxy"] = own.network.proxy
-        return Request(
+        request = Request(
             fetch.url,
             callback=self.callback,
             errback=self.errback,
-            headers=headers or None,
+            headers=dict(fetch.request_headers or {}) or None,
             priority=SITEMAP_PRIORITY + max(0, _SITEMAP_SPAN - sequence),
             meta=meta,
             dont_filter=True,
         )
+        self.sites.apply(request, fetch.target)  # the target's own values, on its site only
+        return request
 
-    def _pages(self, records: list[UrlRecord]) -> Iterator[Request]:
+    def _pages(self, records: list[UrlRecord], target: object) -> Iterator[Request]:
         """The filter hook, then one request per record (alternates last)."""
         kept: Iterable[UrlRecord] = records
         if self.record_filter is not None:
@@ -352,7 +358,7 @@ class ScrapyDriver:
                 kept = []
             self._count("urls_filtered", len(records) - len(kept))
         for record in kept:
-            yield from self._page(record)
+            yield from self._page(record, target)
         if self.scrapy.alternates:
             core = self.core
             for record in kept:
@@ -360,9 +366,10 @@ class ScrapyDriver:
                     if core.in_scope(alternate.url, record.sitemap) and core.seen.add(
                         alternate.url
                     ):
-                        yield from self._page(dataclasses.replace(record, url=alternate.url))
+                        alternate_record = dataclasses.replace(record, url=alternate.url)
+                        yield from self._page(alternate_record, target)
 
-    def _page(self, record: UrlRecord) -> Iterator[Request]:
+    def _page(self, record: UrlRecord, target: object) -> Iterator[Request]:
         """The page request of ``record``: the spider's ``sitemap_request`` hook's, else
         :meth:`page_request`'s. None drops the record; a hook that raises or returns
         something else costs that record only, with an error line naming it."""
@@ -383,6 +390,8 @@ class ScrapyDriver:
             if request is None:
                 self._count("urls_dropped_by_hook")
         if request is not None:
+            if META_KEY in request.meta:  # discovery's page: the guard judges it by its target
+                request.meta[TARGET_META_KEY] = target
             yield request
 
     def page_request(self, record: UrlRecord) -> Request | None:

@@ -18,7 +18,7 @@ from scrapy.utils.misc import load_object
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options.limits import MAX_SHARED_ROBOTS
-from sitemap_reader.scrapy import addresses, bodies
+from sitemap_reader.scrapy import addresses, bodies, sites
 from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY, ScrapyDriver
 from sitemap_reader.scrapy.settings import (
     default_settings,
@@ -73,6 +73,15 @@ class SitemapStartMiddleware:
         if not self.scrapy.targets:
             raise NotConfigured("SITEMAP_READER_TARGETS is empty")
         addresses.warn_if_disabled(crawler)
+        credentials = sites.SiteCredentialsMiddleware
+        if self.options.network.per_target and not _enabled(
+            crawler, credentials, "DOWNLOADER_MIDDLEWARES"
+        ):
+            raise UsageError(
+                "SITEMAP_READER_PER_TARGET needs sitemap_reader.scrapy.sites."
+                "SiteCredentialsMiddleware in DOWNLOADER_MIDDLEWARES (the add-on enables it): "
+                "without it a redirect would carry a target's own headers to another host"
+            )
         if not self.scrapy.links and not _enabled(crawler, SitemapOnly):
             raise UsageError(
                 "SITEMAP_READER_LINKS = False needs sitemap_reader.scrapy.middleware.SitemapOnly "
@@ -218,9 +227,9 @@ class RobotsTxtShare:
         return response
 
 
-def _enabled(crawler: Crawler, component: type) -> bool:
-    """Whether ``component`` is in the crawl's SPIDER_MIDDLEWARES (by class or path)."""
-    enabled = crawler.settings.getwithbase("SPIDER_MIDDLEWARES")
+def _enabled(crawler: Crawler, component: type, setting: str = "SPIDER_MIDDLEWARES") -> bool:
+    """Whether ``component`` is in the crawl's ``setting`` (by class or path)."""
+    enabled = crawler.settings.getwithbase(setting)
     return any(
         (load_object(name) if isinstance(name, str) else name) is component
         for name, order in enabled.items()
@@ -237,8 +246,9 @@ def _is_robots(url: str) -> bool:
 class Addon:
     """Scrapy add-on: ``ADDONS = {"sitemap_reader.scrapy.Addon": 0}``.
 
-    Enables :class:`SitemapStartMiddleware` (order 950), :class:`RobotsTxtShare` and the
-    private-address guard (:mod:`~sitemap_reader.scrapy.addresses`), and sets the
+    Enables :class:`SitemapStartMiddleware` (order 950), :class:`RobotsTxtShare`, the
+    private-address guard (:mod:`~sitemap_reader.scrapy.addresses`) and the per-target
+    credentials kept on their site (:mod:`~sitemap_reader.scrapy.sites`), and sets the
     ``SITEMAP_READER_*`` defaults at add-on priority, so project and spider settings
     still override them.
     ``SITEMAP_READER_TARGETS`` must be set; without it the middleware stays disabled.
@@ -252,6 +262,7 @@ class Addon:
         enable_sharing(settings)
         enable_sitemap_only(settings)
         addresses.enable(settings)
+        sites.enable(settings)
         bodies.enable(settings)
         for name, value in DEFAULT_SETTINGS.items():
             settings.set(name, value, priority="addon")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Self
 
 from scrapy import Request, Spider
 from scrapy.http import Response
@@ -13,14 +13,45 @@ from sitemap_reader.errors import UsageError
 from sitemap_reader.options.declare import patterns
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.records.scoring import ScoreFunc
-from sitemap_reader.scrapy import addresses, bodies
+from sitemap_reader.scrapy import addresses, bodies, sites
 from sitemap_reader.scrapy.driver import Rule, ScrapyDriver
 from sitemap_reader.scrapy.middleware import enable_sharing, enable_sitemap_only
 from sitemap_reader.scrapy.settings import options_from_settings, spider_overrides
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
+
+
+def protect(settings: BaseSettings) -> None:
+    """Enable every middleware a mixin spider's crawl needs (an order given is kept);
+    settings already frozen without them refuse the crawl (a UsageError), never run it
+    unguarded."""
+    target = settings
+    if settings.frozen:
+        target = settings.copy()
+        target.frozen = False
+    for enable in _ENABLES:
+        enable(target)
+    missing = [name for name in _COMPONENTS if target.getdict(name) != settings.getdict(name)]
+    if missing:
+        raise UsageError(
+            f"sitemap-reader: the crawl's {' and '.join(missing)} lack its middlewares and "
+            "are frozen already; start the spider with process.crawl(Spider) or "
+            "process.crawl(process.create_crawler(Spider))"
+        )
+
+
+#: What :func:`protect` enables, and the settings it changes.
+_ENABLES: Final = (
+    addresses.enable,
+    sites.enable,
+    bodies.enable,
+    enable_sharing,
+    enable_sitemap_only,
+)
+_COMPONENTS: Final = ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES")
 
 
 class SitemapReaderMixin(Spider):
@@ -59,13 +90,20 @@ class SitemapReaderMixin(Spider):
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
         """Scrapy's hook: the spider's settings, plus the private-address guard, the
-        robots.txt sharing (one download when RobotsTxtMiddleware reads it too) and the
-        sitemap-only filter (``sitemap_links = False``)."""
+        per-target credentials kept on their site, the robots.txt sharing (one download
+        when RobotsTxtMiddleware reads it too) and the sitemap-only filter
+        (``sitemap_links = False``)."""
         super().update_settings(settings)
-        addresses.enable(settings)
-        bodies.enable(settings)
-        enable_sharing(settings)
-        enable_sitemap_only(settings)
+        protect(settings)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        """Scrapy's constructor hook: the middlewares are put in again first. A crawler
+        made before the crawl (``process.crawl(process.create_crawler(Spider))``, to reach
+        its stats and signals) has its settings replaced by the runner's since
+        :meth:`update_settings` ran; the spider is made just before they are frozen."""
+        protect(crawler.settings)
+        return super().from_crawler(crawler, *args, **kwargs)
 
     def sitemap_filter(self, records: Iterable[UrlRecord]) -> Iterable[UrlRecord]:
         """Hook: the records of one sitemap, in scope; return those to crawl."""

@@ -63,6 +63,7 @@ from sitemap_reader import records as _records
 from sitemap_reader.errors import StateError
 from sitemap_reader.options.limits import PROGRESS_BUSY_TIMEOUT
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.store.files import claim_database, open_own
 from sitemap_reader.store.schema import APPLICATION_ID as STATE_APPLICATION_ID
 from sitemap_reader.store.schema import SQLITE_MAGIC
 
@@ -276,8 +277,8 @@ def _hold(path: str) -> int | None:
     second is refused now. None where ``flock`` does not exist (Windows)."""
     if fcntl is None:
         return None
-    try:
-        fd = os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:  # never through a link, never another user's file (store/files.py)
+        fd = open_own(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         raise StateError(f"cannot lock progress file {path}: {exc.strerror or exc}") from exc
     try:
@@ -347,6 +348,10 @@ class ProgressStore:
             reason = _header_reason(self.path)
             if reason is not None:
                 raise StateError(f"{self.path} is not a sitemap-reader progress file: {reason}")
+        try:
+            claim_database(self.path)  # no link, no other user's file: SQLite opens ours only
+        except OSError as exc:
+            raise StateError(f"cannot use progress file {self.path}: {exc.strerror}") from None
         self._lock = _hold(self.path)
         try:
             db = sqlite3.connect(self.path, timeout=PROGRESS_BUSY_TIMEOUT, isolation_level=None)

@@ -39,6 +39,7 @@ import sqlite3
 import urllib.parse
 
 from sitemap_reader.errors import StateError
+from sitemap_reader.store.files import NotOurs, claim_database
 
 SCHEMA_VERSION = 1
 #: ``PRAGMA application_id`` of a state file: "SRst" in ASCII (sitemap-reader state).
@@ -88,13 +89,24 @@ def open_state(path: str, *, background: bool) -> sqlite3.Connection:
 
     ``background`` lets another thread use the connection (the store's writer thread;
     the store serializes every use). Every failure is a :class:`StateError` naming the
-    file, and a refused file is left untouched.
+    file, and a refused file is left untouched: a link at the path or at one of SQLite's
+    companions (``-wal``, ``-shm``), or another user's file there, is refused before
+    SQLite opens anything (:func:`~sitemap_reader.store.files.claim_database`).
     """
-    if os.path.exists(path):
-        check_existing(path)  # read-only: a refused file is never touched
+    existed = os.path.exists(path)
+    if os.path.isdir(path):
+        check_existing(path)  # a directory: refused in its own words
     unwritable = _unwritable(path)
     if unwritable is not None:
         raise StateError(f"cannot write state {path}: {unwritable}")
+    try:
+        claim_database(path)  # no link, no other user's file: SQLite opens ours only
+    except NotOurs as exc:
+        raise StateError(f"cannot use state file {path}: {exc.strerror}") from None
+    except OSError as exc:
+        raise StateError(f"cannot open state file {path}: {exc.strerror or exc}") from exc
+    if existed:
+        check_existing(path)  # read-only: a refused file is never touched
     try:
         db = sqlite3.connect(
             path,

@@ -206,3 +206,44 @@ async def test_proxy_and_trust_env(
     bypass = {**env, "NO_PROXY": "127.0.0.1"}
     exempt = await run_cli("dump", base + "/", "--trust-env", "--format", "txt", env=bypass)
     assert exempt.code == 0 and len(exempt.out.splitlines()) == 3 and seen == []
+
+
+async def test_a_typed_private_name_is_no_other_targets(aiohttp_server: ServerFactory) -> None:
+    """dump intranet.test/own.xml public.example/index.xml (both names resolving to
+    loopback): the first is read as typed; the second's child on intranet.test is refused,
+    not read on the first target's trust."""
+    from tests.cli.test_robots import FAKE_DNS, run_python
+
+    docs: dict[str, Doc | str] = {
+        "/own.xml": urlset("/own-page"),
+        "/secret.xml": urlset("/secret-page"),
+    }
+    site = Site(docs)
+    port = (await _serve(aiohttp_server, site)).rsplit(":", 1)[1]
+    docs["/index.xml"] = index("/secret.xml").replace("{base}", f"http://intranet.test:{port}")
+    result = await run_python(
+        FAKE_DNS, "intranet.test,public.example", "dump", "--no-progress",
+        f"http://intranet.test:{port}/own.xml", f"http://public.example:{port}/index.xml",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert result.urls() == [f"http://intranet.test:{port}/own-page"]
+    assert "/secret.xml" not in site.paths()
+    assert "intranet.test resolves to 127.0.0.1" in result.err
+
+
+@pytest.mark.parametrize("spelling", ["bücher.example", "xn--bcher-kva.example"])
+async def test_an_idn_target_gets_its_header(aiohttp_server: ServerFactory, spelling: str) -> None:
+    """dump http://bücher.example/s.xml --header (or its xn-- spelling): one site whatever
+    the spelling: the header reaches it, its typed name (resolving to loopback) is read, and
+    its URLs are in its scope."""
+    from tests.cli.test_robots import FAKE_DNS, run_python
+
+    site = Logged({"/s.xml": urlset("/seite")})
+    port = (await _serve(aiohttp_server, site)).rsplit(":", 1)[1]
+    result = await run_python(
+        FAKE_DNS, "xn--bcher-kva.example", "dump", "--no-progress",
+        f"http://{spelling}:{port}/s.xml", "--header", "X-Token: t0ken",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert result.urls() == [f"http://xn--bcher-kva.example:{port}/seite"]
+    assert [headers.get("X-Token") for _, headers, _ in site.seen] == ["t0ken"]

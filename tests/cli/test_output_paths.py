@@ -311,3 +311,33 @@ def test_a_new_files_mode_leaves_the_process_umask_alone(tmp_path: Path) -> None
         os.umask(old)
     assert modes == {0o640}
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no probe left
+
+
+async def test_an_output_that_is_the_state_is_refused(sitemap: str, tmp_path: Path) -> None:
+    """dump --state S.db -o S.db (or its -wal, or a link to it): exit 2 before anything
+    is opened for writing; the state stays a state, byte for byte."""
+    state = tmp_path / "s.db"
+    first = await run_cli("dump", sitemap, "--state", str(state), "-o", str(tmp_path / "a"))
+    assert first.code == 0, first.err
+    kept = state.read_bytes()
+    (tmp_path / "link.db").symlink_to(state)
+    for output in (state, tmp_path / "s.db-wal", tmp_path / "link.db"):
+        result = await run_cli("dump", sitemap, "--state", str(state), "-o", str(output))
+        assert result.code == 2, result.err
+        assert "is the state of the run" in result.err
+        assert state.read_bytes() == kept
+    assert not (tmp_path / "s.db-wal").exists()
+
+
+@pytest.mark.parametrize("command", ["dump", "report"])
+async def test_an_output_that_is_a_target_is_refused(
+    sitemap: str, tmp_path: Path, command: str
+) -> None:
+    """dump (or report) s.xml -o s.xml, or -o a hard link to it: exit 2, the sitemap
+    untouched."""
+    os.link(sitemap, tmp_path / "hard.xml")
+    for output in (sitemap, str(tmp_path / "hard.xml")):
+        result = await run_cli(command, sitemap, "-o", output)
+        assert result.code == 2, result.err
+        assert "is a target of the run" in result.err
+        assert Path(sitemap).read_text() == URLSET

@@ -8,6 +8,7 @@ The target is a site on 127.0.0.1; "other hosts" are sites on 127.0.0.2 and 127.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import aiohttp
@@ -108,6 +109,42 @@ async def test_a_sessions_default_credentials_are_refused() -> None:
         SitemapReader(session=session, header_hosts="any")  # the opt-in
     with pytest.raises(UsageError, match="header_hosts: expected one of site, any"):
         SitemapReader(header_hosts="everywhere")  # type: ignore[arg-type]
+
+
+async def test_a_cookie_one_targets_site_set_goes_to_no_other_target(site: Site) -> None:
+    """Target a.test's robots.txt sets a cookie; its next request carries it. Target b.test's
+    index lists a child on a.test, fetched after that: without a.test's cookie (each target
+    keeps its own cookies)."""
+    from aiohttp import web
+
+    from tests.hostile.test_guard import FakeResolver
+
+    port = site.host.rsplit(":", 1)[1]
+    a, b = f"http://a.test:{port}", f"http://b.test:{port}"
+    own_read = asyncio.Event()
+
+    async def robots(request: web.Request) -> web.Response:
+        text = f"Sitemap: {a}/a.xml\n" if request.host.startswith("a.test") else ""
+        return web.Response(text=text, headers={"Set-Cookie": "sid=s3cret; Path=/"})
+
+    async def own(request: web.Request) -> web.Response:
+        own_read.set()  # a.test's cookie is in a jar by now: its robots.txt was read
+        return web.Response(body=urlset([f"{a}/page"]), content_type="application/xml")
+
+    async def other_index(request: web.Request) -> web.Response:
+        await own_read.wait()
+        return web.Response(body=index([f"{a}/child.xml"]), content_type="application/xml")
+
+    site.add("/robots.txt", robots)
+    site.add("/a.xml", own)
+    site.add("/b-index.xml", other_index)
+    site.add("/child.xml", urlset([f"{a}/from-child"]))
+    resolver = FakeResolver("a.test", "b.test")
+    targets = [f"{a}/", f"{b}/b-index.xml"]
+    await collect(targets, resolver=resolver, allow_private=True, scope="any")
+    cookies = {r.path: r.headers.get("Cookie") for r in site.requests}
+    assert cookies["/a.xml"] == "sid=s3cret"
+    assert cookies["/child.xml"] is None
 
 
 # --------------------------------------------------------------------------- the CLI

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 from aiohttp import web
@@ -14,6 +15,7 @@ from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.errors import DiscoveryError, UsageError
 from tests.crawl.crawl_kit import FAST, Reply, Site, collect, gz, index, node_by_url, tree, urlset
 from tests.helpers import closed_port
+from tests.hostile.test_guard import FakeResolver
 
 
 def pages(site: Site, prefix: str, n: int) -> list[str]:
@@ -529,3 +531,82 @@ async def test_tree_nodes_carry_last_modified_and_download_time(site: Site) -> N
     assert shape["last_modified"] == stamp and shape["seconds"] == round(node.seconds, 4)
     frame = sr.tree_dataframe(run)
     assert frame.loc[0, "last_modified"] == stamp and frame.loc[0, "seconds"] == node.seconds
+
+
+# --------------------------------------------------------------------------- trust per site
+
+
+def on_name(site: Site, host: str, path: str = "") -> str:
+    """``path`` on ``site``'s port under the made-up name ``host``."""
+    return f"http://{host}:{site.host.rsplit(':', 1)[1]}{path}"
+
+
+async def test_a_typed_private_name_is_trusted_for_its_own_target_only(site: Site) -> None:
+    """Two targets of one run: intranet.test, typed, resolves to loopback and is read; the
+    public target's index lists a child on intranet.test, which is refused (blocked, never
+    requested), not fetched on the other target's trust."""
+    site.add("/own.xml", urlset([on_name(site, "intranet.test", "/own-page")]))
+    site.add("/index.xml", index([on_name(site, "intranet.test", "/secret.xml")]))
+    site.add("/secret.xml", urlset([on_name(site, "intranet.test", "/secret-page")]))
+    targets = [
+        on_name(site, "intranet.test", "/own.xml"),
+        on_name(site, "public.example", "/index.xml"),
+    ]
+    resolver = FakeResolver("intranet.test", "public.example")
+    records, run = await collect(targets, resolver=resolver, scope="any")
+    assert [r.url for r in records] == [on_name(site, "intranet.test", "/own-page")]
+    assert site.hits["/secret.xml"] == 0
+    node = node_by_url(run, on_name(site, "intranet.test", "/secret.xml"))
+    assert node.problems[0].code == "blocked"
+    assert "intranet.test resolves to 127.0.0.1" in node.problems[0].message
+
+
+async def test_a_targets_proxy_host_is_no_other_targets(
+    make_site: Callable[[str], Awaitable[Site]],
+) -> None:
+    """Target A goes through its own proxy, proxy.test (a name resolving to loopback);
+    target B's index lists a child on proxy.test itself: refused, since the proxy's name is
+    trusted only for the requests that go through it (A's, which the proxy answered)."""
+    proxy, site = await make_site("127.0.0.1"), await make_site("127.0.0.1")
+    proxy.add("/own.xml", urlset(["http://behind.test/page"]))  # the proxy answers for A
+    proxy.add("/secret.xml", urlset([on_name(proxy, "proxy.test", "/secret-page")]))
+    site.add("/index.xml", index([on_name(proxy, "proxy.test", "/secret.xml")]))
+    own = {"http://behind.test/own.xml": {"proxy": on_name(proxy, "proxy.test")}}
+    targets = ["http://behind.test/own.xml", on_name(site, "public.example", "/index.xml")]
+    resolver = FakeResolver("proxy.test", "public.example")
+    records, run = await collect(targets, resolver=resolver, per_target=own, scope="any")
+    assert [r.url for r in records] == ["http://behind.test/page"]
+    assert proxy.hits["/own.xml"] == 1 and proxy.hits["/secret.xml"] == 0
+    node = node_by_url(run, on_name(proxy, "proxy.test", "/secret.xml"))
+    assert node.problems[0].code == "blocked"
+
+
+async def test_a_targets_own_proxy_carries_its_own_site_only(
+    make_site: Callable[[str], Awaitable[Site]],
+) -> None:
+    """per_target proxy: the target's own sitemaps go through it; a child its index lists
+    on another site goes as the run's requests do (direct), not through that proxy."""
+    proxy, other = await make_site("127.0.0.1"), await make_site("127.0.0.2")
+    proxy.add("/index.xml", index([other.url("/child.xml")]))  # the proxy answers for A
+    other.add("/child.xml", urlset([other.url("/page")]))
+    own = {"http://behind.test/index.xml": {"proxy": proxy.base}}
+    records, _ = await collect(
+        "http://behind.test/index.xml", per_target=own, scope="any", allow_private=True
+    )
+    assert [r.url for r in records] == [other.url("/page")]
+    assert proxy.hits["/index.xml"] == 1 and proxy.hits["/child.xml"] == 0
+    assert other.hits["/child.xml"] == 1
+
+
+@pytest.mark.parametrize("spelling", ["bücher.example", "xn--bcher-kva.example", "BÜCHER.example"])
+async def test_an_idn_target_is_one_site_whatever_its_spelling(site: Site, spelling: str) -> None:
+    """An IDN target typed in Unicode, as xn-- or in capitals: its --header reaches it, its
+    typed name (resolving to loopback) is trusted as typed, and its URLs are in its site."""
+    ascii_name = "xn--bcher-kva.example"
+    site.add("/s.xml", urlset([on_name(site, "bücher.example", "/seite")]))
+    resolver = FakeResolver(ascii_name)
+    records, run = await collect(
+        on_name(site, spelling, "/s.xml"), resolver=resolver, headers={"X-Token": "t0ken"}
+    )
+    assert [r.url for r in records] == [on_name(site, ascii_name, "/seite")], run.tree[0].problems
+    assert [r.headers.get("X-Token") for r in site.requests] == ["t0ken"]

@@ -262,3 +262,17 @@ def test_sigterm_gives_the_targets_in_flight_back_at_once(
         finally:
             peek.close()
     _assert_exactly_once(farm, tmp_path)
+
+
+def test_an_attempts_file_is_never_written_through_a_link(tmp_path: Path) -> None:
+    """A link planted at an attempt's hidden name in the output folder: refused (the
+    attempt fails, to be retried under a new name); the link's target is not created."""
+    from sitemap_reader.distributed.queue import Lease
+    from sitemap_reader.distributed.worker import AttemptOutput, attempt_path
+
+    lease = Lease("1700000000000-0", "example.com", attempt=2)
+    path = str(tmp_path / "example.com.jsonl")
+    Path(attempt_path(path, lease)).symlink_to(tmp_path / "victim")
+    with pytest.raises(OSError, match="exists already"):
+        AttemptOutput(path, lease)
+    assert not (tmp_path / "victim").exists()

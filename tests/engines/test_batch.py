@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -130,6 +131,28 @@ def test_failures_are_rows_never_exceptions(farm: Farm) -> None:
     assert "allow_private" in summaries[plain.target]["error"]
     down_row = rows_of(discover_batches([down.target], allow_private=True))[0]
     assert down_row["status"] == "failed" and "connect" in down_row["error"]
+
+
+def test_a_name_resolving_to_loopback_is_refused_unless_allowed(
+    farm: Farm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target from data whose name resolves to loopback (intranet.test, through the
+    test's resolver at getaddrinfo) is not a typed name: one failed row saying why (the
+    guard refused the resolved address); allow_private=True reads it."""
+    site = farm.site("plain")
+    real = socket.getaddrinfo
+
+    def resolve(host: bytes | str | None, *args: Any, **kwargs: Any) -> Any:
+        return real("127.0.0.1" if host == "intranet.test" else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    target = f"http://intranet.test:{site.port}/"
+    for private in (False, "never"):
+        (row,) = rows_of(discover_batches([target], allow_private=private))
+        assert row["status"] == "failed", row
+        assert "intranet.test resolves to 127.0.0.1" in row["error"], row
+    rows = rows_of(discover_batches([target], allow_private=True, scope="any"))
+    assert rows[-1]["status"] == "ok" and rows[-1]["urls"] == len(site.expected_urls())
 
 
 def test_a_site_whose_only_sitemap_breaks_failed() -> None:
@@ -263,3 +286,14 @@ def test_run_in_chunks_skips_the_finished_chunks(tmp_path: Path) -> None:
     assert sorted(p.name for p in markers.iterdir()) == [f"chunk-00000{i}.done" for i in range(4)]
     with pytest.raises(UsageError, match="another list"):
         run_in_chunks(targets[1:], lambda n, c: None, markers=markers, chunk_targets=3)
+
+
+def test_a_marker_is_never_written_through_a_planted_link(tmp_path: Path) -> None:
+    """A link planted at the temporary name a done marker used to be written under
+    (MARKER.PID.tmp): not followed; the marker is written, the link's target is not."""
+    markers = tmp_path / "done"
+    markers.mkdir()
+    (markers / f"chunk-000000.done.{os.getpid()}.tmp").symlink_to(tmp_path / "victim")
+    run_in_chunks(["a.example"], lambda name, chunk: None, markers=markers)
+    assert (markers / "chunk-000000.done").is_file()
+    assert not (tmp_path / "victim").exists()

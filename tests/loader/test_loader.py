@@ -39,11 +39,14 @@ async def test_every_url_once_then_none(make_site: MakeSite, tmp_path: Path) -> 
 
 
 async def test_without_progress_file_leaves_nothing(make_site: MakeSite, tmp_path: Path) -> None:
-    """Without progress=, a temporary file is used and removed on close."""
+    """Without progress=, a temporary file is used, in a private folder (its -wal, -shm
+    and -lock too: no name beside it another user could plant a link at), and removed on
+    close."""
     site = await make_site(1, 5)
     async with sr.SitemapLoader(site.base, options=FAST) as loader:
         temporary = loader._temporary
-        assert temporary is not None and Path(temporary).exists()
+        assert temporary is not None and Path(temporary).is_dir()
+        assert Path(temporary).stat().st_mode & 0o777 == 0o700
         assert len(await drain(loader)) == 5
     assert not Path(temporary).exists()
 
@@ -294,3 +297,27 @@ async def test_a_damaged_progress_file_is_a_clear_error(tmp_path: Path) -> None:
     loader = sr.SitemapLoader("http://127.0.0.1:9/", progress=path)
     with pytest.raises(StateError, match=f"progress file {path}"):
         await loader.__aenter__()
+
+
+async def test_a_typed_private_name_is_trusted_for_its_own_target_only(tmp_path: Path) -> None:
+    """A loader of two targets: intranet.test (typed, resolving to loopback) is read; the
+    other target's index child on intranet.test is refused, never fetched on its trust."""
+    from tests.crawl.crawl_kit import Site, index, start, urlset
+    from tests.hostile.test_guard import FakeResolver
+
+    site = Site()
+    server = await start(site)
+    port = site.host.rsplit(":", 1)[1]
+    own, public = f"http://intranet.test:{port}", f"http://public.example:{port}"
+    site.add("/own.xml", urlset([f"{own}/own-page"]))
+    site.add("/index.xml", index([f"{own}/secret.xml"]))
+    site.add("/secret.xml", urlset([f"{own}/secret-page"]))
+    resolver = FakeResolver("intranet.test", "public.example")
+    targets = [f"{own}/own.xml", f"{public}/index.xml"]
+    try:
+        async with sr.SitemapLoader(targets, resolver=resolver, options=FAST) as loader:
+            taken = await drain(loader)
+    finally:
+        await server.close()
+    assert [r.url for r in taken] == [f"{own}/own-page"]
+    assert site.hits["/secret.xml"] == 0

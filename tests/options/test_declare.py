@@ -58,3 +58,37 @@ async def test_cli_regex_flags(flag: str) -> None:
     assert result.code == 2 and "Traceback" not in result.err
     first = result.err.splitlines()[0]
     assert first.startswith(f"sitemap-reader dump: error: argument {flag}: bad regular expression")
+
+
+#: The secret each refused value below holds: no message may echo it.
+SECRET = "s3cr3t-t0ken"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"Authorization": f"Bearer {SECRET}\n"},  # a token read from a file, newline kept
+        [f"Authorization: Bearer {SECRET}\r\n"],
+        [SECRET],  # the name forgotten: the value alone
+        [(f"Bearer {SECRET}", "x")],
+        [("X-Key", SECRET, "extra")],
+    ],
+)
+def test_a_refused_header_never_echoes_its_value(given: object) -> None:
+    """headers=: every refusal names the problem (and the header's name) without the
+    credential it was given."""
+    with pytest.raises(UsageError) as refused:
+        sr.Options.of(headers=given)
+    assert SECRET not in str(refused.value)
+    assert "headers: " in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "given", [f"socks5://crawler:{SECRET}@proxy.example:1080", f"crawler:{SECRET}@proxy:3128"]
+)
+def test_a_refused_proxy_never_echoes_its_password(given: str) -> None:
+    """proxy=: a URL that is no http(s) proxy, with or without a scheme, is refused
+    without its password."""
+    with pytest.raises(UsageError) as refused:
+        sr.Options.of(proxy=given)
+    assert SECRET not in str(refused.value) and "***" in str(refused.value)

@@ -131,3 +131,29 @@ async def test_a_stop_ends_the_reads_in_flight(aiohttp_server: ServerFactory) ->
 
 async def _drain(records: Any) -> list[sr.UrlRecord]:
     return [record async for record in records]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"a.example": f"http://crawler:{'s3cr3t'}@proxy:3128"},  # a proxy URL, not a mapping
+        '{"a.example": {"proxy": "http://crawler:s3cr3t@proxy:3128"}',  # JSON cut short
+        {"a.example": {"proxy": "ftp://crawler:s3cr3t@proxy"}},
+        {"a.example": {"headers": {"Cookie": "session=s3cr3t\n"}}},
+        [("a.example", {"headers": ["s3cr3t"]})],
+    ],
+)
+def test_a_refused_per_target_value_never_echoes_a_credential(given: object) -> None:
+    """per_target=: a refused shape, JSON text, proxy or header says what is wrong without
+    the password or the header value it holds."""
+    with pytest.raises(UsageError) as refused:
+        sr.Options.of(per_target=given)
+    assert "s3cr3t" not in str(refused.value)
+
+
+def test_a_group_given_as_a_mapping_never_echoes_its_credentials() -> None:
+    """network={...} instead of a Network value: refused, its header value and proxy
+    password hidden in the message."""
+    with pytest.raises(UsageError, match="network must be Network") as refused:
+        sr.SitemapReader(network={"headers": {"Authorization": "Bearer s3cr3t"}})  # type: ignore[arg-type]
+    assert "s3cr3t" not in str(refused.value)

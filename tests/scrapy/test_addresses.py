@@ -185,7 +185,9 @@ _DEFAULT = [
     (1, "http://site.example/s.xml", False, None),  # the typed name: trusted
     (0, "http://10.1.2.3/s.xml", False, None),  # a private target's own site
     (0, "http://127.0.0.1/s.xml", False, None),
-    (None, "http://127.0.0.1/s.xml", False, None),  # a page: a private target unguards
+    (None, "http://127.0.0.1/s.xml", True, None),  # no target said: not every one is open
+    (2, "http://site.example/s.xml", False, "site.example"),  # another target's typed name
+    (2, "http://127.0.0.1/s.xml", True, None),  # target 0 is private: not target 2
     (1, "http://[::1]/s.xml", True, None),
     (1, "http://0x7f.1/s.xml", True, None),
 ]
@@ -200,15 +202,16 @@ _DEFAULT = [
         ("never", 1, "http://site.example/s.xml", False, "site.example"),
         ("never", 0, "http://127.0.0.1/s.xml", True, None),
         ("never", None, "http://127.0.0.1/s.xml", True, None),
+        (True, None, "http://127.0.0.1/s.xml", False, None),
         ("never", 1, "http://93.184.216.34/s.xml", False, None),
     ],
 )
 def test_policy_decisions(
     allow: PrivateSetting, target: int | None, url: str, refused: bool, resolve: str | None
 ) -> None:
-    """The policy per request: literals judged at once, names left to the resolver check;
-    False decides exactly as None."""
-    policy = Policy(allow, ["http://127.0.0.1:8080/", "site.example"])
+    """The policy per request, by the request's own target: literals judged at once, names
+    left to the resolver check; False decides exactly as None."""
+    policy = Policy(allow, ["http://127.0.0.1:8080/", "site.example", "other.example"])
     reason, name = policy.refusal(url, target)
     assert (reason is not None, name) == (refused, resolve), reason
 
@@ -314,3 +317,32 @@ def test_never_refuses_a_loopback_target(site: tuple[str, Counter[str]], tmp_pat
     assert sum(hits.values()) == 0
     assert "non-public address 127.0.0.1" in crawl.log
     assert blocked_stat(crawl) >= 1
+
+
+@pytest.mark.parametrize("mode", ["mixin", "addon"])
+def test_a_typed_name_is_trusted_for_its_own_target_only(
+    mode: str, site: tuple[str, Counter[str]], tmp_path: Path
+) -> None:
+    """Two targets: internal.example (typed: its own sitemap is read) and public.example,
+    whose index lists a child on internal.example and redirects to it: refused for
+    public.example, never fetched on the other target's trust."""
+    port, hits = site
+    internal = f"http://internal.example:{port}/good.xml"
+    crawl, _ = crawl_public(mode, port, tmp_path / "pages.jsonl", "--also", internal)
+    assert hits[SECRETS["name"]] == hits[SECRETS["redirect"]] == 0, crawl.log[-3000:]
+    assert "internal.example resolves to 127.0.0.1" in crawl.log
+    assert hits["/good.xml"] == 2  # public.example's child and internal.example's target
+
+
+@pytest.mark.parametrize("mode", ["mixin", "addon"])
+def test_a_private_targets_pages_free_no_other_targets(
+    mode: str, site: tuple[str, Counter[str]], tmp_path: Path
+) -> None:
+    """A loopback target beside public.example: public.example's page on 127.0.0.1 is
+    still refused (a page is judged by the site of its own target)."""
+    port, hits = site
+    loopback = f"http://127.0.0.1:{port}{SECRETS['literal']}"
+    crawl, _ = crawl_public(mode, port, tmp_path / "pages.jsonl", "--also", loopback)
+    assert hits[SECRETS["literal"]] == 1  # the loopback target's own sitemap
+    assert hits["/private-page"] == 0, crawl.log[-3000:]
+    assert "/private-page: blocked" in crawl.log

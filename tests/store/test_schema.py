@@ -115,3 +115,13 @@ def test_directory_is_refused(tmp_path: Path) -> None:
     """--state naming a directory is refused with a clear reason."""
     with pytest.raises(StateError, match="is a directory"):
         StateStore(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["state.db", "state.db-wal", "state.db-shm"])
+def test_a_link_at_the_state_or_its_companions_is_refused(tmp_path: Path, name: str) -> None:
+    """--state, or SQLite's -wal or -shm beside it, planted as a dangling link: refused
+    (a StateError naming it), and the file the link points to is not created."""
+    (tmp_path / name).symlink_to(tmp_path / "victim")
+    with pytest.raises(StateError, match="symbolic link"):
+        StateStore(tmp_path / "state.db")
+    assert not (tmp_path / "victim").exists()
