@@ -56,9 +56,11 @@ from sitemap_reader.delivery.handout import make_policy
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
+from sitemap_reader.discovery.targets import given_targets
 from sitemap_reader.errors import StateError, UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.options._keywords import LoaderKeywords
+from sitemap_reader.options.declare import OptionError
 from sitemap_reader.options.groups import loader_options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store.progress import (
@@ -111,9 +113,7 @@ class SitemapLoader:
         **flat: Unpack[LoaderKeywords],
     ) -> None:
         reader, own = loader_options("SitemapLoader", options, flat, ("session", "resolver"))
-        self.targets = (targets,) if isinstance(targets, str) else tuple(targets)
-        if not self.targets:
-            raise UsageError("SitemapLoader: no target given")
+        self.targets = given_targets("SitemapLoader", targets)
         self._keys = {classify(t).url: t for t in self.targets}  # a bad target fails here
         self.own = own
         self.buffer = own.buffer
@@ -123,7 +123,10 @@ class SitemapLoader:
         self._temporary: str | None = None
         self._reader = SitemapReader(reader, session=session, resolver=resolver)
         self._store: ProgressStore | None = None
-        self._window = make_policy(own.order, own.best_first)
+        try:
+            self._window = make_policy(own.order, own.best_first)
+        except ValueError as exc:
+            raise OptionError("order", str(exc), "SitemapLoader") from exc
         #: Handed out and not settled yet: URL -> id in the file.
         self._out: dict[str, int] = {}
         #: The highest id loaded into the window (every queued row above it is not).

@@ -138,6 +138,21 @@ class ByHost:
 POLICIES: dict[str, Callable[[bool], HandOut]] = {"hosts": ByHost, "intake": InOrder}
 
 
+#: What a hand-out policy has (:class:`HandOut`).
+_POLICY_METHODS = ("put", "take", "__len__")
+
+
 def make_policy(order: Order, best_first: bool) -> HandOut:
-    """The policy ``order`` names (or builds), for ``best_first``."""
-    return POLICIES[order](best_first) if isinstance(order, str) else order(best_first)
+    """The policy ``order`` names (or builds), for ``best_first``. A function of the
+    caller's that fails, or gives something that is no policy, is a ValueError saying so.
+    """
+    if isinstance(order, str):
+        return POLICIES[order](best_first)
+    try:
+        policy = order(best_first)
+    except Exception as exc:  # the caller's code: its failure is a refused value
+        raise ValueError(f"{order!r}(best_first) failed: {type(exc).__name__}: {exc}") from exc
+    if not all(callable(getattr(policy, name, None)) for name in _POLICY_METHODS):
+        shown = repr(policy)[:80]
+        raise ValueError(f"{order!r} gave {shown}, not a hand-out policy (put, take, len)")
+    return policy

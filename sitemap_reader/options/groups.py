@@ -356,8 +356,11 @@ def per_target_options(value: object) -> PerTarget:
         values = []
         for name, raw in dict(given).items():
             if name not in own:
-                raise ValueError(f"{name!r} cannot be set per target (only {', '.join(own)})")
-            values.append((name, convert_value(own[name], raw)))
+                raise ValueError(f"{target}: {name!r} cannot be set per target (only {', '.join(own)})")
+            try:
+                values.append((name, convert_value(own[name], raw)))
+            except OptionError as exc:  # named by the target and its option
+                raise ValueError(f"{target}: {name}: {exc.reason}") from None
         found.append((target, tuple(values)))
     return tuple(found)
 
@@ -525,7 +528,8 @@ class Delivery(Declared):
     sample: int | None = option(
         None,
         "a uniform random sample of N of the distinct URLs, once the whole run is read "
-        "(memory for N records; not with ranked or top)",
+        "(not with ranked or top); past max_ranked_in_memory records they wait in a "
+        "temporary file",
         convert=count(1, optional=True),
         metavar="N",
         scrapy=_SCRAPY_OUTPUT,

@@ -4,6 +4,8 @@ a policy of one's own. The loader's window over them: tests/loader/test_fair.py.
 
 from __future__ import annotations
 
+import pytest
+
 from sitemap_reader.delivery.handout import ByHost, HandOut, InOrder, Row, make_policy
 from sitemap_reader.records import UrlRecord
 
@@ -54,3 +56,17 @@ def test_in_order_and_a_policy_of_ones_own() -> None:
         return InOrder(best_first)
 
     assert isinstance(make_policy(mine, True), InOrder) and built == [True]
+
+
+def test_a_function_that_gives_no_policy_is_a_value_error() -> None:
+    """order= a function of the caller's: one that fails or returns something without
+    put, take and len is a ValueError saying so (the loader names itself and order)."""
+    for order, said in (
+        (lambda best_first: 42, "gave 42, not a hand-out policy (put, take, len)"),
+        (lambda best_first: [], "gave [], not a hand-out policy"),
+        (len, "(best_first) failed: TypeError"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            make_policy(order, False)
+        assert said in str(caught.value)
+    assert isinstance(make_policy(InOrder, True), InOrder)
