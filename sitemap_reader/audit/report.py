@@ -363,7 +363,7 @@ def _status(report: FileReport) -> tuple[str, str]:
         return "warning", f"not read: {node.skipped}"
     if node.ok:
         return "ok", "ok"
-    if not node.complete and not any(p.fatal for p in node.problems) and node.fetched:
+    if node.cut_short:
         return "warning", "not finished (the run stopped)"
     return "error", node.reason or "failed"
 

@@ -117,6 +117,15 @@ class SitemapNode:
         return self.skipped is None and not self.ok
 
     @property
+    def cut_short(self) -> bool:
+        """True for a failed node that was only cut short by a stop of the run: attempted,
+        incomplete, without a fatal problem (a body that really broke, or a fetch that
+        failed, always records one) and not judged "not a sitemap"."""
+        if not self.failed or self.skipped is not None or self.kind == "robots":
+            return False
+        return self.format != "unknown" and not any(p.fatal for p in self.problems)
+
+    @property
     def reason(self) -> str | None:
         """A one-line reason for a failure or a skip (None when the node is fine)."""
         if self.skipped is not None:
