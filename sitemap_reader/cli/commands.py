@@ -21,7 +21,7 @@ from sitemap_reader._safe_text import printable
 from sitemap_reader._words import plural
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.flags import options_from
-from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
+from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines, state_lines
 from sitemap_reader.cli.output import AtomicFile, RecordWriter, json_text
 from sitemap_reader.cli.summary import (
     FLAG,
@@ -419,7 +419,7 @@ async def _report(
     if outcome.stopped == OUTPUT_CLOSED:
         return
     if run is not None:
-        for line in [*scope_lines(run, options.walk.scope), *guard_lines(run)]:  # even with -q
+        for line in [*scope_lines(run, options.walk.scope), *guard_lines(run), *state_lines(run)]:
             _tell(line)
     if error is not None:
         _tell(f"nothing discovered: {error}")

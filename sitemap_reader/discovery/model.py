@@ -216,6 +216,9 @@ class Stats:
     sitemaps_older: int = 0
     #: Records left out by ``include`` and ``exclude``.
     urls_filtered: int = 0
+    #: Sitemaps whose record in the state file was damaged: the URLs that left them
+    #: cannot be named as removed (each a ``state-damaged`` problem where it is in the run).
+    sitemaps_state_lost: int = 0
     stopped: Stopped | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -244,6 +247,7 @@ class Stats:
             **({"urls_older": self.urls_older} if self.urls_older else {}),
             **({"sitemaps_older": self.sitemaps_older} if self.sitemaps_older else {}),
             **({"urls_filtered": self.urls_filtered} if self.urls_filtered else {}),
+            **({"sitemaps_state_lost": self.sitemaps_state_lost} if self.sitemaps_state_lost else {}),
         }
 
     def _incremental(self) -> JsonDict:
