@@ -5,22 +5,33 @@ Theory of operation
 A :class:`SitemapLoader` runs one :class:`~sitemap_reader.SitemapReader` discovery in a
 task (the *intake*) and writes every new record into its progress file
 (:mod:`sitemap_reader.store.progress`) before anyone can have it. :meth:`SitemapLoader.next`
-hands out waiting records (round-robin across hosts by default:
+hands out waiting records (round-robin across sites by default:
 :mod:`sitemap_reader.delivery.handout`),
 marking each *out*; :meth:`~SitemapLoader.ack` marks it done and commits, so an
 acknowledged URL is never handed out again, not even by a loader that starts after this
 process was killed; :meth:`~SitemapLoader.fail` queues it again, up to ``max_tries`` times.
 
-Backpressure: the intake stops pulling from the reader while ``buffer`` records wait
-unclaimed, so the reader stops reading (its output channel is bounded) and memory is
-bounded by the buffer, not by the site. The records waiting are loaded from the file
-into the hand-out policy's *window* as they arrive (all of them while reading: there
-are at most ``buffer`` and a batch); a file resumed with more waiting than that is
-loaded ``buffer`` at a time, again when the window is half empty.
+Fair across sites: the reader delivers records in the order its fetches give them, and
+a big site's thousands can come before a small site's first. So the intake holds what it
+reads by site (:class:`~sitemap_reader.delivery.handout.SiteQueues`) and lets records
+into the file, as the buffer has room, one site after the other; the window hands them
+out one site after the other too. The bound: once read, the k-th waiting record of a
+site is handed out within ``buffer + 2 * S * k`` hand-outs, S being the sites with
+records waiting (the records already in the window come first, then each site has one
+turn in S, both on the way into the file and out of the window); however many records
+or subdomains the other sites have.
+
+Backpressure: the intake stops pulling from the reader while ``buffer`` records wait in
+the file and :data:`~sitemap_reader.options.limits.LOADER_READ_AHEAD` more are held
+(enough to reach past the reader's output channel to the sites behind a big one), so the
+reader stops reading and memory is bounded by those two, not by the site. The records
+waiting are loaded from the file into the hand-out policy's *window* as they arrive (all
+of them while reading: there are at most ``buffer``); a file resumed with more waiting
+than that is loaded ``buffer`` at a time, again when the window is half empty.
 
 The loader observes the run (``SitemapReader.batches(observe=...)``): when a sitemap is
 read completely, a checkpoint that runs behind its records marks it done in the file,
-with the children it listed. A new loader on the same file asks for none of those
+with the children it listed, once every record held when it ran is in the file. A new loader on the same file asks for none of those
 again: its observer answers for them before any fetch (they are walked from the file,
 as an incremental run walks an unchanged index), so only robots.txt and the sitemaps not
 finished are read again; their records already in the file are not taken in twice.
@@ -41,6 +52,7 @@ import contextlib
 import logging
 import os
 import tempfile
+from collections import deque
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -52,7 +64,7 @@ from aiohttp.abc import AbstractResolver
 from sitemap_reader._safe_text import printable
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
-from sitemap_reader.delivery.handout import make_policy
+from sitemap_reader.delivery.handout import HandOut, SiteQueues, make_policy
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
@@ -62,6 +74,7 @@ from sitemap_reader.options import Options
 from sitemap_reader.options._keywords import LoaderKeywords
 from sitemap_reader.options.declare import OptionError
 from sitemap_reader.options.groups import loader_options
+from sitemap_reader.options.limits import LOADER_READ_AHEAD
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store.progress import (
     DONE,
@@ -92,9 +105,9 @@ class SitemapLoader:
     ``targets`` are what :meth:`SitemapReader.urls` takes. The loader's own keywords
     (:class:`~sitemap_reader.options.LoaderOptions`): ``progress`` is the SQLite progress
     file (None: a temporary file, removed on close); ``buffer`` bounds the records
-    waiting unclaimed; ``order`` picks the next of them (``"hosts"``: round-robin across
-    hosts; :mod:`sitemap_reader.delivery.handout`), ``best_first`` the best-scored first (within a
-    host); ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`);
+    waiting unclaimed; ``order`` picks the next of them (``"sites"``: round-robin across
+    sites, then their hosts; :mod:`sitemap_reader.delivery.handout`), ``best_first`` the
+    best-scored first (within a host); ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`);
     ``extend`` / ``restart``: a file made for other targets takes these too / starts afresh.
     ``options``, the other keywords, ``session`` and ``resolver`` are
     :class:`~sitemap_reader.SitemapReader`'s (scope, follow, limits, state, deadline...).
@@ -124,9 +137,16 @@ class SitemapLoader:
         self._reader = SitemapReader(reader, session=session, resolver=resolver)
         self._store: ProgressStore | None = None
         try:
-            self._window = make_policy(own.order, own.best_first)
+            self._window: HandOut = make_policy(own.order, own.best_first)
         except ValueError as exc:
             raise OptionError("order", str(exc), "SitemapLoader") from exc
+        #: Read and not in the file yet, by site (see the theory of operation).
+        self._held = SiteQueues()
+        #: Records the intake may hold and have queued before reading pauses.
+        self._ahead = self.buffer + LOADER_READ_AHEAD
+        #: Sitemaps read completely whose records are not all in the file yet, in order:
+        #: (where the held records stood, the sitemap's key, what the file keeps of it).
+        self._marks: deque[tuple[dict[str, int], str, DoneSitemap]] = deque()
         #: Handed out and not settled yet: URL -> id in the file.
         self._out: dict[str, int] = {}
         #: The highest id loaded into the window (every queued row above it is not).
@@ -227,9 +247,13 @@ class SitemapLoader:
             return None  # it closed itself at the end
         store = await self._use()
         while True:
+            self._let_in(store)
             self._load(store)
             row = self._window.take()
             if row is not None:
+                if not (type(row) is tuple and len(row) == 2 and type(row[1]) is UrlRecord):
+                    shown = repr(row)[:80]
+                    raise OptionError("order", f"the policy gave {shown}, not a row", "SitemapLoader")
                 row_id, record = row
                 self._out[record.url] = row_id
                 self._move(QUEUED, OUT)
@@ -385,20 +409,37 @@ class SitemapLoader:
                 )  # fmt: skip
             store.commit()
 
+    def _let_in(self, store: ProgressStore, everything: bool = False) -> None:
+        """Held records into the file, round-robin across sites, as many as the buffer
+        has room for (``everything``: all of them, at the end of reading); then the
+        sitemaps whose every record is in the file are marked done."""
+        held = self._held
+        room = len(held) if everything else self.buffer - self._counts[QUEUED]
+        if room <= 0 or not held:
+            return
+        self._counts[QUEUED] += store.add(held.take(room))
+        while self._marks and held.passed(self._marks[0][0]):
+            _, key, done = self._marks.popleft()
+            self._mark_done(store, key, done)
+        store.commit()
+        self._arrived.set()
+
     async def _take_in(self) -> None:
-        """The intake: the reader's batches into the file, paused while the buffer is full."""
+        """The intake: the reader's batches held by site and let into the file as the
+        buffer has room; reading pauses while the buffer and the read-ahead are full."""
         store = self._open()
         reader = self._reader
         try:
             batches = reader.batches(self.targets, observe=self._observer)
             async with contextlib.aclosing(batches) as source:
                 async for batch in source:
-                    self._counts[QUEUED] += store.add(batch)
-                    store.commit()
-                    self._arrived.set()
-                    while self._counts[QUEUED] >= self.buffer:
+                    self._held.put(batch)
+                    self._let_in(store)
+                    while len(self._held) + self._counts[QUEUED] >= self._ahead:
                         self._claimed.clear()
                         await self._claimed.wait()
+                        self._let_in(store)
+            self._let_in(store, everything=True)
             run = reader.last_run
             # A deadline or a budget stop leaves the rest for later, a target that gave
             # nothing is tried again by the next loader.
@@ -420,10 +461,17 @@ class SitemapLoader:
         return _ProgressObserver(inner, self)
 
     def _sitemap_done(self, key: str, done: DoneSitemap) -> Iterator[Batch]:
-        """A checkpoint behind a complete sitemap's records: mark it done."""
-        self._open().sitemap_done(key, done)
-        self._done[key] = done
+        """A checkpoint behind a complete sitemap's records: mark it done, once every
+        record held before it is in the file (a new loader must find them there)."""
+        if self._held:
+            self._marks.append((self._held.mark(), key, done))
+        else:
+            self._mark_done(self._open(), key, done)
         return iter(())
+
+    def _mark_done(self, store: ProgressStore, key: str, done: DoneSitemap) -> None:
+        store.sitemap_done(key, done)
+        self._done[key] = done
 
 
 class _ProgressObserver(Observer):

@@ -1,7 +1,7 @@
 """Crawlee's request loader contract over :class:`~sitemap_reader.SitemapLoader`.
 
 Crawlee pulls requests from a ``RequestLoader`` and reports each one handled. Ours hands
-out a request per sitemap record (round-robin across hosts, best first within each if
+out a request per sitemap record (round-robin across sites, best first within each host if
 asked), with the record as ``request.user_data["sitemap_reader"]`` (its JSON shape;
 :func:`record_of` gives it back typed), and acknowledges the record when Crawlee marks
 the request handled: the loader's progress file then knows it is done, and a crawl

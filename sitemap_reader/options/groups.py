@@ -435,13 +435,14 @@ class LoaderOptions(Declared):
         scrapy=_SCRAPY_ORDER,
     )
     order: str | Callable[[bool], Any] = option(
-        "hosts",
-        "which waiting record goes next: hosts (round-robin across hosts), intake (all "
-        "together), or a function best_first -> a hand-out policy (delivery.handout.HandOut)",
-        convert=name_or_function("hosts", "intake"),
+        "sites",
+        "which waiting record goes next: sites (round-robin across sites, the registrable "
+        "domains, then their hosts), hosts (across hosts), intake (all together), or a "
+        "function best_first -> a hand-out policy (delivery.handout.HandOut)",
+        convert=name_or_function("sites", "hosts", "intake"),
         cli="the loader is Python only",
         scrapy=_SCRAPY_ORDER,
-        accepts='Literal["hosts", "intake"] | Callable[[bool], Any]',
+        accepts='Literal["sites", "hosts", "intake"] | Callable[[bool], Any]',
     )
     max_tries: int = option(
         LOADER_MAX_TRIES,
