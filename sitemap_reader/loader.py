@@ -31,9 +31,10 @@ than that is loaded ``buffer`` at a time, again when the window is half empty.
 
 The loader observes the run (``SitemapReader.batches(observe=...)``): when a sitemap is
 read completely, a checkpoint that runs behind its records marks it done in the file,
-with the children it listed, once every record held when it ran is in the file. A new loader on the same file asks for none of those
-again: its observer answers for them before any fetch (they are walked from the file,
-as an incremental run walks an unchanged index), so only robots.txt and the sitemaps not
+with the children it listed, once every record held when it ran is in the file. A new
+loader on the same file asks for none of those again: its observer answers for them
+before any fetch (they are walked from the file, as an incremental run walks an
+unchanged index), so only robots.txt and the sitemaps not
 finished are read again; their records already in the file are not taken in twice.
 Once a discovery ended on its own (not stopped by a deadline or a budget) with something
 found for every target, the file says so and a new loader reads nothing: it only hands
@@ -64,7 +65,7 @@ from aiohttp.abc import AbstractResolver
 from sitemap_reader._safe_text import printable
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
-from sitemap_reader.delivery.handout import HandOut, SiteQueues, make_policy
+from sitemap_reader.delivery.handout import HandOut, Row, SiteQueues, make_policy
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
@@ -107,7 +108,8 @@ class SitemapLoader:
     file (None: a temporary file, removed on close); ``buffer`` bounds the records
     waiting unclaimed; ``order`` picks the next of them (``"sites"``: round-robin across
     sites, then their hosts; :mod:`sitemap_reader.delivery.handout`), ``best_first`` the
-    best-scored first (within a host); ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`);
+    best-scored first (within a host); ``max_tries``: a URL failed that often is given up
+    (counted in :attr:`failed`);
     ``extend`` / ``restart``: a file made for other targets takes these too / starts afresh.
     ``options``, the other keywords, ``session`` and ``resolver`` are
     :class:`~sitemap_reader.SitemapReader`'s (scope, follow, limits, state, deadline...).
@@ -137,22 +139,14 @@ class SitemapLoader:
         self._reader = SitemapReader(reader, session=session, resolver=resolver)
         self._store: ProgressStore | None = None
         try:
-            self._window: HandOut = make_policy(own.order, own.best_first)
+            policy = make_policy(own.order, own.best_first)
         except ValueError as exc:
             raise OptionError("order", str(exc), "SitemapLoader") from exc
-        #: Read and not in the file yet, by site (see the theory of operation).
-        self._held = SiteQueues()
-        #: Records the intake may hold and have queued before reading pauses.
-        self._ahead = self.buffer + LOADER_READ_AHEAD
-        #: Sitemaps read completely whose records are not all in the file yet, in order:
-        #: (where the held records stood, the sitemap's key, what the file keeps of it).
-        self._marks: deque[tuple[dict[str, int], str, DoneSitemap]] = deque()
         #: Handed out and not settled yet: URL -> id in the file.
         self._out: dict[str, int] = {}
-        #: The highest id loaded into the window (every queued row above it is not).
-        self._cursor = 0
         self._counts = dict.fromkeys((QUEUED, OUT, DONE, GAVE_UP), 0)
         self._done: dict[str, DoneSitemap] = {}
+        self._waiting = _Waiting(policy, self.buffer, self._counts, self._done)
         self._intake: asyncio.Task[None] | None = None
         self._reading = False
         self._error: BaseException | None = None
@@ -246,14 +240,13 @@ class SitemapLoader:
         if self._closed and self._implicit:
             return None  # it closed itself at the end
         store = await self._use()
+        waiting = self._waiting
         while True:
-            self._let_in(store)
-            self._load(store)
-            row = self._window.take()
+            if waiting.let_in(store):
+                self._arrived.set()
+            waiting.load(store)
+            row = waiting.take()
             if row is not None:
-                if not (type(row) is tuple and len(row) == 2 and type(row[1]) is UrlRecord):
-                    shown = repr(row)[:80]
-                    raise OptionError("order", f"the policy gave {shown}, not a row", "SitemapLoader")
                 row_id, record = row
                 self._out[record.url] = row_id
                 self._move(QUEUED, OUT)
@@ -261,7 +254,7 @@ class SitemapLoader:
                 return record
             if self._error is not None:
                 raise self._error
-            if not self._reading and self._counts[QUEUED] <= len(self._window):
+            if not self._reading and self._counts[QUEUED] <= len(waiting.window):
                 await self._close_if_finished()
                 return None
             self._arrived.clear()
@@ -383,63 +376,22 @@ class SitemapLoader:
         self._move(OUT, state)
         store.commit()
 
-    def _load(self, store: ProgressStore) -> None:
-        """Queued records into the window: every one while they fit in ``buffer``, else
-        ``buffer`` at a time once the window is half empty. A damaged row is given up
-        with a warning naming the file, the row and its URL; the rest go on."""
-        while True:
-            window = len(self._window)
-            waiting = self._counts[QUEUED] - window  # in the file, not in the window yet
-            room = self.buffer - window
-            if waiting <= 0 or (waiting > room and window > self.buffer // 2):
-                return
-            found = store.queued(self._cursor, min(waiting, room))
-            if not found.rows and not found.damaged:
-                raise StateError(f"progress file {store.path}: queued URLs are missing")
-            self._cursor = found.last
-            for row in found.rows:
-                self._window.put(row)
-            if not found.damaged:
-                return
-            for row_id, url, why in found.damaged:
-                self._move(QUEUED, GAVE_UP)
-                logger.warning(
-                    "progress file %s: row %d (%s) given up: %s",
-                    store.path, row_id, printable(url), why,
-                )  # fmt: skip
-            store.commit()
-
-    def _let_in(self, store: ProgressStore, everything: bool = False) -> None:
-        """Held records into the file, round-robin across sites, as many as the buffer
-        has room for (``everything``: all of them, at the end of reading); then the
-        sitemaps whose every record is in the file are marked done."""
-        held = self._held
-        room = len(held) if everything else self.buffer - self._counts[QUEUED]
-        if room <= 0 or not held:
-            return
-        self._counts[QUEUED] += store.add(held.take(room))
-        while self._marks and held.passed(self._marks[0][0]):
-            _, key, done = self._marks.popleft()
-            self._mark_done(store, key, done)
-        store.commit()
-        self._arrived.set()
-
     async def _take_in(self) -> None:
         """The intake: the reader's batches held by site and let into the file as the
         buffer has room; reading pauses while the buffer and the read-ahead are full."""
         store = self._open()
-        reader = self._reader
+        reader, waiting = self._reader, self._waiting
         try:
             batches = reader.batches(self.targets, observe=self._observer)
             async with contextlib.aclosing(batches) as source:
                 async for batch in source:
-                    self._held.put(batch)
-                    self._let_in(store)
-                    while len(self._held) + self._counts[QUEUED] >= self._ahead:
-                        self._claimed.clear()
-                        await self._claimed.wait()
-                        self._let_in(store)
-            self._let_in(store, everything=True)
+                    waiting.held.put(batch)
+                    while waiting.let_in(store) or waiting.full:
+                        self._arrived.set()
+                        if waiting.full:
+                            self._claimed.clear()
+                            await self._claimed.wait()
+            waiting.let_in(store, everything=True)
             run = reader.last_run
             # A deadline or a budget stop leaves the rest for later, a target that gave
             # nothing is tried again by the next loader.
@@ -461,17 +413,98 @@ class SitemapLoader:
         return _ProgressObserver(inner, self)
 
     def _sitemap_done(self, key: str, done: DoneSitemap) -> Iterator[Batch]:
-        """A checkpoint behind a complete sitemap's records: mark it done, once every
-        record held before it is in the file (a new loader must find them there)."""
-        if self._held:
-            self._marks.append((self._held.mark(), key, done))
-        else:
-            self._mark_done(self._open(), key, done)
+        """A checkpoint behind a complete sitemap's records: mark it done (once its
+        records are all in the file)."""
+        self._waiting.sitemap_done(self._open(), key, done)
         return iter(())
 
-    def _mark_done(self, store: ProgressStore, key: str, done: DoneSitemap) -> None:
-        store.sitemap_done(key, done)
-        self._done[key] = done
+
+class _Waiting:
+    """The records waiting to be handed out (see the theory of operation): ``held`` by
+    site, read and not in the file yet; queued in the file; and the ``window``, the
+    hand-out policy's. ``counts`` are the loader's (by state, in the file), ``done`` its
+    sitemaps marked done."""
+
+    def __init__(
+        self, window: HandOut, buffer: int, counts: dict[int, int], done: dict[str, DoneSitemap]
+    ) -> None:
+        self.window = window
+        self.buffer = buffer
+        self.counts = counts
+        self.done = done
+        self.held = SiteQueues()
+        #: Sitemaps read completely whose records are not all in the file yet, in order:
+        #: (where the held records stood, the sitemap's key, what the file keeps of it).
+        self.marks: deque[tuple[dict[str, int], str, DoneSitemap]] = deque()
+        #: The highest id loaded into the window (every queued row above it is not).
+        self.cursor = 0
+
+    @property
+    def full(self) -> bool:
+        """Whether the buffer and the read-ahead are full: reading pauses."""
+        return len(self.held) + self.counts[QUEUED] >= self.buffer + LOADER_READ_AHEAD
+
+    def take(self) -> Row | None:
+        """The window's next row (a policy of the caller's that gives no row: refused)."""
+        row = self.window.take()
+        if row is not None and not (
+            type(row) is tuple and len(row) == 2 and type(row[1]) is UrlRecord
+        ):
+            shown = repr(row)[:80]
+            raise OptionError("order", f"the policy gave {shown}, not a row", "SitemapLoader")
+        return row
+
+    def let_in(self, store: ProgressStore, everything: bool = False) -> bool:
+        """Held records into the file, round-robin across sites, as many as the buffer
+        has room for (``everything``: all, at the end of reading); then the sitemaps
+        whose every record is in the file are marked done. Whether any came in."""
+        held = self.held
+        room = len(held) if everything else self.buffer - self.counts[QUEUED]
+        if room <= 0 or not held:
+            return False
+        self.counts[QUEUED] += store.add(held.take(room))
+        while self.marks and held.passed(self.marks[0][0]):
+            _, key, done = self.marks.popleft()
+            store.sitemap_done(key, done)
+        store.commit()
+        return True
+
+    def sitemap_done(self, store: ProgressStore, key: str, done: DoneSitemap) -> None:
+        """A sitemap read completely: marked done in the file, at once when nothing is
+        held, else once every record held now is in (a new loader must find them)."""
+        self.done[key] = done
+        if self.held:
+            self.marks.append((self.held.mark(), key, done))
+        else:
+            store.sitemap_done(key, done)
+
+    def load(self, store: ProgressStore) -> None:
+        """Queued records into the window: every one while they fit in ``buffer``, else
+        ``buffer`` at a time once the window is half empty. A damaged row is given up
+        with a warning naming the file, the row and its URL; the rest go on."""
+        counts = self.counts
+        while True:
+            window = len(self.window)
+            waiting = counts[QUEUED] - window  # in the file, not in the window yet
+            room = self.buffer - window
+            if waiting <= 0 or (waiting > room and window > self.buffer // 2):
+                return
+            found = store.queued(self.cursor, min(waiting, room))
+            if not found.rows and not found.damaged:
+                raise StateError(f"progress file {store.path}: queued URLs are missing")
+            self.cursor = found.last
+            for row in found.rows:
+                self.window.put(row)
+            if not found.damaged:
+                return
+            for row_id, url, why in found.damaged:
+                counts[QUEUED] -= 1
+                counts[GAVE_UP] += 1
+                logger.warning(
+                    "progress file %s: row %d (%s) given up: %s",
+                    store.path, row_id, printable(url), why,
+                )  # fmt: skip
+            store.commit()
 
 
 class _ProgressObserver(Observer):

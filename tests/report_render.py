@@ -2,8 +2,9 @@
 
 Not part of ``make test`` (it needs Debian's chromium, which the make target installs).
 Three reports are written with the real command: the demo site's, a 24,507-URL site's and
-one of URL paths 1,500 letters long (:mod:`tests.big_site`), all on 127.0.0.1. Each is rendered at 390 px (a phone) and at
-1280 px, with the network off (the page must need none), inside a frame of that width
+one of URL paths 1,500 letters long (:mod:`tests.big_site`), all on 127.0.0.1. Each is
+rendered at 390 px (a phone) and at 1280 px, with the network off (the page must need
+none), inside a frame of that width
 (headless Chromium will not lay a window out narrower than 500 px; a frame it will):
 
 - a screenshot (``--screenshot``), whose PNG is decoded here (zlib and the PNG filters,

@@ -147,7 +147,12 @@ def _value(hint: Any, value: Any, name: str) -> Any:
 
 
 #: What JSON gives for each plain field type (a float field holds an int JSON wrote).
-_PLAIN: dict[object, type | tuple[type, ...]] = {str: str, float: (int, float), int: int, bool: bool}
+_PLAIN: dict[object, type | tuple[type, ...]] = {
+    str: str,
+    float: (int, float),
+    int: int,
+    bool: bool,
+}
 
 
 def _moment(value: object, name: str) -> datetime:

@@ -247,7 +247,11 @@ class Stats:
             **({"urls_older": self.urls_older} if self.urls_older else {}),
             **({"sitemaps_older": self.sitemaps_older} if self.sitemaps_older else {}),
             **({"urls_filtered": self.urls_filtered} if self.urls_filtered else {}),
-            **({"sitemaps_state_lost": self.sitemaps_state_lost} if self.sitemaps_state_lost else {}),
+            **(
+                {"sitemaps_state_lost": self.sitemaps_state_lost}
+                if self.sitemaps_state_lost
+                else {}
+            ),
         }
 
     def _incremental(self) -> JsonDict:

@@ -356,7 +356,9 @@ def per_target_options(value: object) -> PerTarget:
         values = []
         for name, raw in dict(given).items():
             if name not in own:
-                raise ValueError(f"{target}: {name!r} cannot be set per target (only {', '.join(own)})")
+                raise ValueError(
+                    f"{target}: {name!r} cannot be set per target (only {', '.join(own)})"
+                )
             try:
                 values.append((name, convert_value(own[name], raw)))
             except OptionError as exc:  # named by the target and its option

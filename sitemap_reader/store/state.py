@@ -293,7 +293,10 @@ class StateStore:
         if texts is None:
             return None, removals.UNDECODABLE
         if len(texts) != row[1]:
-            return None, f"its stored URL list holds {len(texts):,} URLs, its read listed {row[1]!r}"
+            return (
+                None,
+                f"its stored URL list holds {len(texts):,} URLs, its read listed {row[1]!r}",
+            )
         return texts, None
 
     def take_lost(self) -> removals.Lost:

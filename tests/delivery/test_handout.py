@@ -4,11 +4,13 @@ a policy of one's own. The loader's window over them: tests/loader/test_fair.py.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from sitemap_reader.delivery.handout import (
-    BySite,
     ByHost,
+    BySite,
     HandOut,
     InOrder,
     Row,
@@ -70,11 +72,12 @@ def test_in_order_and_a_policy_of_ones_own() -> None:
 def test_a_function_that_gives_no_policy_is_a_value_error() -> None:
     """order= a function of the caller's: one that fails or returns something without
     put, take and len is a ValueError saying so (the loader names itself and order)."""
-    for order, said in (
+    cases: list[tuple[Any, str]] = [
         (lambda best_first: 42, "gave 42, not a hand-out policy (put, take, len)"),
         (lambda best_first: [], "gave [], not a hand-out policy"),
         (len, "(best_first) failed: TypeError"),
-    ):
+    ]
+    for order, said in cases:
         with pytest.raises(ValueError) as caught:
             make_policy(order, False)
         assert said in str(caught.value)
@@ -91,7 +94,11 @@ def test_by_site_counts_a_site_of_300_subdomains_once() -> None:
     by_site = [r.url for r in _taken(BySite(best_first=False), rows)]
     places = [by_site.index(u) + 1 for u in small]
     assert places == [2 * k for k in range(1, 11)]
-    assert [u.split("/")[2] for u in by_site[:6:2]] == ["h0.big.example", "h1.big.example", "h2.big.example"]
+    assert [u.split("/")[2] for u in by_site[:6:2]] == [
+        "h0.big.example",
+        "h1.big.example",
+        "h2.big.example",
+    ]
     by_host = [r.url for r in _taken(ByHost(best_first=False), rows)]
     assert by_host.index(small[-1]) > 300 * 9
     assert isinstance(make_policy("sites", False), BySite)

@@ -152,10 +152,13 @@ def test_children_the_budget_cut_before_their_first_element_are_not_finished() -
     schedules = core.body(index_fetch.ticket, index("/a.xml", "/b.xml", "/c.xml"))
     schedules += core.end(index_fetch.ticket)
     fetches = [core.begin(s.ticket)[0] for s in schedules if isinstance(s, Schedule)]
-    assert all(isinstance(f, Fetch) for f in fetches) and len(fetches) == 3
+    assert len(fetches) == 3
+    tickets = []
     for fetch in fetches:
-        core.response(fetch.ticket, url=fetch.url, status=200)  # type: ignore[union-attr]
-    a, b, c = (f.ticket for f in fetches)  # type: ignore[union-attr]
+        assert isinstance(fetch, Fetch)
+        core.response(fetch.ticket, url=fetch.url, status=200)
+        tickets.append(fetch.ticket)
+    a, b, c = tickets
     core.body(b, b'<?xml version="1.0" enc')  # the prolog only: no element yet
     core.body(a, urlset(*(f"/p{n}" for n in range(50))))
     assert core.stopped == Stopped("budget", "max_urls", 3)

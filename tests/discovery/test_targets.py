@@ -59,5 +59,5 @@ def test_given_targets_are_text() -> None:
         assert str(caught.value) == (
             f"door: targets: expected a domain, a URL or a list of them, got {shown}"
         )
-    with pytest.raises(UsageError, match="^door: no target given$"):
+    with pytest.raises(UsageError, match=r"^door: no target given$"):
         given_targets("door", [])

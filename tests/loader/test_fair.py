@@ -10,7 +10,8 @@ from pathlib import Path
 from aiohttp import web
 
 import sitemap_reader as sr
-from tests.crawl.crawl_kit import FAST, Handler, Site, start
+from tests.crawl.crawl_kit import FAST, Handler, Site
+from tests.crawl.crawl_kit import start as serve
 from tests.loader.conftest import MakeSite
 
 
@@ -62,7 +63,9 @@ SMALL = (12, 20, 37)
 
 def _urlset(urls: list[str]) -> bytes:
     entries = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
-    return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'.encode()
+    return (
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'.encode()
+    )
 
 
 async def test_small_sites_beside_a_site_of_300_subdomains_get_their_share(
@@ -97,7 +100,7 @@ async def test_small_sites_beside_a_site_of_300_subdomains_get_their_share(
     sites[0].add("/s.xml", big_sitemap)
     for site, count in zip(sites[1:], SMALL, strict=True):
         site.add("/s.xml", small_sitemap(count))
-    servers = [await start(site) for site in sites]
+    servers = [await serve(site) for site in sites]
     try:
         targets = [site.url("/s.xml") for site in sites]
         async with sr.SitemapLoader(
