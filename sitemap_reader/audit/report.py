@@ -3,8 +3,8 @@
 No network and no script: the styles are inline and the charts are rows of CSS bars, so
 the page reflows to any width (a phone's 390 px too: every table sits in its own
 horizontal scroll box, and any text, a 1,500-letter URL in a list too, breaks where it
-would overflow; no width depends on what the site wrote). Every value from the site is shown through
-:func:`~sitemap_reader._safe_text.printable` and HTML-escaped.
+would overflow; no width depends on what the site wrote). Every value from the site is
+shown through :func:`~sitemap_reader._safe_text.printable` and HTML-escaped.
 
 Every URL the sitemaps listed is counted somewhere: kept (the URL card), listed again
 (duplicates), out of scope; the kept ones that robots.txt disallows are counted among

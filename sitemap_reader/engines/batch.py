@@ -585,7 +585,7 @@ def run_in_chunks(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _marked_digest(path: str) -> object:
+def _marked_digest(path: str) -> str:
     """The digest a done marker holds; a marker that cannot be read as ours is a
     UsageError naming it (delete it to run its chunk again)."""
     try:
@@ -596,7 +596,8 @@ def _marked_digest(path: str) -> object:
         raise OptionError("markers", f"{path} is damaged ({reason}): delete it", _DOOR) from None
     if not isinstance(content, dict) or not isinstance(content.get("digest"), str):
         raise OptionError("markers", f"{path} is damaged (no digest): delete it", _DOOR)
-    return content["digest"]
+    digest: str = content["digest"]
+    return digest
 
 
 #: The door :func:`run_in_chunks` names in its errors, and the most a marker holds.
