@@ -41,8 +41,21 @@ _OPEN = (
 )
 
 
+class _Served:
+    """A site served by one handler of every path."""
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", self._serve)
+        return app
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, slots=True)
-class BigSite:
+class BigSite(_Served):
     """The site (see the module docstring); ``urls`` counts the entries of the children."""
 
     urls: int = 24_507
@@ -79,12 +92,6 @@ class BigSite:
     def broken(self, base: str) -> str:
         """A urlset cut off in its third entry."""
         return _OPEN + entry(base, 0) + entry(base, 1) + f"<url><loc>{base}/cut"
-
-    def app(self) -> web.Application:
-        """The aiohttp application."""
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", self._serve)
-        return app
 
     async def _serve(self, request: web.Request) -> web.Response:
         base = str(request.url.origin())
@@ -130,7 +137,7 @@ def _xml(text: str) -> web.Response:
     return web.Response(text=text, content_type="application/xml")
 
 
-class LongUrlSite:
+class LongUrlSite(_Served):
     """A small site whose URL paths are ``letters`` long, on every place a report shows a
     URL: the sitemap's own URL (the tree, the findings, the freshness table), pages with
     lastmods and hreflang alternates, one listed again, one on another host, one that
@@ -155,12 +162,6 @@ class LongUrlSite:
         entries.append(f"<url><loc>{FOREIGN_HOST}{self.path}</loc></url>")
         entries.append(f"<url><loc>{base}/private{self.path}</loc></url>")
         return _OPEN + "".join(entries) + "</urlset>\n"
-
-    def app(self) -> web.Application:
-        """The aiohttp application."""
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", self._serve)
-        return app
 
     async def _serve(self, request: web.Request) -> web.Response:
         base = str(request.url.origin())

@@ -168,7 +168,23 @@ class _RoundRobin(Generic[Q]):
         return key, item
 
 
-class ByHost:
+class _Rotation:
+    """A hand-out policy of queues taken in turns (:class:`_RoundRobin`)."""
+
+    def __init__(self, make: Callable[[], HandOut], key: Callable[[str], str]) -> None:
+        self._turns: _RoundRobin[HandOut] = _RoundRobin(make, key)
+
+    def put(self, row: Row) -> None:
+        self._turns.put(row[1].url, row)
+
+    def take(self) -> Row | None:
+        return self._turns.take()[1] if self._turns.size else None
+
+    def __len__(self) -> int:
+        return self._turns.size
+
+
+class ByHost(_Rotation):
     """Round-robin across hosts (``host[:port]``), each host's own queue oldest or best
     first (``order="hosts"``).
 
@@ -181,19 +197,10 @@ class ByHost:
 
     def __init__(self, best_first: bool) -> None:
         self.best_first = best_first
-        self._hosts: _RoundRobin[_Queue] = _RoundRobin(lambda: _Queue(best_first), str)
-
-    def put(self, row: Row) -> None:
-        self._hosts.put(row[1].url, row)
-
-    def take(self) -> Row | None:
-        return self._hosts.take()[1] if self._hosts.size else None
-
-    def __len__(self) -> int:
-        return self._hosts.size
+        super().__init__(lambda: _Queue(best_first), str)
 
 
-class BySite:
+class BySite(_Rotation):
     """Round-robin across sites (:func:`site_of`), then across the hosts of each site
     (:class:`ByHost`), each host oldest or best first (``order="sites"``).
 
@@ -207,16 +214,7 @@ class BySite:
 
     def __init__(self, best_first: bool) -> None:
         self.best_first = best_first
-        self._sites: _RoundRobin[ByHost] = _RoundRobin(lambda: ByHost(best_first), site_of)
-
-    def put(self, row: Row) -> None:
-        self._sites.put(row[1].url, row)
-
-    def take(self) -> Row | None:
-        return self._sites.take()[1] if self._sites.size else None
-
-    def __len__(self) -> int:
-        return self._sites.size
+        super().__init__(lambda: ByHost(best_first), site_of)
 
 
 class SiteQueues:
