@@ -5,24 +5,36 @@ Theory of operation
 A :class:`SitemapLoader` runs one :class:`~sitemap_reader.SitemapReader` discovery in a
 task (the *intake*) and writes every new record into its progress file
 (:mod:`sitemap_reader.store.progress`) before anyone can have it. :meth:`SitemapLoader.next`
-hands out waiting records (round-robin across hosts by default:
+hands out waiting records (round-robin across sites by default:
 :mod:`sitemap_reader.delivery.handout`),
 marking each *out*; :meth:`~SitemapLoader.ack` marks it done and commits, so an
 acknowledged URL is never handed out again, not even by a loader that starts after this
 process was killed; :meth:`~SitemapLoader.fail` queues it again, up to ``max_tries`` times.
 
-Backpressure: the intake stops pulling from the reader while ``buffer`` records wait
-unclaimed, so the reader stops reading (its output channel is bounded) and memory is
-bounded by the buffer, not by the site. The records waiting are loaded from the file
-into the hand-out policy's *window* as they arrive (all of them while reading: there
-are at most ``buffer`` and a batch); a file resumed with more waiting than that is
-loaded ``buffer`` at a time, again when the window is half empty.
+Fair across sites: the reader delivers records in the order its fetches give them, and
+a big site's thousands can come before a small site's first. So the intake holds what it
+reads by site (:class:`~sitemap_reader.delivery.handout.SiteQueues`) and lets records
+into the file, as the buffer has room, one site after the other; the window hands them
+out one site after the other too. The bound: once read, the k-th waiting record of a
+site is handed out within ``buffer + 2 * S * k`` hand-outs, S being the sites with
+records waiting (the records already in the window come first, then each site has one
+turn in S, both on the way into the file and out of the window); however many records
+or subdomains the other sites have.
+
+Backpressure: the intake stops pulling from the reader while ``buffer`` records wait in
+the file and :data:`~sitemap_reader.options.limits.LOADER_READ_AHEAD` more are held
+(enough to reach past the reader's output channel to the sites behind a big one), so the
+reader stops reading and memory is bounded by those two, not by the site. The records
+waiting are loaded from the file into the hand-out policy's *window* as they arrive (all
+of them while reading: there are at most ``buffer``); a file resumed with more waiting
+than that is loaded ``buffer`` at a time, again when the window is half empty.
 
 The loader observes the run (``SitemapReader.batches(observe=...)``): when a sitemap is
 read completely, a checkpoint that runs behind its records marks it done in the file,
-with the children it listed. A new loader on the same file asks for none of those
-again: its observer answers for them before any fetch (they are walked from the file,
-as an incremental run walks an unchanged index), so only robots.txt and the sitemaps not
+with the children it listed, once every record held when it ran is in the file. A new
+loader on the same file asks for none of those again: its observer answers for them
+before any fetch (they are walked from the file, as an incremental run walks an
+unchanged index), so only robots.txt and the sitemaps not
 finished are read again; their records already in the file are not taken in twice.
 Once a discovery ended on its own (not stopped by a deadline or a budget) with something
 found for every target, the file says so and a new loader reads nothing: it only hands
@@ -42,6 +54,7 @@ import logging
 import os
 import shutil
 import tempfile
+from collections import deque
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -53,14 +66,17 @@ from aiohttp.abc import AbstractResolver
 from sitemap_reader._safe_text import printable
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
-from sitemap_reader.delivery.handout import make_policy
+from sitemap_reader.delivery.handout import HandOut, Row, SiteQueues, make_policy
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
 from sitemap_reader.discovery.observer import StoredChildren
+from sitemap_reader.discovery.targets import given_targets
 from sitemap_reader.errors import StateError, UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.options._keywords import LoaderKeywords
+from sitemap_reader.options.declare import OptionError
 from sitemap_reader.options.groups import loader_options
+from sitemap_reader.options.limits import LOADER_READ_AHEAD
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store.progress import (
     DONE,
@@ -92,9 +108,10 @@ class SitemapLoader:
     ``targets`` are what :meth:`SitemapReader.urls` takes. The loader's own keywords
     (:class:`~sitemap_reader.options.LoaderOptions`): ``progress`` is the SQLite progress
     file (None: a temporary file, removed on close); ``buffer`` bounds the records
-    waiting unclaimed; ``order`` picks the next of them (``"hosts"``: round-robin across
-    hosts; :mod:`sitemap_reader.delivery.handout`), ``best_first`` the best-scored first (within a
-    host); ``max_tries``: a URL failed that often is given up (counted in :attr:`failed`);
+    waiting unclaimed; ``order`` picks the next of them (``"sites"``: round-robin across
+    sites, then their hosts; :mod:`sitemap_reader.delivery.handout`), ``best_first`` the
+    best-scored first (within a host); ``max_tries``: a URL failed that often is given up
+    (counted in :attr:`failed`);
     ``extend`` / ``restart``: a file made for other targets takes these too / starts afresh.
     ``options``, the other keywords, ``session`` and ``resolver`` are
     :class:`~sitemap_reader.SitemapReader`'s (scope, follow, limits, state, deadline...).
@@ -113,9 +130,7 @@ class SitemapLoader:
         **flat: Unpack[LoaderKeywords],
     ) -> None:
         reader, own = loader_options("SitemapLoader", options, flat, ("session", "resolver"))
-        self.targets = (targets,) if isinstance(targets, str) else tuple(targets)
-        if not self.targets:
-            raise UsageError("SitemapLoader: no target given")
+        self.targets = given_targets("SitemapLoader", targets)
         self._keys = {classify(t).url: t for t in self.targets}  # a bad target fails here
         self.own = own
         self.buffer = own.buffer
@@ -125,13 +140,15 @@ class SitemapLoader:
         self._temporary: str | None = None
         self._reader = SitemapReader(reader, session=session, resolver=resolver)
         self._store: ProgressStore | None = None
-        self._window = make_policy(own.order, own.best_first)
+        try:
+            policy = make_policy(own.order, own.best_first)
+        except ValueError as exc:
+            raise OptionError("order", str(exc), "SitemapLoader") from exc
         #: Handed out and not settled yet: URL -> id in the file.
         self._out: dict[str, int] = {}
-        #: The highest id loaded into the window (every queued row above it is not).
-        self._cursor = 0
         self._counts = dict.fromkeys((QUEUED, OUT, DONE, GAVE_UP), 0)
         self._done: dict[str, DoneSitemap] = {}
+        self._waiting = _Waiting(policy, self.buffer, self._counts, self._done)
         self._intake: asyncio.Task[None] | None = None
         self._reading = False
         self._error: BaseException | None = None
@@ -224,9 +241,12 @@ class SitemapLoader:
         if self._closed and self._implicit:
             return None  # it closed itself at the end
         store = await self._use()
+        waiting = self._waiting
         while True:
-            self._load(store)
-            row = self._window.take()
+            if waiting.let_in(store):
+                self._arrived.set()
+            waiting.load(store)
+            row = waiting.take()
             if row is not None:
                 row_id, record = row
                 self._out[record.url] = row_id
@@ -235,7 +255,7 @@ class SitemapLoader:
                 return record
             if self._error is not None:
                 raise self._error
-            if not self._reading and self._counts[QUEUED] <= len(self._window):
+            if not self._reading and self._counts[QUEUED] <= len(waiting.window):
                 await self._close_if_finished()
                 return None
             self._arrived.clear()
@@ -355,46 +375,22 @@ class SitemapLoader:
         self._move(OUT, state)
         store.commit()
 
-    def _load(self, store: ProgressStore) -> None:
-        """Queued records into the window: every one while they fit in ``buffer``, else
-        ``buffer`` at a time once the window is half empty. A damaged row is given up
-        with a warning naming the file, the row and its URL; the rest go on."""
-        while True:
-            window = len(self._window)
-            waiting = self._counts[QUEUED] - window  # in the file, not in the window yet
-            room = self.buffer - window
-            if waiting <= 0 or (waiting > room and window > self.buffer // 2):
-                return
-            found = store.queued(self._cursor, min(waiting, room))
-            if not found.rows and not found.damaged:
-                raise StateError(f"progress file {store.path}: queued URLs are missing")
-            self._cursor = found.last
-            for row in found.rows:
-                self._window.put(row)
-            if not found.damaged:
-                return
-            for row_id, url, why in found.damaged:
-                self._move(QUEUED, GAVE_UP)
-                logger.warning(
-                    "progress file %s: row %d (%s) given up: %s",
-                    store.path, row_id, printable(url), why,
-                )  # fmt: skip
-            store.commit()
-
     async def _take_in(self) -> None:
-        """The intake: the reader's batches into the file, paused while the buffer is full."""
+        """The intake: the reader's batches held by site and let into the file as the
+        buffer has room; reading pauses while the buffer and the read-ahead are full."""
         store = self._open()
-        reader = self._reader
+        reader, waiting = self._reader, self._waiting
         try:
             batches = reader.batches(self.targets, observe=self._observer)
             async with contextlib.aclosing(batches) as source:
                 async for batch in source:
-                    self._counts[QUEUED] += store.add(batch)
-                    store.commit()
-                    self._arrived.set()
-                    while self._counts[QUEUED] >= self.buffer:
-                        self._claimed.clear()
-                        await self._claimed.wait()
+                    waiting.held.put(batch)
+                    while waiting.let_in(store) or waiting.full:
+                        self._arrived.set()
+                        if waiting.full:
+                            self._claimed.clear()
+                            await self._claimed.wait()
+            waiting.let_in(store, everything=True)
             run = reader.last_run
             # A deadline or a budget stop leaves the rest for later, a target that gave
             # nothing is tried again by the next loader.
@@ -416,10 +412,98 @@ class SitemapLoader:
         return _ProgressObserver(inner, self)
 
     def _sitemap_done(self, key: str, done: DoneSitemap) -> Iterator[Batch]:
-        """A checkpoint behind a complete sitemap's records: mark it done."""
-        self._open().sitemap_done(key, done)
-        self._done[key] = done
+        """A checkpoint behind a complete sitemap's records: mark it done (once its
+        records are all in the file)."""
+        self._waiting.sitemap_done(self._open(), key, done)
         return iter(())
+
+
+class _Waiting:
+    """The records waiting to be handed out (see the theory of operation): ``held`` by
+    site, read and not in the file yet; queued in the file; and the ``window``, the
+    hand-out policy's. ``counts`` are the loader's (by state, in the file), ``done`` its
+    sitemaps marked done."""
+
+    def __init__(
+        self, window: HandOut, buffer: int, counts: dict[int, int], done: dict[str, DoneSitemap]
+    ) -> None:
+        self.window = window
+        self.buffer = buffer
+        self.counts = counts
+        self.done = done
+        self.held = SiteQueues()
+        #: Sitemaps read completely whose records are not all in the file yet, in order:
+        #: (where the held records stood, the sitemap's key, what the file keeps of it).
+        self.marks: deque[tuple[dict[str, int], str, DoneSitemap]] = deque()
+        #: The highest id loaded into the window (every queued row above it is not).
+        self.cursor = 0
+
+    @property
+    def full(self) -> bool:
+        """Whether the buffer and the read-ahead are full: reading pauses."""
+        return len(self.held) + self.counts[QUEUED] >= self.buffer + LOADER_READ_AHEAD
+
+    def take(self) -> Row | None:
+        """The window's next row (a policy of the caller's that gives no row: refused)."""
+        row = self.window.take()
+        if row is not None and not (
+            type(row) is tuple and len(row) == 2 and type(row[1]) is UrlRecord
+        ):
+            shown = repr(row)[:80]
+            raise OptionError("order", f"the policy gave {shown}, not a row", "SitemapLoader")
+        return row
+
+    def let_in(self, store: ProgressStore, everything: bool = False) -> bool:
+        """Held records into the file, round-robin across sites, as many as the buffer
+        has room for (``everything``: all, at the end of reading); then the sitemaps
+        whose every record is in the file are marked done. Whether any came in."""
+        held = self.held
+        room = len(held) if everything else self.buffer - self.counts[QUEUED]
+        if room <= 0 or not held:
+            return False
+        self.counts[QUEUED] += store.add(held.take(room))
+        while self.marks and held.passed(self.marks[0][0]):
+            _, key, done = self.marks.popleft()
+            store.sitemap_done(key, done)
+        store.commit()
+        return True
+
+    def sitemap_done(self, store: ProgressStore, key: str, done: DoneSitemap) -> None:
+        """A sitemap read completely: marked done in the file, at once when nothing is
+        held, else once every record held now is in (a new loader must find them)."""
+        self.done[key] = done
+        if self.held:
+            self.marks.append((self.held.mark(), key, done))
+        else:
+            store.sitemap_done(key, done)
+
+    def load(self, store: ProgressStore) -> None:
+        """Queued records into the window: every one while they fit in ``buffer``, else
+        ``buffer`` at a time once the window is half empty. A damaged row is given up
+        with a warning naming the file, the row and its URL; the rest go on."""
+        counts = self.counts
+        while True:
+            window = len(self.window)
+            waiting = counts[QUEUED] - window  # in the file, not in the window yet
+            room = self.buffer - window
+            if waiting <= 0 or (waiting > room and window > self.buffer // 2):
+                return
+            found = store.queued(self.cursor, min(waiting, room))
+            if not found.rows and not found.damaged:
+                raise StateError(f"progress file {store.path}: queued URLs are missing")
+            self.cursor = found.last
+            for row in found.rows:
+                self.window.put(row)
+            if not found.damaged:
+                return
+            for row_id, url, why in found.damaged:
+                counts[QUEUED] -= 1
+                counts[GAVE_UP] += 1
+                logger.warning(
+                    "progress file %s: row %d (%s) given up: %s",
+                    store.path, row_id, printable(url), why,
+                )  # fmt: skip
+            store.commit()
 
 
 class _ProgressObserver(Observer):

@@ -11,6 +11,7 @@
   one language not reciprocated).
 
 Everything is computed from the URL number, so two runs see the same site.
+:class:`LongUrlSite` is the report's other hard case: URL paths of 1,500 letters.
 """
 
 from __future__ import annotations
@@ -40,8 +41,21 @@ _OPEN = (
 )
 
 
+class _Served:
+    """A site served by one handler of every path."""
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", self._serve)
+        return app
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, slots=True)
-class BigSite:
+class BigSite(_Served):
     """The site (see the module docstring); ``urls`` counts the entries of the children."""
 
     urls: int = 24_507
@@ -78,12 +92,6 @@ class BigSite:
     def broken(self, base: str) -> str:
         """A urlset cut off in its third entry."""
         return _OPEN + entry(base, 0) + entry(base, 1) + f"<url><loc>{base}/cut"
-
-    def app(self) -> web.Application:
-        """The aiohttp application."""
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", self._serve)
-        return app
 
     async def _serve(self, request: web.Request) -> web.Response:
         base = str(request.url.origin())
@@ -129,8 +137,43 @@ def _xml(text: str) -> web.Response:
     return web.Response(text=text, content_type="application/xml")
 
 
+class LongUrlSite(_Served):
+    """A small site whose URL paths are ``letters`` long, on every place a report shows a
+    URL: the sitemap's own URL (the tree, the findings, the freshness table), pages with
+    lastmods and hreflang alternates, one listed again, one on another host, one that
+    robots.txt disallows (the blocked examples)."""
+
+    def __init__(self, letters: int = 1_500) -> None:
+        self.path = "/" + "a" * letters
+
+    def robots(self, base: str) -> str:
+        """Disallow /private/; the one sitemap."""
+        return f"User-agent: *\nDisallow: /private/\nSitemap: {base}{self.path}.xml\n"
+
+    def sitemap(self, base: str) -> str:
+        """The urlset (see the class docstring)."""
+        long = base + self.path
+        entries = [
+            f"<url><loc>{long}{n}</loc><lastmod>2024-01-0{n + 1}</lastmod>"
+            f'<xhtml:link rel="alternate" hreflang="de" href="{base}/de{self.path}{n}"/></url>'
+            for n in range(3)
+        ]
+        entries.append(f"<url><loc>{long}0</loc></url>")
+        entries.append(f"<url><loc>{FOREIGN_HOST}{self.path}</loc></url>")
+        entries.append(f"<url><loc>{base}/private{self.path}</loc></url>")
+        return _OPEN + "".join(entries) + "</urlset>\n"
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        base = str(request.url.origin())
+        if request.path == "/robots.txt":
+            return web.Response(text=self.robots(base), content_type="text/plain")
+        if request.path == self.path + ".xml":
+            return _xml(self.sitemap(base))
+        return web.Response(status=404)
+
+
 @asynccontextmanager
-async def serve(site: BigSite, host: str = "127.0.0.1") -> AsyncIterator[str]:
+async def serve(site: BigSite | LongUrlSite, host: str = "127.0.0.1") -> AsyncIterator[str]:
     """Serve ``site`` on a free port of ``host``; yields its origin."""
     runner = web.AppRunner(site.app())
     await runner.setup()

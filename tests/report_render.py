@@ -1,9 +1,10 @@
 """``make check-report``: render ``sitemap-reader report`` in headless Chromium and check it.
 
 Not part of ``make test`` (it needs Debian's chromium, which the make target installs).
-Two reports are written with the real command: the demo site's, and a 24,507-URL site's
-(:mod:`tests.big_site`), both on 127.0.0.1. Each is rendered at 390 px (a phone) and at
-1280 px, with the network off (the page must need none), inside a frame of that width
+Three reports are written with the real command: the demo site's, a 24,507-URL site's and
+one of URL paths 1,500 letters long (:mod:`tests.big_site`), all on 127.0.0.1. Each is
+rendered at 390 px (a phone) and at 1280 px, with the network off (the page must need
+none), inside a frame of that width
 (headless Chromium will not lay a window out narrower than 500 px; a frame it will):
 
 - a screenshot (``--screenshot``), whose PNG is decoded here (zlib and the PNG filters,
@@ -35,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.big_site import BigSite, serve
+from tests.big_site import BigSite, LongUrlSite, serve
 
 WIDTHS = (390, 1280)
 HEIGHT = 2400
@@ -240,7 +241,7 @@ async def write_reports(out: Path) -> dict[str, Path]:
     from sitemap_reader import demo
 
     command = str(Path(sys.executable).parent / "sitemap-reader")
-    pages = {"demo": out / "demo.html", "big": out / "big.html"}
+    pages = {"demo": out / "demo.html", "big": out / "big.html", "long": out / "long.html"}
 
     async def report(base: str, path: Path) -> None:
         proc = await asyncio.create_subprocess_exec(
@@ -253,6 +254,8 @@ async def write_reports(out: Path) -> dict[str, Path]:
         await report(base, pages["demo"])
     async with serve(BigSite()) as base:
         await report(base, pages["big"])
+    async with serve(LongUrlSite()) as base:
+        await report(base, pages["long"])
     return pages
 
 

@@ -306,6 +306,7 @@ SIGNATURES: dict[str, Signature] = {
         "urls_older: int = 0",
         "sitemaps_older: int = 0",
         "urls_filtered: int = 0",
+        "sitemaps_state_lost: int = 0",
         "stopped: Stopped | None = None",
         "started: float = <factory>",
         "finished: float | None = None",
@@ -462,6 +463,7 @@ MEMBERS: dict[str, dict[str, Signature | str]] = {
     },
     "SitemapNode": {
         "add_problem": ("self", "code: str", "message: str", "*", "fatal: bool = False", "-> None"),
+        "cut_short": "property",
         "failed": "property",
         "fetched": "property",
         "not_read": "property",

@@ -2,8 +2,9 @@
 
 No network and no script: the styles are inline and the charts are rows of CSS bars, so
 the page reflows to any width (a phone's 390 px too: every table sits in its own
-horizontal scroll box, long URLs wrap). Every value from the site is shown through
-:func:`~sitemap_reader._safe_text.printable` and HTML-escaped.
+horizontal scroll box, and any text, a 1,500-letter URL in a list too, breaks where it
+would overflow; no width depends on what the site wrote). Every value from the site is
+shown through :func:`~sitemap_reader._safe_text.printable` and HTML-escaped.
 
 Every URL the sitemaps listed is counted somewhere: kept (the URL card), listed again
 (duplicates), out of scope; the kept ones that robots.txt disallows are counted among
@@ -43,9 +44,8 @@ UNIFORM_MIN_URLS: Final = 20
 _STYLE: Final = """
 *{box-sizing:border-box}
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;padding:16px;max-width:1100px;
-color:#1d2330;background:#fff}
-h1{font-size:21px;margin:0 0 4px;overflow-wrap:anywhere} h2{font-size:17px;margin:28px 0 8px}
-p{overflow-wrap:anywhere}
+color:#1d2330;background:#fff;overflow-wrap:break-word}
+h1{font-size:21px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;min-width:100%} td,th{padding:4px 8px;
 border-bottom:1px solid #e3e6ec;text-align:left;vertical-align:top}
@@ -368,7 +368,7 @@ def _status(report: FileReport) -> tuple[str, str]:
         return "warning", f"not read: {node.skipped}"
     if node.ok:
         return "ok", "ok"
-    if not node.complete and not any(p.fatal for p in node.problems) and node.fetched:
+    if node.cut_short:
         return "warning", "not finished (the run stopped)"
     return "error", node.reason or "failed"
 

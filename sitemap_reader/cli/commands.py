@@ -21,7 +21,7 @@ from sitemap_reader._safe_text import printable
 from sitemap_reader._words import plural
 from sitemap_reader.cli.args import PROG
 from sitemap_reader.cli.flags import options_from
-from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
+from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines, state_lines
 from sitemap_reader.cli.output import AtomicFile, RecordWriter, check_not_own, json_text
 from sitemap_reader.cli.summary import (
     FLAG,
@@ -36,6 +36,7 @@ from sitemap_reader.cli.summary import (
 from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.delivery.parquet import check_parquet, record_writer
+from sitemap_reader.delivery.writers import DescriptorText
 from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.discovery.robots import SUMMARY_CODES
 from sitemap_reader.discovery.ways import WAY_CODES
@@ -148,13 +149,21 @@ class Pump:
     def __init__(
         self, args: argparse.Namespace, stream: IO[str], *, flush_batches: bool = False
     ) -> None:
-        self.stream = stream
-        csv_raw = bool(getattr(args, "csv_raw", False))
-        self.writer: RecordWriter = record_writer(args.format, stream, csv_raw=csv_raw)
+        self.format = args.format
+        # The text formats go straight to the descriptor (no buffer to fail later), so
+        # that on a full disk ``written`` is the whole records the output holds.
+        self.direct = DescriptorText.over(stream) if args.format != "parquet" else None
+        self.stream: IO[str] = self.direct or stream  # type: ignore[assignment]
         self.flush_batches = flush_batches
         self.written = 0
         self.outcome = Outcome()
         self.write_error: OSError | None = None  # the output failed (a full disk...)
+        csv_raw = bool(getattr(args, "csv_raw", False))
+        self.writer: RecordWriter | None = None
+        try:  # the CSV header is written here
+            self.writer = record_writer(args.format, self.stream, csv_raw=csv_raw)
+        except OSError as exc:
+            self.failed(exc)
 
     async def read(self, reader: SitemapReader, targets: list[str]) -> None:
         """Write every record the reader delivers for the targets.
@@ -171,6 +180,8 @@ class Pump:
         """Write one batch in one call (the writers encode a batch at a time); False once
         the output cannot take more. Only our own writes are caught here: an OSError from
         the reader is not ours."""
+        if self.writer is None:
+            return False
         try:
             self.writer.write_batch(batch)
             self.written += len(batch)
@@ -180,6 +191,8 @@ class Pump:
             self.outcome.stopped = OUTPUT_CLOSED
             return False
         except OSError as exc:
+            if self.direct is not None:  # the records of this batch that went out whole
+                self.written += self.direct.records_out(self.format)
             self.failed(exc)
             return False
         return True
@@ -421,7 +434,7 @@ async def _report(
     if outcome.stopped == OUTPUT_CLOSED:
         return
     if run is not None:
-        for line in [*scope_lines(run, options.walk.scope), *guard_lines(run)]:  # even with -q
+        for line in [*scope_lines(run, options.walk.scope), *guard_lines(run), *state_lines(run)]:
             _tell(line)
     if error is not None:
         _tell(f"nothing discovered: {error}")

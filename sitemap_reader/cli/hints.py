@@ -63,6 +63,19 @@ def guard_lines(run: Run) -> list[str]:
     ]
 
 
+def state_lines(run: Run) -> list[str]:
+    """The warning of a run whose state file had lost what names some sitemaps' removed
+    URLs (else nothing): with ``--removed`` they cannot come, so it is said even with -q."""
+    lost = run.stats.sitemaps_state_lost
+    if not lost:
+        return []
+    them = "it" if lost == 1 else "them"
+    return [
+        f"state: the state file's record of {plural(lost, 'sitemap')} was damaged: the URLs "
+        f"that left {them} cannot be named as removed (-v says which; the record is rewritten)"
+    ]
+
+
 async def html_hint(run: Run, options: Options) -> str | None:
     """ "try --html" when nothing was discovered, the HTML way in was off and a small run
     with it on finds an HTML site map for a site target; else None. Not with

@@ -186,16 +186,9 @@ def _unfinished_lines(urls: list[str]) -> Iterator[str]:
 
 
 def unfinished_nodes(nodes: list[SitemapNode]) -> Iterator[SitemapNode]:
-    """Failed nodes that were only cut short: incomplete, without any fatal problem (a
-    body that really broke, or a fetch that failed, always records one)."""
+    """Failed nodes that were only cut short (:attr:`SitemapNode.cut_short`)."""
     for root in nodes:
-        yield from filter(_cut_short, root.walk())
-
-
-def _cut_short(node: SitemapNode) -> bool:
-    if not node.failed or node.skipped is not None or node.kind == "robots":
-        return False
-    return node.format != "unknown" and not any(p.fatal for p in node.problems)
+        yield from (node for node in root.walk() if node.cut_short)
 
 
 def _written(outcome: Outcome, filtered: int) -> str:

@@ -147,6 +147,10 @@ class Tracker:
 #: The start of the problem a damaged part of the state gives (the sitemap is then read
 #: in full as if it were new, and its state written again: the state heals).
 STATE_DAMAGED = "the state file's record of this sitemap is damaged; read in full, rewritten"
+#: What a damaged record of a sitemap costs besides (every part but its URL rows' lastmods).
+REMOVALS_LOST = "the URLs that left it cannot be named as removed"
+#: The problem of a loss found as the removals are resolved, at the end of the run.
+REMOVED_UNNAMED = "removed URLs not named: the state file's record is damaged"
 
 
 class SitemapWatch(Watch):
@@ -177,7 +181,7 @@ class SitemapWatch(Watch):
         stored = self.stored = owner.store.sitemap(self.key)
         damage = None if stored is None else stored.damage()
         if damage is not None:  # read as unknown: fetched in full, its state rewritten
-            self.damaged(damage)
+            self.damaged(damage, lost=True)
             stored = self.stored = None
         if stored is None or not owner.trust_index_lastmod:
             return None
@@ -220,11 +224,13 @@ class SitemapWatch(Watch):
         if self.stored is not None:
             damage = self.owner.store.urls_damage(self.key)
             if damage is not None:
-                self.damaged(damage)
+                self.damaged(damage, lost=True)
 
-    def damaged(self, what: str) -> None:
-        """A damaged part of this sitemap's state: a named problem on its node."""
-        self.node.add_problem("state-damaged", f"{STATE_DAMAGED}: {what}")
+    def damaged(self, what: str, *, lost: bool = False) -> None:
+        """A damaged part of this sitemap's state: a named problem on its node (``lost``:
+        the part that names its removed URLs, which this run cannot)."""
+        message = f"{STATE_DAMAGED}: {what}" + (f"; {REMOVALS_LOST}" if lost else "")
+        self.owner.damaged(self.node, self.key, message, lost=lost)
 
     def feed(self, chunk: bytes) -> None:
         """Hash a chunk of the body as received."""
@@ -326,11 +332,26 @@ class IncrementalRun(Observer):
         self.trust_index_lastmod = options.walk.trust_index_lastmod
         self.commit_each = commit_each
         self.listed: set[str] = set()
+        #: The nodes watched, by key: where what the state lost is said.
+        self.nodes: dict[str, SitemapNode] = {}
+        #: The sitemaps whose removed URLs this run cannot name (their state was damaged).
+        self.lost: set[str] = set()
         store.begin_run()
 
     def watch(self, node: SitemapNode) -> SitemapWatch:
         """The state's watch of one sitemap job."""
+        self.nodes[node_key(node.url)] = node
         return SitemapWatch(self, node)
+
+    def damaged(self, node: SitemapNode | None, key: str, message: str, *, lost: bool) -> None:
+        """A damaged part of the state of the sitemap ``key``: a ``state-damaged`` problem
+        on its node when it is in the run, and counted (``stats.sitemaps_state_lost``)
+        when it costs the names of its removed URLs."""
+        if node is not None:
+            node.add_problem("state-damaged", message)
+        if lost:
+            self.lost.add(key)
+            self.stats.sitemaps_state_lost = len(self.lost)
 
     def unchanged_write(self, node: SitemapNode, key: str, tracker: Tracker | None) -> Checkpoint:
         """The write of a sitemap found unchanged (its validators refreshed)."""
@@ -365,6 +386,10 @@ class IncrementalRun(Observer):
             self.stats.urls_removed += len(batch)
             if self.removed:
                 yield batch
+        for key, (at, why) in self.store.take_lost().items():
+            if key not in self.lost:  # found while resolving: said once per sitemap
+                message = f"{REMOVED_UNNAMED}: {why}"
+                self.damaged(self.nodes.get(at), key, message, lost=True)
         if self.commit_each:
             self.store.commit()
 

@@ -51,7 +51,13 @@ from sitemap_reader.delivery.order import cut, make_sink
 from sitemap_reader.discovery.addresses import AddressPolicy, site_trust
 from sitemap_reader.discovery.model import Run, Stats
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
-from sitemap_reader.discovery.targets import Target, check_per_target, classify, options_for
+from sitemap_reader.discovery.targets import (
+    Target,
+    check_per_target,
+    classify,
+    given_targets,
+    options_for,
+)
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.options import Delivery, Options
 from sitemap_reader.options._keywords import DeliveryKeywords, ReaderKeywords
@@ -354,9 +360,7 @@ class SitemapReader:
     def _new_run(self, target: str | Sequence[str]) -> tuple[Run, list[Target]]:
         if self._fetcher is None:
             raise UsageError("use the reader inside `async with SitemapReader() as reader:`")
-        targets = (target,) if isinstance(target, str) else tuple(target)
-        if not targets:
-            raise UsageError("no target given")
+        targets = given_targets("SitemapReader", target)
         classified = [classify(t) for t in targets]  # a UsageError before anything starts
         if len(classified) > 1:  # a one-target run (an engine's, a worker's) takes its own
             check_per_target(classified, self.options)

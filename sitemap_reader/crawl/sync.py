@@ -24,6 +24,7 @@ from collections.abc import Generator, Sequence
 from typing import Any, Unpack
 
 from sitemap_reader.crawl.reader import SitemapReader
+from sitemap_reader.discovery.targets import given_targets
 from sitemap_reader.options import Options
 from sitemap_reader.options._keywords import ReaderKeywords
 from sitemap_reader.records import UrlRecord
@@ -114,7 +115,7 @@ def iter_urls(
     ...     print(record.url)
     """
     chosen = Options.of(options, door="iter_urls", **flat)
-    worker = _Worker(target, chosen)
+    worker = _Worker(given_targets("iter_urls", target), chosen)
     worker.thread.start()
     try:
         while True:

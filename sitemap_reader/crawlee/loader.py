@@ -1,7 +1,7 @@
 """Crawlee's request loader contract over :class:`~sitemap_reader.SitemapLoader`.
 
 Crawlee pulls requests from a ``RequestLoader`` and reports each one handled. Ours hands
-out a request per sitemap record (round-robin across hosts, best first within each if
+out a request per sitemap record (round-robin across sites, best first within each host if
 asked), with the record as ``request.user_data["sitemap_reader"]`` (its JSON shape;
 :func:`record_of` gives it back typed), and acknowledges the record when Crawlee marks
 the request handled: the loader's progress file then knows it is done, and a crawl
@@ -79,42 +79,90 @@ def record_of(request: Request) -> UrlRecord:
     """
     data = request.user_data.get(RECORD_KEY)
     if not isinstance(data, Mapping):
-        raise UsageError(f"{request.url}: not a request of SitemapRequestLoader (no record)")
+        raise UsageError(
+            f"record_of: {request.url}: not a request of SitemapRequestLoader (no record)"
+        )
     try:
         record = _build(UrlRecord, data)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{request.url}: the record in user_data is damaged: {exc}") from exc
+    except _Damaged as exc:
+        raise UsageError(
+            f"record_of: {request.url}: {exc.field}: the record in user_data is damaged: "
+            f"{exc.reason}"
+        ) from exc
     assert isinstance(record, UrlRecord)
     return record
 
 
-def _build(kind: type, data: Mapping[str, Any]) -> object:
-    """A record class (or one of its nested classes) from its ``to_dict()`` shape."""
+class _Damaged(ValueError):
+    """A field of a stored record that cannot be read back: its name and why."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def _build(kind: type, data: Mapping[str, Any], where: str = "") -> object:
+    """A record class (or one of its nested classes) from its ``to_dict()`` shape; a
+    value that cannot be read back is a :class:`_Damaged` naming its field."""
+    if not isinstance(data, Mapping):
+        raise _Damaged(where or kind.__name__, f"expected an object, got {type(data).__name__}")
     hints = get_type_hints(kind)
-    given = {
-        item.name: _value(hints[item.name], data[item.name])
-        for item in dataclasses.fields(kind)
-        if item.name in data
-    }
-    return kind(**given)
+    given = {}
+    for item in dataclasses.fields(kind):
+        if item.name in data:
+            name = f"{where}.{item.name}" if where else item.name
+            given[item.name] = _value(hints[item.name], data[item.name], name)
+    try:
+        return kind(**given)
+    except (TypeError, ValueError) as exc:
+        raise _Damaged(where or kind.__name__, str(exc)) from exc
 
 
-def _value(hint: Any, value: Any) -> Any:
+def _value(hint: Any, value: Any, name: str) -> Any:
     """One field back from JSON: datetimes, nested records, tuples of them."""
-    if value is None:
-        return None
     origin = get_origin(hint)
+    if value is None:
+        if origin in (Union, types.UnionType) and type(None) in get_args(hint):
+            return None
+        raise _Damaged(name, f"expected {getattr(hint, '__name__', hint)}, got null")
     if origin in (Union, types.UnionType):
         (hint,) = [arg for arg in get_args(hint) if arg is not type(None)]
-        return _value(hint, value)
+        return _value(hint, value, name)
     if origin is tuple:
         items = value.items() if isinstance(value, Mapping) else value  # PageMap attributes
-        return tuple(_value(get_args(hint)[0], item) for item in items)
+        if isinstance(items, str) or not hasattr(items, "__iter__"):
+            raise _Damaged(name, f"expected a list, got {type(value).__name__}")
+        return tuple(_value(get_args(hint)[0], item, name) for item in items)
     if hint is datetime:
-        return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        return _moment(value, name)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _build(hint, value)
+        return _build(hint, value, name)
+    plain = _PLAIN.get(hint)
+    if plain is not None and (
+        not isinstance(value, plain) or (isinstance(value, bool) and hint is not bool)
+    ):
+        raise _Damaged(name, f"expected {hint.__name__}, got {type(value).__name__}")
     return value
+
+
+#: What JSON gives for each plain field type (a float field holds an int JSON wrote).
+_PLAIN: dict[object, type | tuple[type, ...]] = {
+    str: str,
+    float: (int, float),
+    int: int,
+    bool: bool,
+}
+
+
+def _moment(value: object, name: str) -> datetime:
+    """An ISO 8601 text back to a datetime (``Z`` is UTC)."""
+    if not isinstance(value, str):
+        raise _Damaged(name, f"expected ISO 8601 text, got {type(value).__name__} {value!r:.40}")
+    try:
+        return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError as exc:
+        raise _Damaged(name, str(exc)) from None
 
 
 class SitemapRequestLoader(RequestLoader):

@@ -10,7 +10,7 @@ output does not depend on which sitemap was read first. ``top=N`` is the same bu
 with a limit (memory about N records, the rest on disk). :class:`TopN` keeps only the N
 best of distinct records in a heap. Both give score descending, ties by URL ascending
 (:func:`sitemap_reader.records.scoring.order_key`). :class:`Sample` keeps a uniform random sample
-of N URLs the same way, in memory for N records.
+of N URLs the same way, in memory for N records up to the same bound, on disk beyond.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import heapq
 import pickle
 import secrets
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from sitemap_reader.options.limits import Limits
@@ -64,17 +64,13 @@ _INSERT = f"""INSERT INTO spill VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
 ON CONFLICT (url) DO UPDATE SET {_SET} WHERE {_BETTER}"""
 
 
-def _row(record: UrlRecord) -> tuple[float, float, bool, bool, str, bytes, str]:
-    lastmod, prio, freq = informativeness(record)
-    return (
-        -record.score,
-        max(lastmod, _SQL_NO_LASTMOD),
-        prio,
-        freq,
-        record.sitemap or "\uffff",
-        pickle.dumps(record, pickle.HIGHEST_PROTOCOL),
-        record.url,
-    )
+#: The order of held records: ascending by ``key(record)``, ties by URL.
+OrderKey = Callable[[UrlRecord], float]
+
+
+def _negative_score(record: UrlRecord) -> float:
+    """Ranked output's key: the best score first (:func:`order_key`)."""
+    return -record.score
 
 
 class RankedBuffer:
@@ -93,9 +89,10 @@ class RankedBuffer:
     True
     """
 
-    def __init__(self, bound: int, limit: int | None = None) -> None:
+    def __init__(self, bound: int, limit: int | None = None, key: OrderKey | None = None) -> None:
         self._bound = max(1, bound)
         self._limit = limit
+        self._key = key or _negative_score
         self._memory: dict[str, UrlRecord] = {}
         self._db: sqlite3.Connection | None = None
         self.spilled_records = 0
@@ -128,20 +125,33 @@ class RankedBuffer:
             db.execute(f"PRAGMA cache_size=-{SPILL_CACHE_KIB}")
             db.execute("PRAGMA journal_mode=OFF")
             db.execute("PRAGMA synchronous=OFF")
-            db.execute(
-                "CREATE TABLE spill (neg REAL NOT NULL, lastmod REAL, prio INTEGER, "
+            db.execute(  # ``neg``: the key as given (no affinity: a 64-bit int stays exact)
+                "CREATE TABLE spill (neg NOT NULL, lastmod REAL, prio INTEGER, "
                 "freq INTEGER, sitemap TEXT, rec BLOB, url TEXT PRIMARY KEY)"
             )
         with db:  # a URL spilled before and added again is merged by the same rule
-            db.executemany(_INSERT, map(_row, self._memory.values()))
+            db.executemany(_INSERT, map(self._row, self._memory.values()))
         self.spilled_records += len(self._memory)
         self._memory.clear()
+
+    def _row(self, record: UrlRecord) -> tuple[float, float, bool, bool, str, bytes, str]:
+        lastmod, prio, freq = informativeness(record)
+        return (
+            self._key(record),
+            max(lastmod, _SQL_NO_LASTMOD),
+            prio,
+            freq,
+            record.sitemap or "\uffff",
+            pickle.dumps(record, pickle.HIGHEST_PROTOCOL),
+            record.url,
+        )
 
     def drain(self) -> Iterator[list[UrlRecord]]:
         """All records best-first (the first ``limit``), :data:`DRAIN_BATCH` at a time."""
         limit = self._limit
         if self._db is None:
-            memory = sorted(self._memory.values(), key=order_key)[:limit]
+            key = self._key
+            memory = sorted(self._memory.values(), key=lambda r: (key(r), r.url))[:limit]
             self._memory = {}
             for start in range(0, len(memory), DRAIN_BATCH):
                 yield memory[start : start + DRAIN_BATCH]
@@ -213,14 +223,17 @@ class TopN:
 
 
 class Sample:
-    """A uniform random sample of ``n`` of the distinct URLs, in memory for ``n`` records.
+    """A uniform random sample of ``n`` of the distinct URLs, in memory for ``n`` records
+    (at most ``bound``: a bigger sample waits in a temporary file, as ranked output does).
 
     Each URL gets a rank from a keyed hash (BLAKE2b keyed with ``seed``) and the ``n``
     lowest ranks are kept (bottom-n sampling): every URL is as likely to be kept as any
     other, and the sample depends on the site and the seed only, never on the order in
     which concurrent fetches deliver the records, so one seed gives one sample. Other
     copies of a kept URL merge as in ranked output (:func:`more_informative`). The sample
-    comes out in rank order (itself a random order).
+    comes out in rank order (itself a random order). Past ``bound`` the sample is a
+    :class:`RankedBuffer` ordered by rank and cut at ``n``: memory for ``bound`` records,
+    the rest on disk, the same records in the same order.
 
     >>> sample = Sample(2, seed=7)
     >>> sample.add([UrlRecord(f"https://x/{i}") for i in range(100)])
@@ -230,11 +243,18 @@ class Sample:
     True
     """
 
-    def __init__(self, n: int, seed: int) -> None:
+    def __init__(self, n: int, seed: int, bound: int | None = None) -> None:
         self._n = n
         self._salt = hashlib.blake2b(str(seed).encode(), digest_size=16).digest()
         self._heap: list[tuple[int, str]] = []  # (-rank, url): the highest rank on top
         self._kept: dict[str, UrlRecord] = {}
+        big = bound is not None and n > bound
+        self._buffer = RankedBuffer(bound, n, self._signed_rank) if big and bound else None
+
+    @property
+    def spilled(self) -> bool:
+        """True once records went to the temporary file."""
+        return self._buffer is not None and self._buffer.spilled
 
     def _rank(self, url: str) -> int:
         digest = hashlib.blake2b(
@@ -242,8 +262,15 @@ class Sample:
         ).digest()
         return int.from_bytes(digest, "big")
 
+    def _signed_rank(self, record: UrlRecord) -> float:
+        """The rank shifted into SQLite's signed 64-bit integers (the same order)."""
+        return self._rank(record.url) - 2**63
+
     def add(self, batch: list[UrlRecord]) -> None:
         """Offer a batch of URLs new to the run; keep those among the ``n`` lowest ranks."""
+        if self._buffer is not None:
+            self._buffer.add(batch)
+            return
         heap, kept, n = self._heap, self._kept, self._n
         for record in batch:
             entry = (-self._rank(record.url), record.url)
@@ -257,6 +284,9 @@ class Sample:
 
     def merge(self, repeats: list[UrlRecord]) -> None:
         """Other copies of URLs already offered: a kept one takes the more informative."""
+        if self._buffer is not None:
+            self._buffer.merge(repeats)
+            return
         kept = self._kept
         for record in repeats:
             held = kept.get(record.url)
@@ -265,14 +295,19 @@ class Sample:
 
     def drain(self) -> Iterator[list[UrlRecord]]:
         """The sample, lowest rank first."""
+        if self._buffer is not None:
+            yield from self._buffer.drain()
+            return
         order = [self._kept[url] for _, url in sorted(self._heap, reverse=True)]
         self.close()
         for start in range(0, len(order), DRAIN_BATCH):
             yield order[start : start + DRAIN_BATCH]
 
     def close(self) -> None:
-        """Drop what is held."""
+        """Drop what is held (and the temporary file)."""
         self._heap, self._kept = [], {}
+        if self._buffer is not None:
+            self._buffer.close()
 
 
 def make_sink(delivery: Delivery, limits: Limits) -> RankedSink | None:
@@ -284,7 +319,7 @@ def make_sink(delivery: Delivery, limits: Limits) -> RankedSink | None:
     without a seed gets a random one."""
     if delivery.sample is not None:
         seed = secrets.randbits(64) if delivery.seed is None else delivery.seed
-        return Sample(delivery.sample, seed)
+        return Sample(delivery.sample, seed, limits.max_ranked_in_memory)
     top = delivery.top
     if top is not None:
         return RankedBuffer(min(limits.max_ranked_in_memory, max(top, 1024)), limit=top)

@@ -60,6 +60,7 @@ __all__ = [
     "CSV_COLUMNS",
     "WRITERS",
     "CsvWriter",
+    "DescriptorText",
     "JsonlWriter",
     "RecordWriter",
     "TxtWriter",
@@ -412,15 +413,91 @@ def write_whole(stream: IO[str], text: str) -> None:
         raw = buffer if isinstance(buffer, io.FileIO) else getattr(buffer, "raw", None)
         if isinstance(raw, io.FileIO):
             stream.flush()
-            data = memoryview(text.encode(stream.encoding, stream.errors or "strict"))
-            while data:
-                count = raw.write(data)
-                if count is None:  # a full non-blocking descriptor: wait until it is not
-                    select.select([], [raw], [])
-                    continue
-                data = data[count:]
+            _send(raw.fileno(), text.encode(stream.encoding, stream.errors or "strict"))
             return
     stream.write(text)
+
+
+class _Unsent(OSError):
+    """A write the OS refused part of: the OSError, and the bytes that went out first."""
+
+    def __init__(self, error: OSError, sent: int) -> None:
+        super().__init__(error.errno, error.strerror)
+        self.error = error
+        self.sent = sent
+
+
+def _send(fd: int, data: bytes) -> None:
+    """Hand every byte of ``data`` to the descriptor, in a loop that writes the rest after
+    a short write (a signal, a pipe) and waits while a non-blocking one is full. A
+    refusal (a full disk) raises :class:`_Unsent`, which says how many bytes went out."""
+    view = memoryview(data)
+    sent = 0
+    while sent < len(view):
+        try:
+            sent += os.write(fd, view[sent:])
+        except BlockingIOError:
+            select.select([], [fd], [])
+        except OSError as exc:
+            raise _Unsent(exc, sent) from exc
+
+
+class DescriptorText:
+    """A text stream onto a file descriptor, without a buffer: each :meth:`write` hands
+    all of its text to the OS before it returns (:func:`_send`), so what a writer wrote
+    is on its way and nothing waits in a buffer to fail later. When the OS refuses part
+    of a write (a full disk), the OSError raised is the OS's, and :meth:`records_out`
+    counts the records of that write that went out whole before it: with the writes
+    that succeeded, how many whole records the output holds.
+
+    ``stream`` is the text stream it stands for (its buffer is flushed first, and its
+    encoding kept); :meth:`over` gives one, or None for a stream without a descriptor.
+    """
+
+    def __init__(self, stream: IO[str], fd: int) -> None:
+        stream.flush()
+        self._fd = fd
+        self._encoding = getattr(stream, "encoding", None) or "utf-8"
+        self._errors = getattr(stream, "errors", None) or "strict"
+        #: The text of the write the OS refused, and the bytes of it that went out.
+        self._cut: tuple[str, int] | None = None
+
+    @classmethod
+    def over(cls, stream: IO[str]) -> DescriptorText | None:
+        """One over ``stream``'s descriptor (None: it has none, e.g. an in-memory buffer)."""
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            return None
+        return cls(stream, fd)
+
+    def write(self, text: str) -> int:
+        """Write all of ``text`` (the OS's OSError when it refuses some)."""
+        data = text.encode(self._encoding, self._errors)
+        try:
+            _send(self._fd, data)
+        except _Unsent as cut:
+            self._cut = (text, cut.sent)
+            raise cut.error from None
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing waits in a buffer: every write went out when it returned."""
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def records_out(self, fmt: str) -> int:
+        """Records of the refused write that went out whole (0 when none was refused):
+        a JSON line or a URL ends at each line break, a CSV row at each one outside
+        quotes (a quoted cell may hold one)."""
+        if self._cut is None:
+            return 0
+        text, sent = self._cut
+        out = text.encode(self._encoding, self._errors)[:sent].decode(self._encoding, "ignore")
+        if fmt == "csv":
+            return sum(part.count("\n") for part in out.split('"')[::2])
+        return out.count("\n")
 
 
 class RecordWriter(Protocol):

@@ -179,6 +179,8 @@ class Children:
         node = SitemapNode(url, kind=kind, depth=depth, lastmod=lastmod)
         key = normalize_url(url) or url
         job.watch.child(url, lastmod)
+        if callable(state.options.walk.follow):  # the caller's function may be slow
+            actions.extend(state.overdue())
         skip = skip_reason(
             url,
             kind,

@@ -121,6 +121,15 @@ class SitemapNode:
         return self.skipped is None and not self.ok
 
     @property
+    def cut_short(self) -> bool:
+        """True for a failed node that was only cut short by a stop of the run: attempted,
+        incomplete, without a fatal problem (a body that really broke, or a fetch that
+        failed, always records one) and not judged "not a sitemap"."""
+        if not self.failed or self.skipped is not None or self.kind == "robots":
+            return False
+        return self.format != "unknown" and not any(p.fatal for p in self.problems)
+
+    @property
     def reason(self) -> str | None:
         """A one-line reason for a failure or a skip (None when the node is fine)."""
         if self.skipped is not None:
@@ -212,6 +221,9 @@ class Stats:
     sitemaps_older: int = 0
     #: Records left out by ``include`` and ``exclude``.
     urls_filtered: int = 0
+    #: Sitemaps whose record in the state file was damaged: the URLs that left them
+    #: cannot be named as removed (each a ``state-damaged`` problem where it is in the run).
+    sitemaps_state_lost: int = 0
     stopped: Stopped | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -240,6 +252,11 @@ class Stats:
             **({"urls_older": self.urls_older} if self.urls_older else {}),
             **({"sitemaps_older": self.sitemaps_older} if self.sitemaps_older else {}),
             **({"urls_filtered": self.urls_filtered} if self.urls_filtered else {}),
+            **(
+                {"sitemaps_state_lost": self.sitemaps_state_lost}
+                if self.sitemaps_state_lost
+                else {}
+            ),
         }
 
     def _incremental(self) -> JsonDict:

@@ -44,6 +44,7 @@ class RecordGate:
         """Children become jobs; records pass scope and dedupe and go out as one batch."""
         actions: list[Action] = []
         batch = self._filter(job, items, actions)
+        self._scorer_late(actions)
         if batch and not self._held(job, batch, actions):
             self.send(batch, actions)
         return actions
@@ -51,8 +52,15 @@ class RecordGate:
     def release(self, job: Job, actions: list[Action]) -> None:
         """The job ended: what its shaper still holds goes out (or waits with the page's)."""
         rest = job.shaper.release(job.node)
+        self._scorer_late(actions)
         if rest and not self._held(job, rest, actions):
             self.send(rest, actions)
+
+    def _scorer_late(self, actions: list[Action]) -> None:
+        """A custom scorer may be slow: the shaper stopped calling it at the deadline (and
+        dropped the records it did not score), so the run stops now."""
+        if self.state.options.walk.score is not None:
+            actions.extend(self.state.overdue())
 
     def _filter(self, job: Job, items: list[Item], actions: list[Action]) -> Batch:
         """The hot loop: scope (cached per origin prefix), then the run-wide dedupe."""

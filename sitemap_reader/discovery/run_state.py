@@ -70,10 +70,16 @@ class RunState:
 
     def overdue(self) -> list[Action]:
         """Stop the run if its deadline passed."""
-        if self.deadline_at is None or self.stopped is not None or self.clock() < self.deadline_at:
+        if self.stopped is not None or not self.due():
             return []
         self.deadline_passed = True
         return self.stop(Stopped("deadline", "deadline", self.options.timeouts.deadline))
+
+    def due(self) -> bool:
+        """True once the run's deadline passed: read between two calls of a function of
+        the caller's (``follow``, ``score``), so a slow one ends the run at most one call
+        late (:meth:`overdue` then stops it)."""
+        return self.deadline_at is not None and self.clock() >= self.deadline_at
 
     def remaining(self) -> float | None:
         """Seconds until the run's deadline (0 once it passed; None without one)."""

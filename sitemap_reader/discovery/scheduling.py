@@ -32,7 +32,7 @@ class Scheduling:
         """A job for ``node`` (not counted as a sitemap: see :meth:`push`)."""
         state = self.state
         self._next_id += 1
-        shaper = Shaper(state.options.walk.score, state.now, site.audit.verdict)
+        shaper = Shaper(state.options.walk.score, state.now, site.audit.verdict, state.due)
         job = Job(self._next_id, site, node, state.observer.watch(node), shaper, fallback)
         self.jobs[job.id] = job
         site.pending += 1

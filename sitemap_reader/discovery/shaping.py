@@ -13,12 +13,16 @@ speak: the records of a sitemap are held back until then. When the verdict turns
 "uniform", the records built before it (the held ones, and that chunk's) are rebuilt
 with the discount (new objects, nothing mutated); later ones are built with it.
 A custom scorer sees each record with its other fields final and gives its score (one
-rebuild per record: the price of a score that needs the whole record).
+rebuild per record: the price of a score that needs the whole record). The run's
+deadline is read between two of its calls: once it passed, the records not scored yet
+are dropped (the run stops, as a deadline cuts a body), so a slow scorer ends the run
+at most one call late.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime
 
 from sitemap_reader.discovery.model import SitemapNode
@@ -40,6 +44,7 @@ class Shaper:
     __slots__ = (
         "_audit",
         "_custom",
+        "_due",
         "_now",
         "_page_build",
         "build",
@@ -50,8 +55,15 @@ class Shaper:
         "vote",
     )
 
-    def __init__(self, custom: ScoreFunc | None, now: datetime, audit: Audit | None = None) -> None:
+    def __init__(
+        self,
+        custom: ScoreFunc | None,
+        now: datetime,
+        audit: Audit | None = None,
+        due: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._custom = custom
+        self._due = due
         self._now = now
         self._audit = audit
         self.vote = LastmodVote()
@@ -105,11 +117,7 @@ class Shaper:
         if self.verdict.uniform:
             custom = self._custom is not None
             batch = [uniform_fields(r, self._now, custom=custom) for r in batch]
-        custom_score = self._custom
-        if custom_score is not None:
-            now = self._now
-            batch = [dataclasses.replace(r, score=custom_score(r, now)) for r in batch]
-        return batch
+        return self._scored(batch)
 
     def release(self, node: SitemapNode) -> Batch:
         """The sitemap ended (however): what it still holds (the vote never got ready)."""
@@ -125,8 +133,18 @@ class Shaper:
                 f"one lastmod ({vote.candidate}) on nearly every URL: "
                 "recency ignored when ranking this sitemap",
             )
+        return self._scored(batch)
+
+    def _scored(self, batch: Batch) -> Batch:
+        """The records with the custom score (all of them without one), up to the run's
+        deadline: it is read between two calls, and the rest dropped once it passed."""
         custom = self._custom
-        if custom is not None:
-            now = self._now
-            batch = [dataclasses.replace(r, score=custom(r, now)) for r in batch]
-        return batch
+        if custom is None:
+            return batch
+        now, due, replace = self._now, self._due, dataclasses.replace
+        scored: Batch = []
+        for record in batch:
+            if due():
+                break
+            scored.append(replace(record, score=custom(record, now)))
+        return scored

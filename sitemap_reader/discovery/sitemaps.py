@@ -298,7 +298,9 @@ class SitemapJob:
         # A budget stop drops what the parser still held; a deadline keeps what was read.
         keep = state.stopped is None or state.deadline_passed
         actions = self.gate.emit(job, items) if items and keep else []
-        node.format = parser.format
+        # A body the stop cut before its first element said what it is: no verdict
+        # ("unknown" would read "not a sitemap": it is not finished, not failed).
+        node.format = None if cut and parser.format == "unknown" else parser.format
         node.complete = parser.complete
         problems = [p for p in parser.problems if not p.fatal] if cut else parser.problems
         if any(p.fatal for p in node.problems):

@@ -15,7 +15,7 @@ Rules, in order:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from yarl import URL
@@ -181,3 +181,23 @@ def check_per_target(targets: Sequence[Target], options: Options) -> None:
     for text, _ in options.network.per_target:
         if classify(text).url not in urls:
             raise UsageError(f"per_target names {text!r}, which is not a target of the run")
+
+
+def given_targets(door: str, value: object) -> tuple[str, ...]:
+    """The targets a door was given: one string, or an iterable of strings (a UsageError
+    naming the door otherwise, an empty one too).
+
+    >>> given_targets("SitemapLoader", "example.com")
+    ('example.com',)
+    """
+    items = (value,) if isinstance(value, str) else value
+    if isinstance(items, Iterable) and not isinstance(items, bytes | bytearray | Mapping):
+        items = tuple(items)
+        wrong = [item for item in items if not isinstance(item, str)]
+        if not wrong and items:
+            return items
+        if not wrong:
+            raise UsageError(f"{door}: no target given")
+        value = wrong[0]
+    shown = printable(repr(value)[:80])
+    raise UsageError(f"{door}: targets: expected a domain, a URL or a list of them, got {shown}")

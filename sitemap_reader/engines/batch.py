@@ -68,7 +68,7 @@ from sitemap_reader.discovery.addresses import NOT_HTTP, data_refusal, from_data
 from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.errors import SitemapReaderError, UsageError
 from sitemap_reader.options import Options
-from sitemap_reader.options.declare import PrivateSetting
+from sitemap_reader.options.declare import OptionError, PrivateSetting, count
 from sitemap_reader.records import RECORD_FIELDS, UrlRecord
 from sitemap_reader.records.fields import Kind, RecordField, names
 from sitemap_reader.store.files import create_new
@@ -158,6 +158,17 @@ def canonical_target(text: str | None) -> str:
         return canonical_spelling(text)
     except UsageError:
         return text.strip()
+
+
+def _taken(given: object, allow_private: PrivateSetting) -> tuple[str, str | None]:
+    """A target as the engine's input gave it: its canonical spelling and why it is not
+    run (None: it is run). Anything but text (a number, NaN from a pandas column) is its
+    own refused row, shown as its text."""
+    if given is None or isinstance(given, str):
+        target = canonical_target(given)
+        return target, refusal(target, allow_private)
+    shown = printable(str(given))[:ERROR_CHARS]
+    return shown, f"refused: a target is text, not {type(given).__name__}: {shown!r}"
 
 
 def refusal(target: str, allow_private: PrivateSetting) -> str | None:
@@ -348,15 +359,13 @@ class BatchRun:
         slots = asyncio.Semaphore(self.parallel)
         seen: set[str] = set()
         private = self.options.network.allow_private
-        for text in self.targets:
-            target = canonical_target(text)
+        for given in self.targets:
+            target, refused = _taken(given, private)
             if target in seen:
                 continue
             seen.add(target)
             await slots.acquire()
-            task = asyncio.create_task(
-                _run_target(self.reader, target, refusal(target, private), self.queue)
-            )
+            task = asyncio.create_task(_run_target(self.reader, target, refused, self.queue))
             self.running.add(task)
             task.add_done_callback(self.running.discard)
             task.add_done_callback(lambda _: slots.release())
@@ -419,10 +428,17 @@ class BatchRun:
             self.reader = None
 
 
-def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UsageError(f"discover_batches: {name} must be a whole number >= 1, not {value!r}")
-    return value
+def _count(name: str, value: object, door: str = "discover_batches") -> int:
+    """A keyword of the engines' own that is a whole number >= 1 (read by the options'
+    converter: a NumPy integer too); a refusal names ``door`` and the keyword."""
+    try:
+        number: int = _WHOLE(value)
+    except ValueError as exc:
+        raise OptionError(name, str(exc), door) from None
+    return number
+
+
+_WHOLE: Final = count(1)
 
 
 def discover_batches(
@@ -441,9 +457,9 @@ def discover_batches(
     operation). The reader's options are an :class:`~sitemap_reader.options.Options`
     value or its flat keywords, as for :class:`~sitemap_reader.SitemapReader`; a bad one
     is a :class:`~sitemap_reader.errors.UsageError` before anything runs. Targets are
-    spelled the canonical way and repeats dropped; a target that fails becomes a
-    ``failed`` summary row, never an exception. Only a broken ``targets`` iterable
-    raises.
+    spelled the canonical way and repeats dropped; a target that fails, or is not text
+    at all (a number, a NaN of a pandas column), becomes a ``failed`` summary row, never
+    an exception. Only a broken ``targets`` iterable raises.
 
     >>> rows = [b.to_pylist() for b in discover_batches(["a.invalid"])]  # doctest: +SKIP
     >>> rows[0][0]["status"]                                              # doctest: +SKIP
@@ -493,7 +509,7 @@ def engine_arguments(door: str, flat: dict[str, Any]) -> dict[str, Any]:
         raise UsageError(f"{door}: state (an incremental SQLite file) is per machine")
     for name in ("parallel", "batch_rows"):
         if name in own:
-            own[name] = _count(name, own[name])
+            own[name] = _count(name, own[name], door)
     return {**own, "options": options}
 
 
@@ -545,7 +561,7 @@ def run_in_chunks(
     ...     discover(df).write.mode("overwrite").parquet(f"s3a://b/out/{name}")
     >>> run_in_chunks(open("domains.txt").read().split(), run, markers="done/")  # doctest: +SKIP
     """
-    size = _count("chunk_targets", chunk_targets)
+    size = _count("chunk_targets", chunk_targets, _DOOR)
     folder = os.fspath(markers)
     os.makedirs(folder, exist_ok=True)
     report = ChunkReport()
@@ -558,15 +574,36 @@ def run_in_chunks(
         marker = os.path.join(folder, name + ".done")
         digest = _digest(chunk)
         if os.path.exists(marker):
-            with open(marker, encoding="utf-8") as done:
-                if json.load(done).get("digest") != digest:
-                    raise UsageError(f"{marker} is of another list: its chunk {name} changed")
+            if _marked_digest(marker) != digest:
+                raise OptionError(
+                    "markers", f"{marker} is of another list: its chunk {name} changed", _DOOR
+                )
             report.skipped.append(name)
             continue
         run(name, chunk)
         _write_marker(marker, {"digest": digest, "targets": len(chunk), "done": time.time()})
         report.ran.append(name)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _marked_digest(path: str) -> str:
+    """The digest a done marker holds; a marker that cannot be read as ours is a
+    UsageError naming it (delete it to run its chunk again)."""
+    try:
+        with open(path, "rb") as done:
+            content = json.loads(done.read(_MARKER_BYTES))
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OptionError("markers", f"{path} is damaged ({reason}): delete it", _DOOR) from None
+    if not isinstance(content, dict) or not isinstance(content.get("digest"), str):
+        raise OptionError("markers", f"{path} is damaged (no digest): delete it", _DOOR)
+    digest: str = content["digest"]
+    return digest
+
+
+#: The door :func:`run_in_chunks` names in its errors, and the most a marker holds.
+_DOOR: Final = "run_in_chunks"
+_MARKER_BYTES: Final = 4096
 
 
 def _write_marker(path: str, content: dict[str, Any]) -> None:

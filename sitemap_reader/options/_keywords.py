@@ -126,7 +126,7 @@ class LoaderKeywords(ReaderKeywords, total=False):
     progress: str | os.PathLike[str] | None
     buffer: int
     best_first: bool
-    order: Literal["hosts", "intake"] | Callable[[bool], Any]
+    order: Literal["sites", "hosts", "intake"] | Callable[[bool], Any]
     max_tries: int
     extend: bool
     restart: bool

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from yarl import URL
 
@@ -150,9 +151,23 @@ class Declared:
 
 
 def _shown(value: object) -> str:
+    """A refused value as an error message quotes it: a long string cut, a huge integer
+    by its size (``repr`` of one past 4,300 digits raises)."""
+    if isinstance(value, int) and value.bit_length() > _SHOWN_BITS:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)):,} digits"
     return (
         repr(value) if not isinstance(value, str) or len(value) < 80 else repr(value[:77] + "...")
     )
+
+
+#: Integers past this many bits are quoted by their size (:func:`_shown`).
+_SHOWN_BITS = 128
+#: The largest whole number an option takes: what SQLite's INTEGER and the C code under
+#: zlib, sockets and timers hold (2**63 - 1); a larger one is no bound anyone means.
+COUNT_MAX: Final = 2**63 - 1
+#: The most seconds a time option takes: about 31 years, past any run, and well within
+#: what the C timers under the event loop and threads hold (about 292 years).
+SECONDS_MAX: Final = 1e9
 
 
 def boolean(value: object) -> bool:
@@ -161,9 +176,9 @@ def boolean(value: object) -> bool:
     >>> boolean(True), boolean("no"), boolean("1")
     (True, False, True)
     """
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
+        return bool(value)  # NumPy's booleans (a pandas column) say so by their dtype
+    if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
     if isinstance(value, str):
         word = value.strip().lower()
@@ -175,15 +190,24 @@ def boolean(value: object) -> bool:
 
 
 def _number(value: object, kind: type[int] | type[float]) -> float:
+    """``value`` as an int or a float: a Python number, any number type that says it is
+    one (NumPy's, read from a pandas column), or its text. Infinities, fractions (as an
+    int) and numbers no float holds are refused here (ValueError), never an
+    OverflowError; an integral value is read exactly."""
     if isinstance(value, bool):
         raise ValueError(f"expected a number, got {value!r}")
-    if isinstance(value, int | float):
-        return kind(value)
-    if isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, str):
             return kind(value.strip().replace("_", ""))
-        except ValueError:
-            pass
+        if isinstance(value, numbers.Integral):
+            return kind(int(value))
+        if isinstance(value, numbers.Real):
+            number = float(value)
+            if kind is int and not number.is_integer():
+                raise ValueError(number)
+            return kind(number)
+    except (ValueError, OverflowError):
+        pass
     raise ValueError(f"expected a number, got {_shown(value)}")
 
 
@@ -205,6 +229,8 @@ def seconds(*, optional: bool = False, zero: bool = False) -> Convert:
             raise ValueError(f"expected {what}, got {_shown(value)}") from None
         if not math.isfinite(number) or number < 0 or (number == 0 and not zero):
             raise ValueError(f"expected {what}, got {_shown(value)}")
+        if number > SECONDS_MAX:
+            raise ValueError(f"expected {what} and at most {SECONDS_MAX:.0e}, got {_shown(value)}")
         return number
 
     return convert
@@ -218,19 +244,19 @@ def count(low: int, *, high: int | None = None, optional: bool = False) -> Conve
     16
     """
     what = f"a whole number >= {low}" if high is None else f"a whole number from {low} to {high}"
+    top = COUNT_MAX if high is None else high
 
     def convert(value: object) -> int | None:
         if value is None and optional:
             return None
         try:
-            number = _number(value, int)
+            number = int(_number(value, int))
         except ValueError:
             raise ValueError(f"expected {what}, got {_shown(value)}") from None
-        if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"expected {what}, got {_shown(value)}")
-        if number < low or (high is not None and number > high):
-            raise ValueError(f"expected {what}, got {_shown(value)}")
-        return int(number)
+        if number < low or number > top:
+            shown = what if number < low or high is not None else f"{what} below 2**63"
+            raise ValueError(f"expected {shown}, got {_shown(value)}")
+        return number
 
     return convert
 
@@ -270,7 +296,7 @@ def name_or_function(*names: str) -> Convert:
 
 def moment(value: object) -> datetime | None:
     """An aware UTC datetime from a datetime, a date or an ISO 8601 string (a date or a
-    datetime; UTC unless it has an offset); None stays None.
+    datetime; UTC unless it has an offset), from year 1 to 9999 in UTC; None stays None.
 
     >>> moment("2024-03-05").isoformat()
     '2024-03-05T00:00:00+00:00'
@@ -292,7 +318,12 @@ def moment(value: object) -> datetime | None:
         value = datetime(value.year, value.month, value.day)
     if not isinstance(value, datetime):
         raise ValueError(f"expected a date, a datetime or an ISO 8601 string, got {_shown(value)}")
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # its offset moves it past year 1 or 9999 in UTC
+        raise ValueError(
+            f"expected a moment from year 1 to 9999 in UTC, got {value.isoformat()}"
+        ) from None
 
 
 def patterns(value: object) -> tuple[re.Pattern[str], ...]:

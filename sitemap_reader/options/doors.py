@@ -17,12 +17,16 @@ from sitemap_reader.options.groups import GROUPS_AND_LOADER
 Door = Literal["python", "cli", "scrapy"]
 
 
+#: What the Scrapy setting of an option is called: this, then its name in capitals.
+PREFIX = "SITEMAP_READER_"
+
+
 def scrapy_setting(item: dataclasses.Field[Any]) -> str | None:
     """The Scrapy setting an option is read from (None: not a Scrapy option)."""
     spec = spec_of(item)
     if spec.scrapy is not True:
         return None
-    return spec.setting or "SITEMAP_READER_" + item.name.upper()
+    return spec.setting or PREFIX + item.name.upper()
 
 
 def cli_flag(item: dataclasses.Field[Any]) -> str | None:

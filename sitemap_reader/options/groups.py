@@ -356,8 +356,13 @@ def per_target_options(value: object) -> PerTarget:
         values = []
         for name, raw in dict(given).items():
             if name not in own:
-                raise ValueError(f"{name!r} cannot be set per target (only {', '.join(own)})")
-            values.append((name, convert_value(own[name], raw)))
+                raise ValueError(
+                    f"{target}: {name!r} cannot be set per target (only {', '.join(own)})"
+                )
+            try:
+                values.append((name, convert_value(own[name], raw)))
+            except OptionError as exc:  # named by the target and its option
+                raise ValueError(f"{target}: {name}: {exc.reason}") from None
         found.append((target, tuple(values)))
     return tuple(found)
 
@@ -432,13 +437,14 @@ class LoaderOptions(Declared):
         scrapy=_SCRAPY_ORDER,
     )
     order: str | Callable[[bool], Any] = option(
-        "hosts",
-        "which waiting record goes next: hosts (round-robin across hosts), intake (all "
-        "together), or a function best_first -> a hand-out policy (delivery.handout.HandOut)",
-        convert=name_or_function("hosts", "intake"),
+        "sites",
+        "which waiting record goes next: sites (round-robin across sites, the registrable "
+        "domains, then their hosts), hosts (across hosts), intake (all together), or a "
+        "function best_first -> a hand-out policy (delivery.handout.HandOut)",
+        convert=name_or_function("sites", "hosts", "intake"),
         cli="the loader is Python only",
         scrapy=_SCRAPY_ORDER,
-        accepts='Literal["hosts", "intake"] | Callable[[bool], Any]',
+        accepts='Literal["sites", "hosts", "intake"] | Callable[[bool], Any]',
     )
     max_tries: int = option(
         LOADER_MAX_TRIES,
@@ -525,7 +531,8 @@ class Delivery(Declared):
     sample: int | None = option(
         None,
         "a uniform random sample of N of the distinct URLs, once the whole run is read "
-        "(memory for N records; not with ranked or top)",
+        "(not with ranked or top); past max_ranked_in_memory records they wait in a "
+        "temporary file",
         convert=count(1, optional=True),
         metavar="N",
         scrapy=_SCRAPY_OUTPUT,

@@ -31,11 +31,12 @@ def names(groups: Mapping[str, type]) -> dict[str, str]:
     return found
 
 
-def unknown(door: str, name: str, known: Iterable[str]) -> UsageError:
-    """The error for a keyword ``door`` does not take, with the nearest one suggested."""
+def unknown(door: str, name: str, known: Iterable[str], *, what: str = "keyword") -> UsageError:
+    """The error for a keyword (or a setting: ``what``) ``door`` does not take, with the
+    nearest one suggested."""
     near = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f" (did you mean {near[0]!r}?)" if near else ""
-    return UsageError(f"{door}: unknown keyword {name!r}{hint}")
+    return UsageError(f"{door}: unknown {what} {name!r}{hint}")
 
 
 def split(

@@ -323,6 +323,12 @@ REPORT_EXAMPLES = 5
 #: unclaimed: a thousand pages keep a crawler of hundreds of fetches in flight busy, in a
 #: few megabytes, whatever the size of the site.
 LOADER_BUFFER = 1000
+#: Records the loader reads ahead of its buffer and holds in memory (by site), so that the
+#: records of a site read behind a big site's are reached while the big site's wait: the
+#: reader's output channel holds 8 batches of at most 2,048 records (16,384), and a few
+#: more sit with the sitemaps waiting to put theirs; twice that reaches past them. About
+#: 16 MiB at 0.5 KiB a record, whatever the buffer.
+LOADER_READ_AHEAD = 32_768
 #: The loader's default ``max_tries``, hand-outs of a URL before it is given up: a passing
 #: failure gets two more chances, a dead page does not come back forever.
 LOADER_MAX_TRIES = 3

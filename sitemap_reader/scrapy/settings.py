@@ -29,8 +29,9 @@ from sitemap_reader.options.declare import (
     convert_value,
     spec_of,
 )
-from sitemap_reader.options.doors import scrapy_setting
+from sitemap_reader.options.doors import PREFIX, scrapy_setting
 from sitemap_reader.options.groups import with_group
+from sitemap_reader.options.keywords import unknown
 from sitemap_reader.options.scrapy import RedisOptions as RedisOptions
 from sitemap_reader.options.scrapy import ScrapyOptions as ScrapyOptions
 from sitemap_reader.options.scrapy import target_list as target_list
@@ -67,7 +68,7 @@ def default_settings() -> dict[str, Any]:
     return {
         name: item.default
         for name, item in setting_fields()
-        if name.startswith("SITEMAP_READER_") and item.default is not None
+        if name.startswith(PREFIX) and item.default is not None
     }
 
 
@@ -77,9 +78,30 @@ def options_from_settings(
     """The options a crawl's settings give (unset ones keep their defaults), with
     ``overrides`` by flat name on top (a spider's ``sitemap_*`` attributes). A refused
     value is a UsageError naming its setting."""
+    _refuse_unknown(settings)
     flat = _read(settings)
     flat.update(overrides or {})
     return with_group("Scrapy settings", None, flat, ("scrapy", ScrapyOptions))
+
+
+def _refuse_unknown(settings: BaseSettings) -> None:
+    """A ``SITEMAP_READER_*`` setting that names no option (a misspelling) is a
+    UsageError naming it and the nearest setting, as a Python keyword's is; one named
+    after an option Scrapy sets its own way says how."""
+    groups = (*SCRAPY_GROUPS.values(), RedisOptions)
+    known = [name for name, _ in setting_fields(*groups)]
+    elsewhere = {
+        PREFIX + item.name.upper(): spec_of(item).scrapy
+        for group in groups
+        for item in dataclasses.fields(group)
+        if isinstance(spec_of(item).scrapy, str)
+    }
+    for name in settings:
+        if not isinstance(name, str) or not name.startswith(PREFIX) or name in known:
+            continue
+        if name in elsewhere:
+            raise UsageError(f"Scrapy settings: {name} is not a setting: {elsewhere[name]}")
+        raise unknown("Scrapy settings", name, known, what="setting")
 
 
 def redis_options(settings: BaseSettings) -> RedisOptions:

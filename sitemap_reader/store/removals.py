@@ -52,22 +52,40 @@ LIMIT ?
 """
 
 
-def note_dropped_children(db: sqlite3.Connection, old: StoredSitemap, read: SitemapRead) -> None:
-    """Children the index listed last time and not now: candidates for ``gone``."""
+#: Why the removed URLs of a sitemap cannot be named (the state's record of it is lost).
+UNDECODABLE = "its stored URL list does not decode"
+UNKNOWN_URLS = "its stored URL list names URLs the state does not hold"
+
+
+#: Sitemaps whose removed URLs cannot be named: the sitemap's URL -> (the URL of the
+#: sitemap where it is said: itself, or the index that dropped it; why).
+Lost = dict[str, tuple[str, str]]
+
+
+def note_dropped_children(db: sqlite3.Connection, old: StoredSitemap, read: SitemapRead) -> Lost:
+    """Children the index listed last time and not now: candidates for ``gone``. Those
+    whose stored URL text is damaged are returned, said on the index: their URLs cannot
+    be named when they turn out gone."""
     listed = {u for u, _ in read.children}
+    lost: Lost = {}
     for url, _ in unpack_children(old.children):
-        if url not in listed:
-            db.execute("INSERT OR IGNORE INTO gone SELECT id FROM sitemaps WHERE url = ?", (url,))
+        if url in listed:
+            continue
+        row = db.execute("SELECT id, urls FROM sitemaps WHERE url = ?", (url,)).fetchone()
+        if row is None:
+            continue
+        db.execute("INSERT OR IGNORE INTO gone VALUES (?)", (row[0],))
+        if urls_or_none(row[1]) is None:
+            lost[url] = (read.url, f"its dropped child {url}: {UNDECODABLE}")
+    return lost
 
 
 def note_missing_urls(
-    db: sqlite3.Connection, sitemap_id: int, old_urls: bytes | None, keys: list[int]
+    db: sqlite3.Connection, sitemap_id: int, texts: list[str] | None, keys: list[int]
 ) -> None:
-    """URLs the previous read listed and this one does not: removal candidates.
-
-    A damaged blob gives none: which URLs left cannot be known (the new read
-    replaces it)."""
-    texts = urls_or_none(old_urls)
+    """URLs the previous read listed (``texts``, None when damaged) and this one does
+    not: removal candidates. A damaged text gives none: which URLs left cannot be known
+    (the new read replaces it, and the run says so)."""
     if not texts:
         return
     now = set(keys)
@@ -79,21 +97,28 @@ def note_missing_urls(
     db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?, ?)", missing)
 
 
-def expand_gone(db: sqlite3.Connection, listed: set[str]) -> None:
+def expand_gone(db: sqlite3.Connection, listed: set[str]) -> Lost:
     """Every URL of a child no index lists any more becomes a candidate (a child that
-    ``listed``, the sitemaps listed anywhere this run, still holds is not gone)."""
+    ``listed``, the sitemaps listed anywhere this run, still holds is not gone). A gone
+    child whose URL text is damaged is returned (its URL and why): its URLs cannot be
+    named."""
     rows = db.execute(
         "SELECT s.id, s.url, s.urls FROM gone AS g JOIN sitemaps AS s ON s.id = g.sitemap"
     ).fetchall()
+    lost: Lost = {}
     for sitemap_id, url, blob in rows:
         if url in listed:
             db.execute("DELETE FROM gone WHERE sitemap = ?", (sitemap_id,))
             continue
-        texts = urls_or_none(blob) or []  # damaged: its URLs cannot be named
+        texts = urls_or_none(blob)
+        if texts is None:
+            lost[url] = (url, UNDECODABLE)
+            continue
         db.executemany(
             "INSERT OR IGNORE INTO pending VALUES (?, ?, ?)",
             zip(url_keys(texts), repeat(sitemap_id), texts),
         )
+    return lost
 
 
 def candidates(db: sqlite3.Connection, after: tuple[int, int]) -> list[Any]:
@@ -102,12 +127,16 @@ def candidates(db: sqlite3.Connection, after: tuple[int, int]) -> list[Any]:
     return db.execute(_RESOLVE, (after[0], after[1], RESOLVE_CHUNK)).fetchall()
 
 
-def resolve(db: sqlite3.Connection, rows: list[Any]) -> list[UrlRecord]:
+def resolve(db: sqlite3.Connection, rows: list[Any], lost: Lost) -> list[UrlRecord]:
     """The removed URLs among ``rows`` (from :func:`candidates`), as records; their rows
-    leave ``urls``."""
+    leave ``urls``. A candidate the state holds no row for came from damaged URL text
+    (every URL a sound text names has one): its sitemap goes into ``lost``."""
     removed: list[UrlRecord] = []
     keys: list[tuple[int]] = []
     for key, sitemap_id, text, owner, shared, lastmod, sitemap_url in rows:
+        if owner is None and isinstance(sitemap_url, str):
+            lost.setdefault(sitemap_url, (sitemap_url, UNKNOWN_URLS))
+            continue
         if owner != sitemap_id or shared:
             continue  # moved to another sitemap, listed elsewhere too, or already gone
         if not isinstance(text, str) or not isinstance(sitemap_url, str | None):

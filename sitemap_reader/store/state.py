@@ -84,6 +84,8 @@ class StateStore:
         self.empty_at_start = False
         #: URL rows found damaged by lookups so far (read as new, rewritten on save).
         self.damaged_rows = 0
+        #: Sitemaps whose removed URLs could not be named (:meth:`take_lost`).
+        self.lost: removals.Lost = {}
         self._db = open_state(self.path, background=background)  # checked, then set up
         self.run = 0
 
@@ -238,7 +240,7 @@ class StateStore:
             # this read has none), and there is nothing to compare the read with.
             db.execute("UPDATE sitemaps SET index_lastmod = NULL WHERE id = ?", (old.id,))
             old = None
-        old_urls = self.urls_blob(read.url) if old is not None else None
+        old_urls = self._stored_urls(read.url)[0] if old is not None else None
         (sitemap_id,) = db.execute(
             "INSERT INTO sitemaps (url, format, etag, last_modified, index_lastmod, hash, "
             "records, read_run, children, urls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -261,7 +263,7 @@ class StateStore:
             ),
         ).fetchone()
         if old is not None:
-            removals.note_dropped_children(db, old, read)
+            self.lost.update(removals.note_dropped_children(db, old, read))
             removals.note_missing_urls(db, sitemap_id, old_urls, read.keys)
         run = self.run
         # B-tree order: fewer page splits. Sorted on the key alone (an int compare, about
@@ -275,11 +277,34 @@ class StateStore:
         return rows
 
     def urls_damage(self, url: str) -> str | None:
-        """Why the stored URL text of ``url`` does not decode (None: it does, or none)."""
-        blob = self.urls_blob(url)
-        if blob is None or urls_or_none(blob) is not None:
-            return None
-        return "its stored URL list does not decode"
+        """Why the stored URL text of ``url`` cannot be compared with a new read (None:
+        it can, or there is none)."""
+        return self._stored_urls(url)[1]
+
+    def _stored_urls(self, url: str) -> tuple[list[str] | None, str | None]:
+        """The stored URL text of ``url`` (None: none, or damaged) and what damages it:
+        it does not decode, or holds another number of URLs than the read that wrote it
+        (then it cannot be trusted to name the URLs that left)."""
+        query = "SELECT urls, records FROM sitemaps WHERE url = ?"
+        row = self._guard(_one, self._db, query, (url,))
+        if row is None or row[0] is None:
+            return None, None
+        texts = urls_or_none(row[0])
+        if texts is None:
+            return None, removals.UNDECODABLE
+        if len(texts) != row[1]:
+            return (
+                None,
+                f"its stored URL list holds {len(texts):,} URLs, its read listed {row[1]!r}",
+            )
+        return texts, None
+
+    def take_lost(self) -> removals.Lost:
+        """The sitemaps (by URL) whose removed URLs the state could not name this run,
+        where to say so and why (:data:`~sitemap_reader.store.removals.Lost`); forgotten
+        once taken."""
+        lost, self.lost = self.lost, {}
+        return lost
 
     def urls_blob(self, url: str) -> bytes | None:
         """The stored URL text of a sitemap (compressed), or None."""
@@ -298,14 +323,15 @@ class StateStore:
         iterator to the end, then :meth:`commit`.
         """
         db = self._write()
-        self._guard(removals.expand_gone, db, listed)
+        for url, said in self._guard(removals.expand_gone, db, listed).items():
+            self.lost.setdefault(url, said)  # the index that dropped it may have said it
         after = removals.FIRST
         while True:
             rows = self._guard(removals.candidates, db, after)
             if not rows:
                 break
             after = (rows[-1][0], rows[-1][1])
-            removed = self._guard(removals.resolve, db, rows)
+            removed = self._guard(removals.resolve, db, rows, self.lost)
             if removed:
                 yield removed
         self._guard(removals.clear, db)

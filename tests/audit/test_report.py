@@ -15,6 +15,7 @@ from pathlib import Path
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from tests.big_site import LongUrlSite
 from tests.conftest_cli import Doc, Site, index, run_cli, urlset
 from tests.report_render import chart_failures
 
@@ -331,3 +332,77 @@ async def test_check_report_catches_a_chart_that_does_not_add_up(
     assert tampered != html
     assert chart_failures(tampered) == ["lastmod: bars add up to 2, total 3, URL card 3"]
     assert chart_failures(html.replace("data-urls=", "data-x=")) == ["no URL card (data-urls)"]
+
+
+def _rules(style: str, *declarations: str) -> set[str]:
+    """The selectors of ``style`` whose rule holds one of ``declarations``, split into
+    simple selectors (``td.u``, ``.bars span``)."""
+    found: set[str] = set()
+    for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", style):
+        if any(d in body for d in declarations):
+            found.update(s.strip() for s in selectors.split(","))
+    return found
+
+
+def _matches(selector: str, stack: list[tuple[str, set[str]]]) -> bool:
+    """Whether the innermost element of ``stack`` (tag, classes) is what ``selector``
+    (``tag``, ``.class``, ``tag.class``, or one of these after an ancestor) names."""
+    *outer, last = selector.split()
+
+    def fits(simple: str, element: tuple[str, set[str]]) -> bool:
+        tag, _, cls = simple.partition(".")
+        return (not tag or tag == element[0]) and (not cls or cls in element[1])
+
+    if not stack or not fits(last, stack[-1]):
+        return False
+    return all(any(fits(o, e) for e in stack[:-1]) for o in outer)
+
+
+class LongText(HTMLParser):
+    """Every run of text without a break opportunity longer than a phone's width (80
+    characters), with the elements it sits in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, set[str]]] = []
+        self.found: list[tuple[str, list[tuple[str, set[str]]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in ("meta", "br"):
+            self.stack.append((tag, set((dict(attrs).get("class") or "").split())))
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack and self.stack[-1][0] == tag:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if any(len(word) > 80 for word in data.split()) and self.stack[-1][0] != "style":
+            self.found.append((data[:40], list(self.stack)))
+
+
+async def test_a_report_of_very_long_urls_fits_a_phone(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """URL paths of 1,500 letters everywhere a URL shows (the tree, findings, freshness,
+    duplicates, hreflang, robots.txt's blocked examples, the out-of-scope examples): each
+    sits in an element the style lets break anywhere, none in an element kept on one
+    line, and no width depends on a URL (before: 13,150 px wide at 390 px; ``make
+    check-report`` renders it)."""
+    from sitemap_reader.audit.report import _STYLE
+
+    server = await aiohttp_server(LongUrlSite(1_500).app())
+    base = str(server.make_url("")).rstrip("/")
+    out = tmp_path / "report.html"
+    result = await run_cli("report", base + "/", "-o", str(out), "-q")
+    assert result.code in (0, 1), result.err
+    html = out.read_text(encoding="utf-8")
+    breaking = _rules(_STYLE, "overflow-wrap:anywhere", "overflow-wrap:break-word", "break-all")
+    one_line = _rules(_STYLE, "nowrap", "overflow-wrap:normal", "keep-all")
+    page = LongText()
+    page.feed(html)
+    assert len(page.found) >= 8
+    for text, stack in page.found:
+        assert any(_matches(s, stack[: i + 1]) for s in breaking for i in range(len(stack))), text
+        assert not any(_matches(s, stack[: i + 1]) for s in one_line for i in range(len(stack)))
+    for style in re.findall(r'style="([^"]*)"', html):
+        assert re.fullmatch(r"(padding-left:\d{1,3}px|width:[\d.]+%)", style), style

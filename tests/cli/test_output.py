@@ -170,3 +170,26 @@ async def test_tree_on_full_stdout(big: tuple[str, Site]) -> None:
     assert result.code == 1, result.err
     _assert_one_failure_line(result.err, "standard output")
     assert seconds < BOUND_SECONDS
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "txt"])
+async def test_full_disk_on_stdout_file_counts_the_whole_records(
+    big: tuple[str, Site], tmp_path: Path, fmt: str
+) -> None:
+    """stdout redirected to a file on a full disk: "N written" is the number of whole
+    records the file holds, no more and no fewer (before: "689 written" with 1,096 whole
+    records in the file, or 0 with hundreds)."""
+    import re
+
+    base, _ = big
+    out = tmp_path / f"out.{fmt}"
+    with open(out, "wb") as file:
+        result, _ = await run_limited("dump", base + "/", "--format", fmt, stdout=file, limit=True)
+    assert result.code == 1, result.err
+    _assert_one_failure_line(result.err, "standard output")
+    said = re.search(r"; ([\d,]+) written", result.err)
+    assert said is not None, result.err
+    data = out.read_bytes()
+    assert len(data) == FSIZE_LIMIT
+    whole = data.count(b"\n") - (1 if fmt == "csv" else 0)  # no cell here holds a line break
+    assert int(said.group(1).replace(",", "")) == whole > 0

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from sitemap_reader.crawl import iter_urls
-from sitemap_reader.errors import DiscoveryError
+from sitemap_reader.errors import DiscoveryError, UsageError
 from tests.crawl.crawl_kit import FAST, Site, ThreadedServer, index, urlset
 
 
@@ -68,3 +68,13 @@ def test_iter_urls_raises_in_caller_thread() -> None:
     """DiscoveryError from the worker is raised where the caller iterates."""
     with ThreadedServer(Site()) as site, pytest.raises(DiscoveryError, match="HTTP 404"):
         list(iter_urls(site.url("/missing.xml"), options=FAST))
+
+
+@pytest.mark.parametrize("target", [None, [42], 42])
+def test_iter_urls_refuses_targets_that_are_not_text(target: object) -> None:
+    """iter_urls(None), ([42]), (42): a UsageError naming iter_urls, in the caller's
+    thread before any worker starts (before: a TypeError or AttributeError)."""
+    before = threading.active_count()
+    with pytest.raises(UsageError, match=r"^iter_urls: targets: expected a domain, a URL"):
+        list(iter_urls(target))  # type: ignore[arg-type]
+    assert threading.active_count() == before

@@ -164,3 +164,27 @@ async def test_record_of_gives_the_record_back_typed(tmp_path: Path) -> None:
             await loader.mark_request_as_handled(request)
     with pytest.raises(UsageError, match="not a request of SitemapRequestLoader"):
         record_of(Request.from_url("http://127.0.0.1/x"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("lastmod", 1704067200, "lastmod: the record in user_data is damaged: expected ISO 8601"),
+        ("lastmod", "yesterday", "lastmod: the record in user_data is damaged: Invalid"),
+        ("url", None, "url: the record in user_data is damaged: expected str, got null"),
+        ("score", "high", "score: the record in user_data is damaged: expected float"),
+        ("images", [{"loc": 5}], "images.loc: the record in user_data is damaged"),
+        ("news", "x", "news: the record in user_data is damaged: expected an object"),
+    ],
+)
+def test_record_of_a_damaged_record_names_the_door_and_the_field(
+    field: str, value: object, said: str
+) -> None:
+    """record_of() of a request whose stored record has a non-text lastmod (or another
+    field of the wrong kind): a UsageError naming record_of, the request and the field
+    (before: an AttributeError)."""
+    data = {**UrlRecord("http://127.0.0.1/x", score=0.5).to_dict(), field: value}
+    request = Request.from_url("http://127.0.0.1/x", user_data={RECORD_KEY: data})
+    with pytest.raises(UsageError) as caught:
+        record_of(request)
+    assert str(caught.value).startswith(f"record_of: http://127.0.0.1/x: {said}"), caught.value

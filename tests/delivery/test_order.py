@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_reader.delivery.order import RankedBuffer, Sample, TopN
+from sitemap_reader.delivery.order import RankedBuffer, Sample, TopN, make_sink
+from sitemap_reader.options import Delivery
+from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.records.scoring import order_key
 
@@ -119,3 +121,36 @@ def test_sample_merges_copies_of_a_kept_url() -> None:
     )
     sample.merge([newer, UrlRecord("https://e.com/never-offered")])
     assert [r for batch in sample.drain() for r in batch] == [newer]
+
+
+def test_a_sample_bigger_than_the_bound_spills_and_stays_the_same() -> None:
+    """sample=N past max_ranked_in_memory (the CLI's --sample 1000000000 of a big site):
+    memory for the bound, the rest in the temporary file, and the same records (dated
+    copies merged in) in the same order as a sample held in memory (before: every
+    record held)."""
+    records = [UrlRecord(f"https://x/{i}", score=i / 3000) for i in range(3000)]
+    dated = datetime(2024, 1, 1, tzinfo=UTC)
+    copies = [UrlRecord(f"https://x/{i}", dated) for i in range(0, 3000, 7)]
+    for n in (10, 2999, 10**9):
+        held, spilling = Sample(n, 11), Sample(n, 11, bound=100)
+        for start in range(0, 3000, 250):
+            for sample in (held, spilling):
+                sample.add(records[start : start + 250])
+            if spilling._buffer is not None:
+                assert len(spilling._buffer._memory) <= 100
+        for sample in (held, spilling):
+            sample.merge(copies)
+        expected = [r for b in held.drain() for r in b]
+        assert [r for b in spilling.drain() for r in b] == expected
+        assert spilling.spilled is (n > 100) and len(expected) == min(n, 3000)
+        assert any(r.lastmod == dated for r in expected)
+
+
+def test_the_reader_sample_is_bounded_by_max_ranked_in_memory() -> None:
+    """make_sink gives a sample past max_ranked_in_memory the spilling buffer, one within
+    it the heap of N records."""
+    limits = Limits(max_ranked_in_memory=100)
+    big = make_sink(Delivery(sample=10**9), limits)
+    small = make_sink(Delivery(sample=100), limits)
+    assert isinstance(big, Sample) and big._buffer is not None
+    assert isinstance(small, Sample) and small._buffer is None

@@ -219,3 +219,58 @@ def test_rare_fields_written_alike() -> None:
     record = build("https://e.com/a", NOW, "daily", 0.5, None, (), (), (), None, rare)
     assert_same([record, record])
     assert '"title": "T", "mobile": true, "revisit": 86400}' in jsonl_text([record])
+
+
+#: A child process that writes records onto a file with a file size limit (a full disk:
+#: EFBIG as ENOSPC), through DescriptorText; it prints what records_out says.
+_FULL_DISK_CHILD = """
+import resource, signal, sys
+from sitemap_reader.delivery.writers import DescriptorText, make_writer
+from sitemap_reader.records import UrlRecord
+fmt, path, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+with open(path, "w", encoding="utf-8") as file:
+    out = DescriptorText.over(file)
+    writer = make_writer(fmt, out)
+    title = "line one, " + chr(10) + "line " + chr(34) + "two" + chr(34)
+    records = [UrlRecord(f"https://e.com/{i}", title=title) for i in range(2000)]
+    written = 0
+    try:
+        for start in range(0, 2000, 300):
+            writer.write_batch(records[start:start + 300])
+            written += 300
+    except OSError:
+        print(written + out.records_out(fmt))
+"""
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "txt"])
+def test_records_out_counts_the_whole_records_a_full_disk_kept(tmp_path: Path, fmt: str) -> None:
+    """Records written through DescriptorText until the disk is full (a file size limit):
+    the count of batches written plus records_out() of the refused one is exactly the
+    whole records the file holds, CSV rows whose quoted title holds a line break
+    included (the CLI's "N written" on a full disk)."""
+    import csv
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / f"out.{fmt}"
+    limit = 20_777  # ends mid-record, mid-batch
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK_CHILD, fmt, str(path), str(limit)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    said = int(done.stdout)
+    data = path.read_text(encoding="utf-8")
+    assert len(data.encode()) == limit
+    if fmt == "csv":
+        rows = list(csv.reader(io.StringIO(data)))[:-1]  # the last row is cut
+        assert rows[0][0] == "url" and len(rows) - 1 == said
+        assert rows[-1][0] == f"https://e.com/{said - 1}" and "\n" in rows[-1][12]
+    else:
+        lines = data.split("\n")[:-1]  # the last piece is cut (or empty)
+        assert len(lines) == said
+        if fmt == "jsonl":
+            assert json.loads(lines[-1])["url"] == f"https://e.com/{said - 1}"

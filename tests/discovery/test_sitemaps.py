@@ -12,7 +12,7 @@ from sitemap_reader.discovery import Discovery, Fetch, Schedule, Stop, classify
 from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.options import Options
 from sitemap_reader.options.limits import Limits
-from tests.discovery.test_core import BASE, Bodies, Harness, urlset
+from tests.discovery.test_core import BASE, Bodies, Harness, index, urlset
 
 
 def test_deadline_is_checked_while_parsing() -> None:
@@ -137,3 +137,38 @@ def test_the_run_stops_at_its_deadline() -> None:
     assert isinstance(schedule, Schedule)
     core.begin(schedule.ticket)
     assert str(core.run.tree[0].skipped) == "the run stopped"
+
+
+def test_children_the_budget_cut_before_their_first_element_are_not_finished() -> None:
+    """max_urls=3 on an index of three children read at once: the first child's records
+    stop the run while the others have only begun (a few bytes of the prolog, or nothing):
+    those are cut short, not finished, never "not a sitemap" (before: format unknown, so
+    the summary said ``failed: ... (not a sitemap)``, depending on timing)."""
+    from sitemap_reader.cli.summary import Outcome, summary_lines
+
+    core = Discovery([classify(BASE + "/index.xml")], Options.of(max_urls=3))
+    index_fetch = first_fetch(core)
+    core.response(index_fetch.ticket, url=index_fetch.url, status=200)
+    schedules = core.body(index_fetch.ticket, index("/a.xml", "/b.xml", "/c.xml"))
+    schedules += core.end(index_fetch.ticket)
+    fetches = [core.begin(s.ticket)[0] for s in schedules if isinstance(s, Schedule)]
+    assert len(fetches) == 3
+    tickets = []
+    for fetch in fetches:
+        assert isinstance(fetch, Fetch)
+        core.response(fetch.ticket, url=fetch.url, status=200)
+        tickets.append(fetch.ticket)
+    a, b, c = tickets
+    core.body(b, b'<?xml version="1.0" enc')  # the prolog only: no element yet
+    core.body(a, urlset(*(f"/p{n}" for n in range(50))))
+    assert core.stopped == Stopped("budget", "max_urls", 3)
+    for ticket in (a, b, c):
+        core.end(ticket)
+    cut = [n for n in core.run.tree[0].children if n.url != BASE + "/a.xml"]
+    assert [n.format for n in cut] == [None, None]
+    assert all(n.cut_short and n.reason != "not a sitemap" for n in cut)
+    lines = summary_lines(core.stats, core.run.tree, Outcome(written=3))
+    assert not any(line.startswith("failed:") for line in lines), lines
+    assert [line for line in lines if line.startswith("not finished")] == [
+        f"not finished: {BASE}/{name}.xml" for name in "abc"
+    ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sitemap_reader.crawl import WELL_KNOWN_PATHS
-from sitemap_reader.discovery.targets import classify, well_known_urls
+from sitemap_reader.discovery.targets import classify, given_targets, well_known_urls
 from sitemap_reader.errors import UsageError
 
 
@@ -47,3 +47,17 @@ def test_well_known_paths_fixed_order() -> None:
     assert WELL_KNOWN_PATHS[:3] == ("/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml")
     urls = well_known_urls("https://www.example.com:8443/robots.txt")
     assert urls[0] == "https://www.example.com:8443/sitemap.xml" and len(urls) == 6
+
+
+def test_given_targets_are_text() -> None:
+    """One string or an iterable of strings; anything else a UsageError naming the door."""
+    assert given_targets("door", "a.example") == ("a.example",)
+    assert given_targets("door", iter(["a.example", "b.example"])) == ("a.example", "b.example")
+    for value, shown in ((None, "None"), ([1], "1"), ({"a": 1}, "{'a': 1}"), (b"a", "b'a'")):
+        with pytest.raises(UsageError) as caught:
+            given_targets("door", value)
+        assert str(caught.value) == (
+            f"door: targets: expected a domain, a URL or a list of them, got {shown}"
+        )
+    with pytest.raises(UsageError, match=r"^door: no target given$"):
+        given_targets("door", [])

@@ -297,3 +297,47 @@ def test_a_marker_is_never_written_through_a_planted_link(tmp_path: Path) -> Non
     run_in_chunks(["a.example"], lambda name, chunk: None, markers=markers)
     assert (markers / "chunk-000000.done").is_file()
     assert not (tmp_path / "victim").exists()
+
+
+def test_a_target_that_is_not_text_is_its_own_failed_row(farm: Farm) -> None:
+    """An int, a float NaN (a pandas column's missing value) and bytes among the targets:
+    each is a failed row of its own and the good target's rows all come (before: the int
+    raised out of the call and the good target's rows were lost)."""
+    plain = farm.site("plain")
+    given: list[Any] = [42, plain.target, float("nan"), b"example.com"]
+    rows = rows_of(discover_batches(given, allow_private=True))
+    summaries = {r["target"]: r for r in rows if r["kind"] == "summary"}
+    assert set(summaries) == {"42", plain.target, "nan", "b'example.com'"}
+    assert summaries[plain.target]["status"] == "ok"
+    for shown, kind in (("42", "int"), ("nan", "float"), ("b'example.com'", "bytes")):
+        assert summaries[shown]["status"] == "failed" and summaries[shown]["urls"] == 0
+        assert summaries[shown]["error"] == f"refused: a target is text, not {kind}: {shown!r}"
+    check_contract([r for r in rows if r["target"] == plain.target], [plain])
+
+
+def test_the_engines_own_counts_take_numpy_integers() -> None:
+    """parallel and batch_rows read from a pandas frame (NumPy integers) are taken; a
+    refusal names the door and the keyword."""
+    np = pytest.importorskip("numpy")
+    arguments = engine_arguments("spark", {"parallel": np.int64(4), "batch_rows": np.int32(9)})
+    assert (arguments["parallel"], arguments["batch_rows"]) == (4, 9)
+    with pytest.raises(UsageError, match=r"^spark: parallel: expected a whole number >= 1"):
+        engine_arguments("spark", {"parallel": np.int64(0)})
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"{not json", b"[1, 2]", b'{"digest": 7}', b"\xff\xfe", b"null"]
+)
+def test_a_damaged_marker_names_the_door_and_the_option(tmp_path: Path, content: bytes) -> None:
+    """A done marker that is empty, not JSON, not an object or without a digest: a
+    UsageError naming run_in_chunks, markers and the file (before: a JSONDecodeError or
+    an AttributeError out of the call); the chunk is not run."""
+    markers = tmp_path / "done"
+    markers.mkdir()
+    (markers / "chunk-000000.done").write_bytes(content)
+    ran: list[str] = []
+    with pytest.raises(UsageError) as caught:
+        run_in_chunks(["a.example"], lambda name, chunk: ran.append(name), markers=markers)
+    message = str(caught.value)
+    assert message.startswith(f"run_in_chunks: markers: {markers / 'chunk-000000.done'} is damaged")
+    assert ran == []

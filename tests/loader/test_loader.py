@@ -147,6 +147,41 @@ def test_bad_options() -> None:
         sr.SitemapLoader([])
 
 
+@pytest.mark.parametrize(
+    ("targets", "shown"), [(None, "None"), ([42], "42"), (42, "42"), (["a.example", b"x"], "b'x'")]
+)
+def test_targets_that_are_not_text_are_refused(targets: object, shown: str) -> None:
+    """SitemapLoader(None), ([42]), (42): a UsageError naming the door and the targets
+    (before: a TypeError or an AttributeError from inside)."""
+    with pytest.raises(UsageError) as caught:
+        sr.SitemapLoader(targets)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        f"SitemapLoader: targets: expected a domain, a URL or a list of them, got {shown}"
+    )
+
+
+def _junk(best_first: bool) -> object:
+    return 42
+
+
+def _no_argument() -> object:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("order", "said"),
+    [(_junk, "gave 42, not a hand-out policy"), (_no_argument, "(best_first) failed: TypeError")],
+)
+def test_an_order_function_giving_no_policy_is_refused(order: object, said: str) -> None:
+    """order= a function that returns junk, or cannot be called with best_first: a
+    UsageError naming the loader and order, at construction (before: an AttributeError
+    or TypeError at the first hand-out)."""
+    with pytest.raises(UsageError) as caught:
+        sr.SitemapLoader("example.com", order=order)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith("SitemapLoader: order: ") and said in message, message
+
+
 async def test_resume_skips_finished_sitemaps(make_site: MakeSite, tmp_path: Path) -> None:
     """A loader closed midway: the next one hands out only the rest, and fetches no urlset
     the first one finished."""
