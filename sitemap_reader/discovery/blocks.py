@@ -63,13 +63,13 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One provider's signature: headers (name -> a pattern of the value), cookie names
-    (prefixes), markers of its pages (lower-case bytes), and the statuses it needs
-    (None: any; a header of the rule's own is proof on any status)."""
+    """One provider's signature: response header fields (name -> a pattern of the value),
+    cookie names (prefixes), markers of its pages (lower-case bytes), and the statuses it
+    needs (None: any; a field of the rule's own is proof on any status)."""
 
     name: str
     words: str
-    headers: Mapping[str, str] = field(default_factory=dict)
+    fields: Mapping[str, str] = field(default_factory=dict)
     cookies: tuple[str, ...] = ()
     markers: tuple[bytes, ...] = ()
     statuses: frozenset[int] | None = REFUSALS
@@ -81,7 +81,7 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "cloudflare-challenge",
         "Cloudflare challenge",
-        headers={"cf-mitigated": "challenge"},
+        fields={"cf-mitigated": "challenge"},
         markers=(b"<title>just a moment", b"challenge-platform", b"cf_chl_opt", b"cf-chl-"),
         proof=True,
     ),
@@ -94,21 +94,21 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "akamai",
         "Akamai bot manager",
-        headers={"server": r"akamaighost"},
+        fields={"server": r"akamaighost"},
         cookies=("_abck", "ak_bmsc", "bm_sz"),
         markers=(b"you don't have permission to access", b"reference&#32;&#35;"),
     ),
     Rule(
         "imperva",
         "Imperva (Incapsula)",
-        headers={"x-iinfo": "", "x-cdn": "incapsula"},
+        fields={"x-iinfo": "", "x-cdn": "incapsula"},
         cookies=("visid_incap_", "incap_ses_"),
         markers=(b"incapsula incident id", b"_incapsula_resource"),
     ),
     Rule(
         "datadome",
         "DataDome",
-        headers={"x-datadome": "", "x-dd-b": ""},
+        fields={"x-datadome": "", "x-dd-b": ""},
         cookies=("datadome",),
         markers=(b"captcha-delivery.com",),
     ),
@@ -121,14 +121,14 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "aws-waf",
         "AWS WAF",
-        headers={"x-amzn-waf-action": "captcha|challenge"},
+        fields={"x-amzn-waf-action": "captcha|challenge"},
         markers=(b"awswaf",),
         proof=True,
     ),
     Rule(
         "sucuri",
         "Sucuri firewall",
-        headers={"x-sucuri-id": "", "x-sucuri-block": "", "server": "sucuri"},
+        fields={"x-sucuri-id": "", "x-sucuri-block": "", "server": "sucuri"},
         markers=(b"sucuri website firewall",),
     ),
     Rule(
@@ -157,7 +157,7 @@ _COOKIE_NAME: Final = re.compile(r"(?:^|,)\s*([^=;,\s]+)=")
 
 def find_block(
     status: int | None,
-    headers: Mapping[str, str],
+    fields: Mapping[str, str],
     body: bytes = b"",
     *,
     asked: str | None = None,
@@ -175,14 +175,14 @@ def find_block(
     ...            final="https://e.com/login?next=/sitemap.xml").rule
     'login-redirect'
     """
-    lower = joined(headers)
+    lower = joined(fields)
     page = body[:BODY_BYTES].lower()
     cookies = _cookie_names(lower.get("set-cookie", ""))
     for rule in RULES:
         signals = _signals(rule, lower, page, cookies)
         if not signals:
             continue
-        by_header = any(s.split(":", 1)[0] in rule.headers for s in signals)
+        by_header = any(s.split(":", 1)[0] in rule.fields for s in signals)
         if rule.statuses is None or status in rule.statuses or (rule.proof and by_header):
             return Block(rule.name, rule.words, (*signals, f"HTTP {status}"))
     if asked and final and final != asked and _LOGIN.search(urlsplit(final).path or "/"):
@@ -190,22 +190,22 @@ def find_block(
     return None
 
 
-def joined(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers by lower-case name, a multidict's repeated names (Set-Cookie) joined."""
+def joined(fields: Mapping[str, str]) -> dict[str, str]:
+    """Header fields by lower-case name, a multidict's repeated names (Set-Cookie) joined."""
     found: dict[str, str] = {}
-    for name, value in headers.items():
+    for name, value in fields.items():
         key = name.lower()
         found[key] = f"{found[key]}, {value}" if key in found else value
     return found
 
 
 def _signals(
-    rule: Rule, headers: Mapping[str, str], page: bytes, cookies: frozenset[str]
+    rule: Rule, fields: Mapping[str, str], page: bytes, cookies: frozenset[str]
 ) -> tuple[str, ...]:
     found = [
-        f"{name}: {headers[name]}"
-        for name, pattern in rule.headers.items()
-        if name in headers and re.search(pattern, headers[name], re.IGNORECASE)
+        f"{name}: {fields[name]}"
+        for name, pattern in rule.fields.items()
+        if name in fields and re.search(pattern, fields[name], re.IGNORECASE)
     ]
     found += [
         f"cookie {cookie}" for cookie in cookies if cookie.startswith(rule.cookies) and rule.cookies

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from scrapy import Request
 
 from sitemap_reader.discovery.targets import Target, classify, options_for, site_scope
-from sitemap_reader.options import Options
+from sitemap_reader.options import Network, Options
 from sitemap_reader.parse.scope import Scope
 from sitemap_reader.scrapy.settings import options_from_settings, spider_overrides
 
@@ -46,11 +46,11 @@ _SITEMAP_META: Final = "sitemap_reader_sitemap"
 
 @dataclass(frozen=True, slots=True)
 class Own:
-    """The values one target has of its own, and the site they stay on."""
+    """The network options one target has of its own, the site they stay on, and its own
+    proxy (None: the crawl's)."""
 
     site: Scope
-    headers: tuple[tuple[str, str], ...]
-    anywhere: bool
+    network: Network
     proxy: str | None
 
 
@@ -69,8 +69,9 @@ class TargetSites:
         if own is None:
             return
         on_site = own.site.allows(request.url, None)
-        for name, value in own.headers:
-            if on_site or own.anywhere:
+        anywhere = own.network.header_hosts == "any"
+        for name, value in own.network.headers:
+            if on_site or anywhere:
                 request.headers[name] = value
             else:
                 request.headers.pop(name, None)
@@ -90,7 +91,7 @@ def _own(target: Target, options: Options) -> Own | None:
         return None
     network = mine.network
     proxy = network.proxy if network.proxy != options.network.proxy else None
-    return Own(site, network.headers, network.header_hosts == "any", proxy)
+    return Own(site, network, proxy)
 
 
 class SiteCredentialsMiddleware:
