@@ -64,6 +64,7 @@ from aiohttp import ClientSession
 from aiohttp.abc import AbstractResolver
 
 from sitemap_reader._safe_text import printable
+from sitemap_reader._words import verdict_phrase
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
 from sitemap_reader.delivery.handout import HandOut, Row, SiteQueues, make_policy
@@ -78,6 +79,7 @@ from sitemap_reader.options.declare import OptionError
 from sitemap_reader.options.groups import loader_options
 from sitemap_reader.options.limits import LOADER_READ_AHEAD
 from sitemap_reader.records import UrlRecord
+from sitemap_reader.records.outcomes import Verdict
 from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
@@ -161,6 +163,9 @@ class SitemapLoader:
         self.already_finished = False
         #: Each target that gave nothing in this loader's discovery, and why.
         self.failed_targets: dict[str, str] = {}
+        #: Each target's verdict once this loader's discovery ended (see
+        #: :class:`~sitemap_reader.records.outcomes.Verdict`); logged as it comes.
+        self.verdicts: dict[str, Verdict] = {}
 
     # -- lifetime --------------------------------------------------------------------------
 
@@ -405,6 +410,10 @@ class SitemapLoader:
             run = reader.last_run
             if run is not None:
                 self.failed_targets = dict(run.failed_targets)
+                self.verdicts = dict(run.verdicts)
+                for verdict in self.verdicts.values():  # a target that gave nothing has its
+                    # error line besides (the reader's)
+                    logger.info("verdict: %s", verdict_phrase(verdict, named=True))
             self._reading = False
             self._arrived.set()
 

@@ -105,6 +105,7 @@ async def run_discovery(
         finally:
             if reader.last_run is not None:
                 stats.update(reader.last_run.stats.to_dict())
+                stats["verdicts"] = [v.to_dict() for v in reader.last_run.verdicts.values()]
 
 
 class TargetRunner(Protocol):
@@ -474,11 +475,14 @@ def _key(record: UrlRecord) -> str:
 
 def describe(exc: BaseException) -> str:
     """One line for an error: its message, with the type when it is not ours."""
-    from sitemap_reader.errors import SitemapReaderError
+    from sitemap_reader.errors import DiscoveryError, SitemapReaderError
 
     message = str(exc) or type(exc).__name__
     if isinstance(exc, TimeoutError):
         return "the target ran past its time budget"
+    if isinstance(exc, DiscoveryError) and exc.verdicts:  # the verdict first: blocked, absent...
+        kinds = sorted({v.kind for v in exc.verdicts.values()})
+        return f"{'/'.join(kinds)}: {message}"
     if isinstance(exc, SitemapReaderError):
         return message
     return f"{type(exc).__name__}: {message}"

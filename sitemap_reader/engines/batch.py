@@ -71,6 +71,7 @@ from sitemap_reader.options import Options
 from sitemap_reader.options.declare import OptionError, PrivateSetting, count
 from sitemap_reader.records import RECORD_FIELDS, UrlRecord
 from sitemap_reader.records.fields import Kind, RecordField, names
+from sitemap_reader.records.outcomes import Evidence, Verdict
 from sitemap_reader.store.files import create_new
 
 if TYPE_CHECKING:
@@ -115,20 +116,23 @@ def record_columns(fields: Sequence[RecordField]) -> list[tuple[str, pa.DataType
     return [(f.name, ARROW_TYPES[f.kind]) for f in fields]
 
 
-#: One row per URL record (``kind == "url"``) and one per target (``kind == "summary"``).
-#: URL rows carry every record field (``status``, ``urls``, ``error``, ``stats`` null);
-#: summary rows carry ``status`` (ok, partial, failed), ``urls``, ``error`` (null when
-#: ok) and ``stats`` (the run's counters as JSON), their record fields null.
+#: The columns only a summary row fills: ``status`` (ok, partial, failed), ``urls``,
+#: ``error`` (null when ok), ``stats`` (the run's counters as JSON), ``verdict`` (the
+#: target's: ok, partial, empty, absent, blocked, unreachable, broken, refused, stopped)
+#: and ``evidence`` (what the verdict rests on, as JSON).
+SUMMARY_COLUMNS: Final = (
+    ("status", _TEXT),
+    ("urls", pa.int64()),
+    ("error", _TEXT),
+    ("stats", _TEXT),
+    ("verdict", _TEXT),
+    ("evidence", _TEXT),
+)
+#: One row per URL record (``kind == "url"``) and one per target (``kind == "summary"``):
+#: URL rows carry every record field, the summary columns null; summary rows the
+#: summary columns, their record fields null.
 SCHEMA: Final = pa.schema(
-    [
-        ("target", _TEXT),
-        ("kind", _TEXT),
-        *record_columns(RECORD_FIELDS),
-        ("status", _TEXT),
-        ("urls", pa.int64()),
-        ("error", _TEXT),
-        ("stats", _TEXT),
-    ]
+    [("target", _TEXT), ("kind", _TEXT), *record_columns(RECORD_FIELDS), *SUMMARY_COLUMNS]
 )
 #: The record fields written as JSON text.
 _NESTED: Final = frozenset(names(RECORD_FIELDS, Kind.NESTED))
@@ -191,6 +195,8 @@ class Summary(NamedTuple):
     urls: int
     error: str | None
     stats: str | None
+    verdict: str
+    evidence: str
 
 
 def _json(value: Any) -> str | None:
@@ -220,20 +226,13 @@ class Rows:
         for name in names(RECORD_FIELDS):
             values = [getattr(r, name) for r in records]
             c[name].extend(list(map(_json, values)) if name in _NESTED else values)
-        for name in ("status", "urls", "error", "stats"):
+        for name, _ in SUMMARY_COLUMNS:
             c[name].extend([None] * n)
         self.count += n
 
     def add_summary(self, summary: Summary) -> None:
         """The summary row of a target."""
-        values = {
-            "target": summary.target,
-            "kind": "summary",
-            "status": summary.status,
-            "urls": summary.urls,
-            "error": summary.error,
-            "stats": summary.stats,
-        }
+        values = {"kind": "summary", **summary._asdict()}
         for name, column in self.columns.items():
             column.append(values.get(name))
         self.count += 1
@@ -321,7 +320,13 @@ async def _run_target(
             error = _describe(exc)
     run = box[0] if box else None
     status, error = _verdict(run, urls, error)
-    await out.put(Summary(target, status, urls, error, _stats(run)))
+    verdict = next(iter(run.verdicts.values()), None) if run is not None else None
+    if verdict is None:  # refused before any run (the guard, a target that is no target)
+        verdict = Verdict(
+            target, "refused", 0, (Evidence(target, None, "refused", (error or "",)),)
+        )
+    evidence = json.dumps([e.to_dict() for e in verdict.evidence])
+    await out.put(Summary(target, status, urls, error, _stats(run), verdict.kind, evidence))
 
 
 # --------------------------------------------------------------------------- the call

@@ -284,10 +284,10 @@ class ScrapyDriver:
         for _ in self._perform(self.core.finish()):  # a checkpoint at most: no requests
             pass
         run = self.core.run
-        for verdict in run.verdicts.values():  # each target's, in the stats and the log
+        for verdict in run.verdicts.values():  # each target's, in the stats and the log (one
+            # that gave nothing has its error line below)
             self._count(f"verdict/{verdict.kind}")
-            level = logging.INFO if verdict.urls else logging.WARNING
-            logger.log(level, "sitemap-reader: verdict: %s", verdict_phrase(verdict, named=True))
+            logger.info("sitemap-reader: verdict: %s", verdict_phrase(verdict, named=True))
         for target, why in run.failed_targets.items():
             self._count("failed_targets")
             logger.error("sitemap-reader: nothing discovered for %s: %s", target, why)

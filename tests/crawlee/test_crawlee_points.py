@@ -112,8 +112,9 @@ async def test_a_dead_target_beside_a_live_one_is_one_error_line(
     loader = SitemapRequestLoader([site.base, dead], progress=tmp_path / "p.db", options=FAST)
     await crawler(await loader.to_tandem(), seen).run()
     assert {r.url for r in seen} == site.page_urls()
-    (line,) = [r for r in caplog.records if dead in r.getMessage()]
+    (line,) = [r for r in caplog.records if dead in r.getMessage() and r.levelno > logging.INFO]
     assert line.levelno == logging.ERROR and "(3 attempts)" in line.getMessage()
+    assert loader.loader.verdicts[dead].kind == "unreachable"
 
 
 async def test_records_crawlee_merges_ride_on_one_request(

@@ -119,3 +119,20 @@ async def test_the_verdict_is_in_the_json(site: Site, kind: str) -> None:
     run = await tree(site.url("/sitemap.xml"), options=FAST.replace(retries=0))
     (shown,) = run.to_dict()["verdicts"]
     assert shown["kind"] == kind and shown["target"] == site.url("/sitemap.xml")
+
+
+async def test_the_python_doors_carry_the_verdicts(site: Site) -> None:
+    """A Python caller gets the verdicts as data: on the DiscoveryError of a run that gave
+    nothing, and on the loader once its discovery ended."""
+    import sitemap_reader as sr
+
+    target = site.url("/")
+    async with sr.SitemapReader(FAST) as reader:
+        with pytest.raises(sr.DiscoveryError) as raised:
+            [r async for r in reader.urls(target)]
+    assert raised.value.verdicts[target].kind == "absent"
+    site.add("/sitemap.xml", urlset([site.url("/a")]))
+    async with sr.SitemapLoader([target], FAST) as loader:
+        while await loader.next() is not None:
+            pass
+    assert loader.verdicts[target].kind == "ok" and loader.verdicts[target].urls == 1

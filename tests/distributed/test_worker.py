@@ -156,7 +156,10 @@ def test_a_target_failing_every_time_lands_in_the_dead_letter_stream(
         assert dead[0]["t"] == broken.target
         assert dead[0]["failures"] == "3"
         assert "no sitemap found" in dead[0]["error"]
+        assert dead[0]["error"].startswith("absent: ")  # the verdict first, as data says
         assert broken.target not in peek.done()
+        (ok,) = (s for t, s in peek.done().items() if t == farm.sites[0].target)
+        assert [v["kind"] for v in ok["stats"]["verdicts"]] == ["ok"]
     finally:
         peek.close()
     text = run_cli("status", "--redis", redis_server.url, "--namespace", namespace)

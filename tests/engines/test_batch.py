@@ -93,6 +93,7 @@ def test_url_rows_carry_every_record_field(farm: Farm) -> None:
     assert url["sitemap"] == f"{site.base}/sitemap.xml"
     assert url["score"] > 0 and url["removed"] is False and url["mobile"] is False
     assert url["status"] is url["urls"] is url["error"] is url["stats"] is None
+    assert url["verdict"] is url["evidence"] is None
     summary = rows[-1]
     assert summary["url"] is summary["lastmod"] is summary["removed"] is None
     assert json.loads(summary["stats"])["urls_emitted"] == 60
@@ -128,9 +129,13 @@ def test_failures_are_rows_never_exceptions(farm: Farm) -> None:
     for summary in summaries.values():
         assert summary["status"] == "failed" and summary["urls"] == 0
         assert summary["error"], summary
+        assert summary["verdict"] == "refused" and json.loads(summary["evidence"]), summary
     assert "allow_private" in summaries[plain.target]["error"]
     down_row = rows_of(discover_batches([down.target], allow_private=True))[0]
     assert down_row["status"] == "failed" and "connect" in down_row["error"]
+    assert down_row["verdict"] == "unreachable"
+    ok_row = rows_of(discover_batches([plain.target], allow_private=True))[-1]
+    assert (ok_row["verdict"], json.loads(ok_row["evidence"])) == ("ok", [])
 
 
 def test_a_name_resolving_to_loopback_is_refused_unless_allowed(

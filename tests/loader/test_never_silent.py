@@ -18,7 +18,12 @@ from tests.loader.test_loader import drain
 
 
 def _lines_naming(caplog: pytest.LogCaptureFixture, text: str) -> list[str]:
-    return [r.getMessage() for r in caplog.records if text in r.getMessage()]
+    """The warning and error lines naming text (each target's verdict is an info line)."""
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if text in r.getMessage() and r.levelno >= logging.WARNING
+    ]
 
 
 async def test_iteration_logs_the_dead_target_once(
@@ -73,6 +78,7 @@ async def test_loader_some_dead_logs_and_tries_them_again(
         assert len(await drain(loader)) == 10
         assert list(loader.failed_targets) == [dead]
     assert len(_lines_naming(caplog, dead)) == 1
+    assert loader.verdicts[dead].kind == "unreachable"
     store = ProgressStore(progress)
     assert not store.all_read()
     store.close()

@@ -143,7 +143,8 @@ def test_parquet_schema_follows_the_kinds(tmp_path: Path) -> None:
 def test_engines_schema_is_the_records_fields_between_the_summary_columns() -> None:
     """The engines' Arrow schema: target and kind, a column per record field in order,
     typed by its kind, then the summary row's columns."""
-    assert batch.SCHEMA.names == ["target", "kind", *NAMES, "status", "urls", "error", "stats"]
+    summary = ["status", "urls", "error", "stats", "verdict", "evidence"]
+    assert batch.SCHEMA.names == ["target", "kind", *NAMES, *summary]
     for field in RECORD_FIELDS:
         assert batch.SCHEMA.field(field.name).type == batch.ARROW_TYPES[field.kind], field.name
 

@@ -298,7 +298,7 @@ def test_a_target_that_gave_nothing_is_an_error_naming_it(
     # Each target's verdict, in the log and the stats (the HTML page is no sitemap; the
     # site's index has hostile children on purpose: partial).
     verdicts = [line.split("] ", 1)[1] for line in crawl.log.splitlines() if "verdict:" in line]
-    assert f"WARNING: sitemap-reader: verdict: {missing}: broken" in verdicts, verdicts
+    assert f"INFO: sitemap-reader: verdict: {missing}: broken" in verdicts, verdicts
     assert any(v.startswith("INFO: sitemap-reader: verdict: ") for v in verdicts), verdicts
     assert "'sitemap_reader/verdict/broken': 1" in crawl.log
 
