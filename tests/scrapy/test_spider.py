@@ -23,28 +23,35 @@ ROOT = Path(__file__).resolve().parents[2]
 WAYS = Path(__file__).with_name("ways.py")
 
 
-def _command(way: str, folder: Path) -> list[str]:
-    """How ``way`` starts the spider, run from ``folder``."""
+def _command(way: str, links: str, folder: Path) -> list[str]:
+    """How ``way`` starts the spider, run from ``folder``, with sitemap-only mode asked
+    for as ``links`` says (the command line's ``-a`` and ``-s`` where there is one)."""
     if way in ("class", "crawler"):
         return [sys.executable, str(WAYS), way]
+    asked = {"class": [], "arg": ["-a", "sitemap_links=False"]}
+    asked["setting"] = ["-s", "SITEMAP_READER_LINKS=False"]
     if way == "runspider":
         sets = [f"--set={name}={value}" for name, value in SETTINGS.items()]
-        return [sys.executable, "-m", "scrapy", "runspider", str(WAYS), *sets]
+        return [sys.executable, "-m", "scrapy", "runspider", str(WAYS), *sets, *asked[links]]
     (folder / "scrapy.cfg").write_text("[settings]\ndefault = ways_settings\n")
     lines = [f"{name} = {value!r}" for name, value in SETTINGS.items()]
     lines.append("SPIDER_MODULES = ['tests.scrapy.ways']")
     (folder / "ways_settings.py").write_text("\n".join(lines) + "\n")
-    return [sys.executable, "-m", "scrapy", "crawl", "ways"]
+    return [sys.executable, "-m", "scrapy", "crawl", "ways", *asked[links]]
 
 
+@pytest.mark.parametrize("links", ["class", "arg", "setting"])
 @pytest.mark.parametrize("way", ["class", "crawler", "runspider", "crawl"])
 def test_every_way_of_starting_gets_the_protections(
     way: str,
+    links: str,
     site: tuple[str, Counter[str]],  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    """Each documented start: the public target's page is crawled, none of its children
-    on loopback is fetched (the guard), and no page's link is followed (sitemap-only)."""
+    """Each documented start, with sitemap-only mode asked for each documented way (the
+    class attribute, the spider argument, the setting): the public target's page is
+    crawled, none of its children on loopback is fetched (the guard), no page's link is
+    followed (sitemap-only), and robots.txt is fetched once though Scrapy obeys it too."""
     port, hits = site
     out = tmp_path / "pages.txt"
     env = {
@@ -52,14 +59,16 @@ def test_every_way_of_starting_gets_the_protections(
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)]),
         "WAYS_TARGET": f"http://public.example:{port}/",
         "WAYS_OUT": str(out),
+        "WAYS_LINKS": links,
     }
-    command = _command(way, tmp_path)
+    command = _command(way, links, tmp_path)
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, timeout=60)
     log = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 0, log[-3000:]
     assert out.read_text().split() == [f"http://public.example:{port}/page"], log[-3000:]
     assert all(hits[path] == 0 for path in SECRETS.values()), hits
     assert hits["/extra"] == 0
+    assert hits["/robots.txt"] == 1, hits
     assert "sitemap_reader/links_dropped" in log
 
 

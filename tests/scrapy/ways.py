@@ -7,9 +7,11 @@
 * ``scrapy crawl ways`` in a project whose ``SPIDER_MODULES`` names this module.
 
 The target is ``$WAYS_TARGET``. Each page the spider gets is one line of ``$WAYS_OUT``, and
-each page yields a link to ``/extra``, which sitemap-only mode (``sitemap_links = False``)
-must drop. The spider sets only sitemap-reader's options and the test resolver, so every
-middleware it runs with comes from how it was started.
+each page yields a link to ``/extra``, which sitemap-only mode must drop. ``$WAYS_LINKS``
+says how that mode is asked for: ``class`` (the class attribute ``sitemap_links = False``,
+the default), ``arg`` (the spider argument, ``-a sitemap_links=False``) or ``setting``
+(``-s SITEMAP_READER_LINKS=False``). The spider sets only sitemap-reader's options and the
+test resolver, so every middleware it runs with comes from how it was started.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ SETTINGS: dict[str, Any] = {
     "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
     "TWISTED_DNS_RESOLVER": "tests.scrapy.fake_dns.FakeResolver",
     "TELNETCONSOLE_ENABLED": False,
-    "ROBOTSTXT_OBEY": False,
+    "ROBOTSTXT_OBEY": True,
     "RETRY_ENABLED": False,
 }
 
@@ -41,7 +43,8 @@ class WaysSpider(SitemapReaderMixin, Spider):
 
     name = "ways"
     sitemap_targets = (os.environ.get("WAYS_TARGET", ""),)
-    sitemap_links = False
+    if os.environ.get("WAYS_LINKS", "class") == "class":
+        sitemap_links = False
     sitemap_scope = "any"
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
@@ -52,11 +55,14 @@ class WaysSpider(SitemapReaderMixin, Spider):
 
 def main() -> None:
     """``python ways.py class|crawler``."""
-    process = CrawlerProcess(SETTINGS)
+    links = os.environ.get("WAYS_LINKS", "class")
+    settings = {**SETTINGS, "SITEMAP_READER_LINKS": False} if links == "setting" else SETTINGS
+    arguments = {"sitemap_links": "False"} if links == "arg" else {}
+    process = CrawlerProcess(settings)
     if sys.argv[1] == "crawler":
-        process.crawl(process.create_crawler(WaysSpider))
+        process.crawl(process.create_crawler(WaysSpider), **arguments)
     else:
-        process.crawl(WaysSpider)
+        process.crawl(WaysSpider, **arguments)
     process.start()
 
 
