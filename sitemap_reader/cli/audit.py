@@ -19,11 +19,16 @@ from sitemap_reader._safe_text import printable
 from sitemap_reader._words import plural, stop_phrase
 from sitemap_reader.audit.survey import Survey, survey
 from sitemap_reader.cli.args import PROG
-from sitemap_reader.cli.commands import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, reader_options
+from sitemap_reader.cli.commands import (
+    EXIT_NOTHING,
+    EXIT_OK,
+    EXIT_USAGE,
+    checked_targets,
+    reader_options,
+)
 from sitemap_reader.cli.hints import guard_lines, html_hint, scope_lines
 from sitemap_reader.cli.output import AtomicFile, check_not_own
 from sitemap_reader.cli.summary import FLAG, verdict_lines
-from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.delivery.writers import json_text
 from sitemap_reader.errors import UsageError
 from sitemap_reader.parse.checker import RULES, SEVERITIES, Finding
@@ -136,7 +141,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 def _survey(args: argparse.Namespace) -> Survey | int:
     try:
-        check_targets(args.targets)
+        checked_targets(args.targets)
         examples = getattr(args, "examples", 1)
         return asyncio.run(survey(args.targets, reader_options(args), examples=examples))
     except UsageError as exc:

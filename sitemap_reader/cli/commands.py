@@ -33,12 +33,12 @@ from sitemap_reader.cli.summary import (
     verdict_lines,
     wants_colour,
 )
-from sitemap_reader.cli.usage import check_targets
 from sitemap_reader.crawl import Run, SitemapReader
 from sitemap_reader.delivery.parquet import check_parquet, record_writer
 from sitemap_reader.delivery.writers import DescriptorText
 from sitemap_reader.discovery.model import Stopped
 from sitemap_reader.discovery.robots import SUMMARY_CODES
+from sitemap_reader.discovery.targets import classify
 from sitemap_reader.discovery.ways import WAY_CODES
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.options import Options
@@ -55,12 +55,12 @@ TICK: Final = 0.2
 
 def run_dump(args: argparse.Namespace) -> int:
     """``sitemap-reader dump TARGET...``."""
-    return _guarded(args, lambda: _dump(args, _checked(args.targets)))
+    return _guarded(args, lambda: _dump(args, checked_targets(args.targets)))
 
 
 def run_tree(args: argparse.Namespace) -> int:
     """``sitemap-reader tree TARGET``."""
-    return _guarded(args, lambda: _tree(args, _checked(args.targets)[0]))
+    return _guarded(args, lambda: _tree(args, checked_targets(args.targets)[0]))
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -118,9 +118,11 @@ def _guarded(args: argparse.Namespace, command: Callable[[], Coroutine[Any, Any,
         return _usage(args, str(exc))
 
 
-def _checked(targets: list[str]) -> list[str]:
-    """The targets, once every path-like one was found to be a file (else UsageError)."""
-    check_targets(targets)
+def checked_targets(targets: list[str]) -> list[str]:
+    """The targets, once each was read by the one target rule (else UsageError: "no
+    such file" for one written as a path), before any output is opened."""
+    for text in targets:
+        classify(text)
     return list(targets)
 
 

@@ -1,17 +1,15 @@
-"""The honest edges of the command line: usage errors and target paths.
+"""The honest edges of the command line: usage errors.
 
-- :class:`UsageParser` prints the one useful line of a usage error first (with "did you
-  mean" for a misspelt flag or command), then a one-line pointer to ``--help``, instead
-  of argparse's usage block followed by the message.
-- :func:`check_targets` turns a path-like target that is not a file into "no such file"
-  before anything is fetched (a path would otherwise be read as a domain name).
+:class:`UsageParser` prints the one useful line of a usage error first (with "did you
+mean" for a misspelt flag or command), then a one-line pointer to ``--help``, instead of
+argparse's usage block followed by the message. What a target means (a path naming no
+file included) is one rule for every door: :func:`~sitemap_reader.discovery.targets.classify`.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import re
 import shutil
 import sys
@@ -20,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader.errors import UsageError
 
 _UNRECOGNIZED = "unrecognized arguments: "
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
@@ -109,28 +106,3 @@ def nearest(word: str, choices: Sequence[str]) -> str | None:
     """``did you mean 'x'?`` for the choice nearest a mistyped ``word`` (None: none near)."""
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5) if word else []
     return f"did you mean {close[0]!r}?" if close else None
-
-
-# --------------------------------------------------------------------------- targets
-
-_PATH_PREFIXES = ("/", "./", "../", "~", ".\\", "..\\")
-
-
-def check_targets(targets: Sequence[str]) -> None:
-    """UsageError ("no such file") for a target that looks like a path but is no file.
-
-    A target that starts like a path (``/``, ``./``, ``../``, ``~``) or names an existing
-    directory is meant as a file; reading it as a domain would only give a confusing
-    "invalid URL". URLs, bare domains and ``-`` pass untouched.
-
-    >>> check_targets(["example.com", "-", "https://example.com/"])
-    """
-    for text in targets:
-        target = text.strip()
-        if target == "-" or "://" in target:
-            continue
-        path = os.path.expanduser(target)
-        if os.path.isdir(path):
-            raise UsageError(f"no such file: {text} (it is a directory)")
-        if target.startswith(_PATH_PREFIXES) and not os.path.isfile(path):
-            raise UsageError(f"no such file: {text}")

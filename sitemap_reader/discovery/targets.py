@@ -6,10 +6,17 @@ Rules, in order:
 2. A string with ``://`` is a URL (http or https only). Its path decides what it is:
    ``/`` or empty (and no query) is a **site** (robots.txt at its root); a path ending in
    ``/robots.txt`` is a **robots** URL; anything else is a **sitemap** URL.
-3. An existing file path is a local **file**.
-4. Anything else is a bare domain, optionally with a port and a path (``example.com``,
+3. An existing file path is a local **file** (``~`` is the user's home).
+4. A string that is written like a path but names no file is refused ("no such file"),
+   never read as a host: it starts like one (``/``, ``./``, ``../``, ``~``, a backslash),
+   names a directory, is a file name alone (``sitemap.xml``), or goes on past a first
+   part that cannot be a host (``sitemaps/missing.xml.gz``: no dot, no port, not
+   ``localhost``) or is a directory here.
+5. Anything else is a bare domain, optionally with a port and a path (``example.com``,
    ``example.com:8080/sitemap.xml``): read as in rule 2, but tried over https first and
    over http when https cannot connect (``schemes == ("https", "http")``).
+
+The same rule holds at every door: the CLI's commands, the library, the loader.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ WELL_KNOWN_PATHS = (
 )
 
 _FILE_SUFFIXES = (".xml", ".gz", ".txt", ".rss", ".atom")
+_PATH_PREFIXES = ("/", "./", "../", "~", ".\\", "..\\")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +91,33 @@ def classify(text: str) -> Target:
         return Target(text, "stdin", "-")
     if "://" in target:
         return _from_url(text, _parse(target, text), bare=False)
-    if os.path.isfile(target):
-        return Target(text, "file", target)
-    if "/" not in target and target.lower().endswith(_FILE_SUFFIXES):
-        raise UsageError(f"no such file: {text}")
+    path = os.path.expanduser(target)
+    if os.path.isfile(path):
+        return Target(text, "file", path)
+    if os.path.isdir(path):
+        raise UsageError(f"no such file: {printable(text)} (it is a directory)")
+    if _written_as_path(target):
+        raise UsageError(f"no such file: {printable(text)}")
     return _from_url(text, _parse("https://" + target, text), bare=True)
+
+
+def _written_as_path(target: str) -> bool:
+    """Whether a target that is no file is still written as a path (rule 4).
+
+    >>> [_written_as_path(t) for t in ("sitemaps/a.xml.gz", "sitemap.xml", "./a", "~/a")]
+    [True, True, True, True]
+    >>> [_written_as_path(t) for t in ("example.com/a.xml", "localhost/a", "intranet:81/a")]
+    [False, False, False]
+    """
+    if target.startswith(_PATH_PREFIXES) or "\\" in target:
+        return True
+    first, slash, _ = target.partition("/")
+    if not slash:
+        return target.lower().endswith(_FILE_SUFFIXES)
+    if os.path.isdir(first):
+        return True
+    host = first.rpartition("@")[2].lower()
+    return "." not in host and ":" not in host and host != "localhost" and not host.startswith("[")
 
 
 def _parse(candidate: str, text: str) -> URL:

@@ -24,12 +24,18 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["dump", "tree", "check", "report", "demo"]
 
 
-@pytest.mark.parametrize("target", ["./nope.xml", "../nope/sitemap.xml", "/no/such/file", "."])
+@pytest.mark.parametrize(
+    "target",
+    ["./nope.xml", "../nope/sitemap.xml", "/no/such/file", ".", "sitemaps/missing.xml.gz"],
+)
 async def test_path_like_target_that_is_no_file(target: str, tmp_path: Path) -> None:
-    """A path that does not exist (or a directory) is 'no such file', exit 2, one line."""
-    # Every command shares the check: the others are tried with the first target only.
-    for command in ("dump", "tree", "check") if target == "./nope.xml" else ("dump",):
-        result = await run_cli(command, target, cwd=str(tmp_path))
+    """A path that does not exist (or a directory) is 'no such file', exit 2, one line,
+    before any lookup: ``sitemaps/missing.xml.gz`` is not a host named ``sitemaps``."""
+    # Every command shares the rule: the others are tried with two of the targets only.
+    every = target in ("./nope.xml", "sitemaps/missing.xml.gz")
+    for command in ("dump", "tree", "check", "report") if every else ("dump",):
+        extra = ("-o", str(tmp_path / "r.html")) if command == "report" else ()
+        result = await run_cli(command, target, *extra, cwd=str(tmp_path))
         assert result.code == 2, (command, result.err)
         assert result.err.splitlines() == [
             f"sitemap-reader {command}: error: no such file: {target}"

@@ -78,3 +78,18 @@ def test_iter_urls_refuses_targets_that_are_not_text(target: object) -> None:
     with pytest.raises(UsageError, match=r"^iter_urls: targets: expected a domain, a URL"):
         list(iter_urls(target))  # type: ignore[arg-type]
     assert threading.active_count() == before
+
+
+async def test_a_path_naming_no_file_is_refused_at_the_python_doors() -> None:
+    """iter_urls, the reader and the loader read targets by the CLI's rule: a relative
+    path naming no file is "no such file", not a host to look up."""
+    from sitemap_reader import SitemapLoader, SitemapReader
+
+    with pytest.raises(UsageError, match=r"no such file: sitemaps/missing\.xml\.gz"):
+        list(iter_urls("sitemaps/missing.xml.gz", options=FAST))
+    async with SitemapReader(options=FAST) as reader:
+        with pytest.raises(UsageError, match="no such file"):
+            async for _ in reader.urls("sitemaps/missing.xml.gz"):
+                pass
+    with pytest.raises(UsageError, match="no such file"):
+        SitemapLoader("sitemaps/missing.xml.gz", options=FAST)

@@ -3,6 +3,8 @@ tried when robots.txt names no sitemap."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sitemap_reader.crawl import WELL_KNOWN_PATHS
@@ -40,6 +42,42 @@ def test_classify_file_and_errors(tmp_path: object) -> None:
     for bad in ("ftp://example.com/", "missing-file.xml", "exa mple.com", "https:///x"):
         with pytest.raises(UsageError):
             classify(bad)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["sitemaps/missing.xml.gz", "feeds/all", "./nope.xml", "~/no-such-sitemap.xml", "a\\b.xml"],
+)
+def test_a_path_naming_no_file_is_never_a_host(text: str) -> None:
+    """A target written as a path that names no file is "no such file" at every door
+    (this rule is the one the CLI, the library and the loader read), never a DNS lookup."""
+    with pytest.raises(UsageError, match=r"^no such file: "):
+        classify(text)
+
+
+def test_a_directory_here_makes_its_paths_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``shop.example/x.xml`` is a host and a path, unless ``shop.example`` is a directory
+    here: then it names a file, and a missing one is refused. A home path is expanded."""
+    monkeypatch.chdir(tmp_path)
+    assert classify("shop.example/x.xml").kind == "sitemap"
+    (tmp_path / "shop.example").mkdir()
+    with pytest.raises(UsageError, match=r"no such file: shop\.example/x\.xml$"):
+        classify("shop.example/x.xml")
+    with pytest.raises(UsageError, match=r"\(it is a directory\)"):
+        classify("shop.example")
+    (tmp_path / "shop.example" / "x.xml").write_bytes(b"x")
+    assert classify("shop.example/x.xml").kind == "file"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    target = classify("~/shop.example/x.xml")
+    assert (target.kind, target.url) == ("file", str(tmp_path / "shop.example" / "x.xml"))
+
+
+@pytest.mark.parametrize("text", ["localhost/s.xml", "intranet:8080/s.xml", "[::1]/s.xml"])
+def test_hosts_without_a_dot_are_still_hosts(text: str) -> None:
+    """localhost, a name with a port and an IPv6 literal are hosts, whatever their dots."""
+    assert classify(text).kind == "sitemap"
 
 
 def test_well_known_paths_fixed_order() -> None:
