@@ -8,8 +8,12 @@ Content problems inside a sitemap are *not* exceptions: they are recorded as
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from sitemap_reader.records.outcomes import Verdict
@@ -45,3 +49,52 @@ class DiscoveryError(SitemapReaderError):
 class StateError(UsageError):
     """An incremental state file cannot be used: not a state file, a newer schema, in use
     by another run, or an I/O error."""
+
+
+class MissingExtraError(SitemapReaderError, ImportError):
+    """An optional dependency is not installed; the message names the extra and how to
+    install it from where the user is (:func:`install_line`)."""
+
+
+def missing_extra(needs: str, extra: str) -> MissingExtraError:
+    """The error of a missing extra: ``needs`` says what needs what ("DataFrames need
+    pandas"), followed by the line that installs ``extra`` here."""
+    return MissingExtraError(f"{needs}: {install_line(extra)}")
+
+
+def install_line(extra: str) -> str:
+    """The command that installs ``extra`` into this environment, from where this copy of
+    the package came: its checkout (``.`` when that is the working folder; ``-e`` kept for
+    an editable install), or the package index when it was installed from one.
+
+    >>> install_line("spark").startswith("python -m pip install ")
+    True
+    """
+    checkout, editable = _checkout()
+    if checkout is None:
+        return f"python -m pip install 'sitemap-reader[{extra}]'"
+    here = "." if checkout == Path.cwd().resolve() else str(checkout)
+    return f"python -m pip install {'-e ' if editable else ''}'{here}[{extra}]'"
+
+
+def _checkout() -> tuple[Path | None, bool]:
+    """The source folder this copy runs from, and whether it is installed editable; None
+    when it came from an index (or a wheel). The installed metadata counts only when it
+    describes this copy (its files went where the metadata is, or it is the editable
+    install's folder)."""
+    here = Path(__file__).resolve()
+    try:
+        installed = distribution("sitemap-reader")
+        found = json.loads(installed.read_text("direct_url.json") or "{}")
+        ours = here.is_relative_to(Path(str(installed.locate_file(""))).resolve())
+    except (PackageNotFoundError, ValueError):
+        found, ours = {}, False
+    url = found.get("url", "") if isinstance(found, dict) else ""
+    if url.startswith("file://") and "dir_info" in found:
+        folder = Path(unquote(url.removeprefix("file://"))).resolve()
+        if ours or here.is_relative_to(folder):
+            return folder, bool(found["dir_info"].get("editable"))
+    if ours:
+        return None, False
+    source = here.parents[1]  # not installed: run from a checkout, or a copy of the package
+    return (source, False) if (source / "pyproject.toml").is_file() else (None, False)

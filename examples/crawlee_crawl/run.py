@@ -10,7 +10,7 @@ small HTML page for every URL they list) on 127.0.0.1 in this process. An ``Http
 and prints one JSON line per page: its URL, its ``<title>`` and the sitemap record's score.
 With ``--progress FILE``, a crawl that was killed (even with kill -9) and started again
 crawls only the pages not handled yet. Crawlee's own storage goes to a temporary folder.
-Needs the ``crawlee`` extra: ``pip install 'sitemap-reader[crawlee]'``.
+Needs the ``crawlee`` extra: ``python -m pip install '.[crawlee]'`` from the checkout.
 """
 
 from __future__ import annotations

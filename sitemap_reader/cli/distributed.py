@@ -30,14 +30,12 @@ from sitemap_reader.cli.flags import add_option_flags, group_from, options_from
 from sitemap_reader.cli.output import make_writer
 from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.distributed.config import check_redis_url
-from sitemap_reader.errors import SitemapReaderError, UsageError
+from sitemap_reader.errors import SitemapReaderError, UsageError, missing_extra
 from sitemap_reader.options.worker import WorkerLimits
 
 #: What ``worker --state`` sets the ``state`` option to: the state lives in Redis.
 REDIS_STATE: Final = "redis"
-EXTRA_MESSAGE: Final = (
-    "this command needs the 'distributed' extra: pip install 'sitemap-reader[distributed]'"
-)
+
 
 _ENQUEUE_EXAMPLES = """\
 examples:
@@ -191,7 +189,11 @@ def _with_extra(
 
         from sitemap_reader import distributed
     except ImportError:
-        return _error(args, EXTRA_MESSAGE, EXIT_USAGE)
+        return _error(
+            args,
+            str(missing_extra("this command needs the 'distributed' extra", "distributed")),
+            EXIT_USAGE,
+        )
     try:
         return asyncio.run(command(args, distributed))
     except UsageError as exc:

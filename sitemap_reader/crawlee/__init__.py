@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
+from sitemap_reader.errors import missing_extra
+
 try:
     import crawlee  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "sitemap_reader.crawlee needs Crawlee: pip install 'sitemap-reader[crawlee]'"
-    ) from exc
+    raise missing_extra("sitemap_reader.crawlee needs Crawlee", "crawlee") from exc
 
 from sitemap_reader.crawlee.loader import (
     RECORD_KEY,

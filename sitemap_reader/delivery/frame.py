@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
-from sitemap_reader.errors import SitemapReaderError
+from sitemap_reader.errors import missing_extra
 from sitemap_reader.records import CHANGEFREQS, RECORD_FIELDS, UrlRecord
 from sitemap_reader.records.fields import Kind, RecordField, names
 
@@ -28,17 +28,11 @@ CHANGEFREQ_ORDER: Final = CHANGEFREQS
 COLUMNS: Final = names(RECORD_FIELDS)
 
 
-class MissingExtraError(SitemapReaderError, ImportError):
-    """An optional dependency is not installed; the message names the extra to install."""
-
-
 def _pandas() -> Any:
     try:
         import pandas
     except ImportError:
-        raise MissingExtraError(
-            "DataFrames need pandas: pip install 'sitemap-reader[pandas]'"
-        ) from None
+        raise missing_extra("DataFrames need pandas", "pandas") from None
     return pandas
 
 
@@ -146,7 +140,5 @@ def require_pyarrow() -> Any:
     try:
         import pyarrow
     except ImportError:
-        raise MissingExtraError(
-            "Parquet needs pyarrow: pip install 'sitemap-reader[parquet]'"
-        ) from None
+        raise missing_extra("Parquet needs pyarrow", "parquet") from None
     return pyarrow

@@ -14,9 +14,9 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any, Final
 
-from sitemap_reader.delivery.frame import MissingExtraError, require_pyarrow
+from sitemap_reader.delivery.frame import require_pyarrow
 from sitemap_reader.delivery.writers import RecordWriter, make_writer
-from sitemap_reader.errors import UsageError
+from sitemap_reader.errors import MissingExtraError, UsageError
 from sitemap_reader.records import RECORD_FIELDS, UrlRecord
 from sitemap_reader.records.fields import Kind, RecordField, names
 

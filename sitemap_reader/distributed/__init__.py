@@ -1,7 +1,7 @@
 """Distributed discovery on Redis: many workers, on many machines, sharing one queue.
 
-Install with ``pip install 'sitemap-reader[distributed]'`` (the ``redis`` package's
-asyncio client). Targets go into a Redis stream read by one consumer group; each worker
+Needs the ``distributed`` extra (the ``redis`` package's asyncio client; the error of a
+missing name says how to install it here). Targets go into a Redis stream read by one consumer group; each worker
 owns whole targets under a lease kept alive by a heartbeat, writes each target's records
 to an attempt-named file, and makes it visible only after its fenced commit won (a worker
 whose lease is gone cannot change what is visible). Delivery is at least once, output
@@ -20,11 +20,10 @@ from sitemap_reader.distributed.config import (
     check_redis_url,
     output_name,
 )
+from sitemap_reader.errors import missing_extra
 
-EXTRA_MESSAGE = (
-    "sitemap_reader.distributed needs the 'distributed' extra: "
-    "pip install 'sitemap-reader[distributed]'"
-)
+#: Why the names that need redis cannot be had, and how to get them.
+NEEDS = "sitemap_reader.distributed needs the 'distributed' extra"
 
 # Without redis, the names that need it raise an ImportError naming the extra; config
 # (key names, limits, file names) still imports, for the command line's help.
@@ -47,7 +46,7 @@ if HAVE_REDIS:
 else:  # pragma: no cover - exercised by a subprocess test
 
     def __getattr__(name: str) -> Any:
-        raise ImportError(EXTRA_MESSAGE)
+        raise missing_extra(NEEDS, "distributed")
 
 
 __all__ = [

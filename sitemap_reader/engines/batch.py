@@ -54,13 +54,12 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Unpack
 
+from sitemap_reader.errors import missing_extra
+
 try:
     import pyarrow as pa
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "sitemap_reader.engines.batch needs pyarrow: pip install 'sitemap-reader[spark]', "
-        "'sitemap-reader[ray]' or 'sitemap-reader[parquet]'"
-    ) from exc
+    raise missing_extra("sitemap_reader.engines.batch needs pyarrow", "parquet") from exc
 
 from sitemap_reader._safe_text import printable
 from sitemap_reader._words import stop_phrase

@@ -33,12 +33,12 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
+from sitemap_reader.errors import missing_extra
+
 try:
     import ray.data  # noqa: F401
 except ImportError as exc:  # tested in a subprocess without Ray
-    raise ImportError(
-        "sitemap_reader.engines.ray needs Ray Data: pip install 'sitemap-reader[ray]'"
-    ) from exc
+    raise missing_extra("sitemap_reader.engines.ray needs Ray Data", "ray") from exc
 
 import pyarrow as pa
 

@@ -29,12 +29,12 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
+from sitemap_reader.errors import missing_extra
+
 try:
     from pyspark.sql import functions as F
 except ImportError as exc:  # tested in a subprocess without PySpark
-    raise ImportError(
-        "sitemap_reader.engines.spark needs PySpark: pip install 'sitemap-reader[spark]'"
-    ) from exc
+    raise missing_extra("sitemap_reader.engines.spark needs PySpark", "spark") from exc
 
 import pyarrow as pa
 

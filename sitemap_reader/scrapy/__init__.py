@@ -44,17 +44,16 @@ when no target gave anything the spider closes with the finish reason
 
 from __future__ import annotations
 
+from sitemap_reader.errors import missing_extra
+
 try:
     import scrapy
 except ImportError as exc:  # tested in a subprocess without Scrapy
-    raise ImportError(
-        "sitemap_reader.scrapy needs Scrapy >= 2.13: pip install sitemap-reader[scrapy]"
-    ) from exc
+    raise missing_extra("sitemap_reader.scrapy needs Scrapy >= 2.13", "scrapy") from exc
 
 if scrapy.version_info < (2, 13):  # pragma: no cover
-    raise ImportError(
-        f"sitemap_reader.scrapy needs Scrapy >= 2.13 (found {scrapy.__version__}): "
-        "pip install sitemap-reader[scrapy]"
+    raise missing_extra(
+        f"sitemap_reader.scrapy needs Scrapy >= 2.13 (found {scrapy.__version__})", "scrapy"
     )
 
 from sitemap_reader.scrapy.driver import (

@@ -65,7 +65,7 @@ from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader.errors import UsageError
+from sitemap_reader.errors import UsageError, missing_extra
 from sitemap_reader.options import Options
 from sitemap_reader.scrapy.driver import META_KEY, SITEMAP_META_KEY
 from sitemap_reader.scrapy.settings import RedisOptions, options_from_settings, redis_options
@@ -76,9 +76,7 @@ try:
     from scrapy_redis.queue import PriorityQueue
     from scrapy_redis.scheduler import Scheduler as _RedisScheduler
 except ImportError as exc:  # pragma: no cover - tested by the extra's presence
-    raise ImportError(
-        "sitemap_reader.scrapy.redis needs scrapy-redis: pip install sitemap-reader[scrapy-redis]"
-    ) from exc
+    raise missing_extra("sitemap_reader.scrapy.redis needs scrapy-redis", "scrapy-redis") from exc
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -14,6 +14,7 @@ from crawlee.request_loaders import RequestLoader, RequestManagerTandem
 
 from sitemap_reader import demo
 from sitemap_reader.crawlee import RECORD_KEY, SitemapRequestLoader
+from sitemap_reader.errors import install_line
 from sitemap_reader.records import UrlRecord
 from tests.loader.conftest import MakeSite
 from tests.loader.kill_kit import Audit, run_child
@@ -170,7 +171,7 @@ def test_missing_crawlee_names_the_extra() -> None:
         "except ImportError as exc:\n    print(exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "pip install 'sitemap-reader[crawlee]'" in out.stdout
+    assert install_line("crawlee") in out.stdout
 
 
 async def test_bad_transform_is_a_clear_error(make_site: MakeSite, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import sitemap_reader as sr
 from sitemap_reader.delivery import frame as frame_module
 from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.errors import install_line
 from sitemap_reader.records import Alternate, UrlRecord
 from tests.conftest_cli import run_cli
 
@@ -24,6 +25,8 @@ BODY = f"""<urlset xmlns="{NS}" xmlns:xhtml="http://www.w3.org/1999/xhtml">
 <xhtml:link rel="alternate" hreflang="de" href="https://example.com/de/a"/></url>
 <url><loc>https://example.com/b</loc></url>
 </urlset>""".encode()
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_to_dataframe_typed_columns() -> None:
@@ -83,8 +86,8 @@ def test_missing_pandas_names_the_extra() -> None:
         "except ImportError as exc:\n    print(type(exc).__name__, exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == (
-        "MissingExtraError DataFrames need pandas: pip install 'sitemap-reader[pandas]'"
+    assert (
+        out.stdout.strip() == f"MissingExtraError DataFrames need pandas: {install_line('pandas')}"
     )
 
 
@@ -120,5 +123,5 @@ async def test_dump_parquet_needs_a_file_and_pyarrow(tmp_path: Path) -> None:
     )
     _, err = await proc.communicate()
     assert proc.returncode == 2
-    assert "pip install 'sitemap-reader[parquet]'" in err.decode()
+    assert f"{ROOT}[parquet]'" in err.decode()  # the checkout's install line, from tmp_path
     assert not (tmp_path / "x.parquet").exists()

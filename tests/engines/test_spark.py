@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from sitemap_reader.engines import spark as engine
 from sitemap_reader.engines.batch import SCHEMA
+from sitemap_reader.errors import install_line
 from tests.engines.conftest import guard_loaded
 from tests.engines.farm import Farm
 from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
@@ -143,4 +144,4 @@ def test_without_pyspark_the_message_names_the_extra() -> None:
     code = "import sys; sys.modules['pyspark'] = None\nimport sitemap_reader.engines.spark"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 1
-    assert "pip install 'sitemap-reader[spark]'" in done.stderr
+    assert install_line("spark") in done.stderr

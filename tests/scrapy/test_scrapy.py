@@ -21,6 +21,7 @@ import pytest
 from scrapy.settings import Settings
 
 from sitemap_reader import demo
+from sitemap_reader.errors import install_line
 from sitemap_reader.scrapy import (
     MIDDLEWARE_ORDER,
     Addon,
@@ -416,8 +417,8 @@ def test_import_without_scrapy_names_the_extra() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
     assert done.returncode != 0
-    assert b"ImportError: sitemap_reader.scrapy needs Scrapy" in done.stderr
-    assert b"pip install sitemap-reader[scrapy]" in done.stderr
+    assert b"MissingExtraError: sitemap_reader.scrapy needs Scrapy" in done.stderr
+    assert install_line("scrapy").encode() in done.stderr
 
 
 def test_addon_enables_the_middleware_under_project_settings() -> None:
