@@ -61,6 +61,7 @@ from sitemap_reader.discovery.targets import (
 from sitemap_reader.errors import DiscoveryError, UsageError
 from sitemap_reader.options import Delivery, Options
 from sitemap_reader.options._keywords import DeliveryKeywords, ReaderKeywords
+from sitemap_reader.options.groups import options_of
 from sitemap_reader.options.keywords import make_group, split
 from sitemap_reader.options.limits import Limits
 from sitemap_reader.records import UrlRecord
@@ -133,7 +134,7 @@ class SitemapReader:
         resolver: AbstractResolver | None = None,
         **flat: Unpack[ReaderKeywords],
     ) -> None:
-        self.options = Options.of(options, door="SitemapReader", **flat)
+        self.options = options_of("SitemapReader", options, flat, ("session", "resolver"))
         check_session(session, self.options.network.header_hosts)
         processes = self.options.parallelism.processes
         self.processes = default_processes() if processes is None else processes

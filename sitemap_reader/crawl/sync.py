@@ -27,6 +27,7 @@ from sitemap_reader.crawl.reader import SitemapReader
 from sitemap_reader.discovery.targets import given_targets
 from sitemap_reader.options import Options
 from sitemap_reader.options._keywords import ReaderKeywords
+from sitemap_reader.options.groups import options_of
 from sitemap_reader.records import UrlRecord
 
 #: Batches in flight between the worker thread and the caller.
@@ -114,7 +115,7 @@ def iter_urls(
     >>> for record in iter_urls("example.com", concurrency=8):   # doctest: +SKIP
     ...     print(record.url)
     """
-    chosen = Options.of(options, door="iter_urls", **flat)
+    chosen = options_of("iter_urls", options, flat, ("target", "options"))
     worker = _Worker(given_targets("iter_urls", target), chosen)
     worker.thread.start()
     try:

@@ -1,11 +1,12 @@
 """Distributed discovery on Redis: many workers, on many machines, sharing one queue.
 
 Needs the ``distributed`` extra (the ``redis`` package's asyncio client; the error of a
-missing name says how to install it here). Targets go into a Redis stream read by one consumer group; each worker
-owns whole targets under a lease kept alive by a heartbeat, writes each target's records
-to an attempt-named file, and makes it visible only after its fenced commit won (a worker
-whose lease is gone cannot change what is visible). Delivery is at least once, output
-exactly once per target. See docs/tutorials/data-engineer.md, "Without a cluster".
+missing name says how to install it here). Targets go into a Redis stream read by one
+consumer group; each worker owns whole targets under a lease kept alive by a heartbeat,
+writes each target's records to an attempt-named file, and makes it visible only after
+its fenced commit won (a worker whose lease is gone cannot change what is visible).
+Delivery is at least once, output exactly once per target. See
+docs/tutorials/data-engineer.md, "Without a cluster".
 
 >>> from sitemap_reader.distributed import Output, TargetQueue, Worker  # doctest: +SKIP
 """

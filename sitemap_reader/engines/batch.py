@@ -68,6 +68,7 @@ from sitemap_reader.discovery.targets import canonical_spelling
 from sitemap_reader.errors import SitemapReaderError, UsageError
 from sitemap_reader.options import Options
 from sitemap_reader.options.declare import OptionError, PrivateSetting, count
+from sitemap_reader.options.groups import options_of
 from sitemap_reader.records import RECORD_FIELDS, UrlRecord
 from sitemap_reader.records.fields import Kind, RecordField, names
 from sitemap_reader.records.outcomes import Evidence, Verdict
@@ -471,7 +472,7 @@ def discover_batches(
     """
     parallel = _count("parallel", parallel)
     batch_rows = _count("batch_rows", batch_rows)
-    resolved = Options.of(options, door="discover_batches", **flat)
+    resolved = options_of("discover_batches", options, flat, _OWN)
     if resolved.incremental.state is not None:
         raise UsageError(
             "discover_batches: state (an incremental SQLite file) is per machine; "
@@ -508,7 +509,7 @@ def engine_arguments(door: str, flat: dict[str, Any]) -> dict[str, Any]:
     UsageError naming ``door``)."""
     own: dict[str, Any] = {name: flat[name] for name in _OWN if name in flat}
     rest = {name: value for name, value in flat.items() if name not in _OWN}
-    options = Options.of(own.pop("options", None), door=door, **rest)
+    options = options_of(door, own.pop("options", None), rest, _OWN)
     if options.incremental.state is not None:
         raise UsageError(f"{door}: state (an incremental SQLite file) is per machine")
     for name in ("parallel", "batch_rows"):

@@ -621,22 +621,30 @@ class Options:
 
         ``door`` names the front door in errors: ``SitemapLoader: since: expected ...``.
         """
-        if base is not None and not isinstance(base, Options):
-            raise UsageError(f"{door}: options must be Options, not {type(base).__name__}")
-        parts = {
-            name: make_group(door, name, GROUPS[name], getattr(base, name, None), given)
-            for name, given in split(door, flat, GROUPS).items()
-        }
-        try:
-            if base is None:
-                return cls(**parts)
-            return dataclasses.replace(base, **parts) if parts else base
-        except OptionError as exc:
-            raise exc.at(door) from None
+        return options_of(door, base, flat)
 
     def replace(self, **flat: object) -> Options:
         """A copy with some options changed, by their flat names."""
         return Options.of(self, door="Options.replace", **flat)
+
+
+def options_of(
+    door: str, base: Options | None, flat: Mapping[str, object], own: Iterable[str] = ()
+) -> Options:
+    """:meth:`Options.of` for a door that takes keywords of its own besides the options
+    (``own``: a misspelt name may be nearest to one of them)."""
+    if base is not None and not isinstance(base, Options):
+        raise UsageError(f"{door}: options must be Options, not {type(base).__name__}")
+    parts = {
+        name: make_group(door, name, GROUPS[name], getattr(base, name, None), given)
+        for name, given in split(door, flat, GROUPS, own).items()
+    }
+    try:
+        if base is None:
+            return Options(**parts)
+        return dataclasses.replace(base, **parts) if parts else base
+    except OptionError as exc:
+        raise exc.at(door) from None
 
 
 def with_group(
@@ -652,7 +660,7 @@ def with_group(
     sorted_ = split(door, flat, {**GROUPS, name: group}, own)
     value = make_group(door, name, group, None, sorted_.pop(name, {}))
     rest = {key: given for part in sorted_.values() for key, given in part.items()}
-    return Options.of(base, door=door, **rest), value
+    return options_of(door, base, rest, own), value
 
 
 def loader_options(
