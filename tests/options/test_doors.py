@@ -21,6 +21,7 @@ import pytest
 import sitemap_reader as sr
 from sitemap_reader.cli.args import build_parser
 from sitemap_reader.cli.flags import options_from
+from sitemap_reader.engines.batch import discover_batches
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options import GROUPS, GROUPS_AND_LOADER, Options, _keywords
 from sitemap_reader.options.declare import spec_of
@@ -195,6 +196,21 @@ def test_the_typed_keywords_are_generated_from_the_declarations() -> None:
             "SitemapReader",
             lambda: sr.SitemapReader(dedline=30),  # type: ignore[call-arg]
             "SitemapReader: unknown keyword 'dedline' (did you mean 'deadline'?)",
+        ),
+        (
+            "discover_batches",
+            lambda: discover_batches(["a.example"], paralel=4),  # type: ignore[call-arg]
+            "discover_batches: unknown keyword 'paralel' (did you mean 'parallel'?)",
+        ),
+        (
+            "SitemapReader",
+            lambda: sr.SitemapReader(sesion=None),  # type: ignore[call-arg]
+            "SitemapReader: unknown keyword 'sesion' (did you mean 'session'?)",
+        ),
+        (
+            "iter_urls",
+            lambda: list(sr.iter_urls("a.example", optoins=None)),  # type: ignore[call-arg]
+            "iter_urls: unknown keyword 'optoins' (did you mean 'options'?)",
         ),
         (
             "SitemapReader",
