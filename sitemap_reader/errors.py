@@ -36,19 +36,38 @@ class DiscoveryError(SitemapReaderError):
 
     ``verdicts`` holds each target's verdict with its evidence
     (:class:`~sitemap_reader.records.outcomes.Verdict`, by the target as given): why each
-    gave nothing, as data (blocked, absent, unreachable, broken...)."""
+    gave nothing, as data (blocked, absent, unreachable, broken...); ``reasons`` each
+    target's reason in words, without the target (:meth:`reason`), for a door that shows
+    the target beside it."""
 
-    def __init__(self, message: str, verdicts: Mapping[str, Verdict] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        verdicts: Mapping[str, Verdict] | None = None,
+        reasons: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.verdicts: dict[str, Verdict] = dict(verdicts or {})
+        self.reasons: dict[str, str] = dict(reasons or {})
+
+    def reason(self, target: str) -> str:
+        """Why ``target`` gave nothing (the whole message when it is not one of them)."""
+        return self.reasons.get(target, str(self))
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickled whole (a worker process's error)
-        return (type(self), (str(self), self.verdicts))
+        return (type(self), (str(self), self.verdicts, self.reasons))
 
 
 class StateError(UsageError):
     """An incremental state file cannot be used: not a state file, a newer schema, in use
     by another run, or an I/O error."""
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for an error a door shows: our own messages as they are (plain words
+    already), another's with its type (for a bug report)."""
+    message = str(exc) or type(exc).__name__
+    return message if isinstance(exc, SitemapReaderError) else f"{type(exc).__name__}: {message}"
 
 
 class MissingExtraError(SitemapReaderError, ImportError):

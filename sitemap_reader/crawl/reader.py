@@ -288,7 +288,7 @@ class SitemapReader:
             if state is not None:
                 state.close()
         if run.error is not None:
-            raise DiscoveryError(run.error, run.verdicts)
+            raise DiscoveryError(run.error, run.verdicts, run.failed_targets)
         report_failed_targets(run)
 
     def _with_delivery(self, door: str, delivery: Mapping[str, object]) -> Options:

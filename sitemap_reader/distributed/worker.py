@@ -61,7 +61,7 @@ from sitemap_reader.distributed.queue import (
     raise_if_cancelling,
 )
 from sitemap_reader.distributed.target_state import StateFile
-from sitemap_reader.errors import UsageError
+from sitemap_reader.errors import DiscoveryError, UsageError, error_line
 from sitemap_reader.options import Options
 from sitemap_reader.records import UrlRecord
 from sitemap_reader.store import url_key
@@ -359,7 +359,7 @@ class Worker:
         except FATAL:
             raise
         except Exception as exc:  # any failure of one target is that target's problem
-            await self._failed(lease, describe(exc))
+            await self._failed(lease, describe(exc, lease.target))
 
     async def _failed(self, lease: Lease, error: str, *, count: int = 1) -> None:
         outcome = await self.queue.fail(self.consumer, lease, error, self.limits, count=count)
@@ -473,19 +473,15 @@ def _key(record: UrlRecord) -> str:
     return format(url_key(record.url) & 0xFFFFFFFFFFFFFFFF, "016x")
 
 
-def describe(exc: BaseException) -> str:
-    """One line for an error: its message, with the type when it is not ours."""
-    from sitemap_reader.errors import DiscoveryError, SitemapReaderError
-
-    message = str(exc) or type(exc).__name__
+def describe(exc: BaseException, target: str) -> str:
+    """One line for a target's error (shown beside the target, so without it): the
+    verdict's kind first (blocked, absent...) and the reason."""
     if isinstance(exc, TimeoutError):
         return "the target ran past its time budget"
-    if isinstance(exc, DiscoveryError) and exc.verdicts:  # the verdict first: blocked, absent...
-        kinds = sorted({v.kind for v in exc.verdicts.values()})
-        return f"{'/'.join(kinds)}: {message}"
-    if isinstance(exc, SitemapReaderError):
-        return message
-    return f"{type(exc).__name__}: {message}"
+    if isinstance(exc, DiscoveryError):
+        kinds = "/".join(sorted({v.kind for v in exc.verdicts.values()}))
+        return f"{kinds}: {exc.reason(target)}" if kinds else exc.reason(target)
+    return error_line(exc)
 
 
 async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:

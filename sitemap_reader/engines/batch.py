@@ -65,7 +65,7 @@ from sitemap_reader._safe_text import printable
 from sitemap_reader._words import stop_phrase
 from sitemap_reader.discovery.addresses import NOT_HTTP, data_refusal, from_data
 from sitemap_reader.discovery.targets import canonical_spelling
-from sitemap_reader.errors import SitemapReaderError, UsageError
+from sitemap_reader.errors import DiscoveryError, UsageError, error_line
 from sitemap_reader.options import Options
 from sitemap_reader.options.declare import OptionError, PrivateSetting, count
 from sitemap_reader.options.groups import options_of
@@ -248,12 +248,9 @@ class Rows:
 # --------------------------------------------------------------------------- one target
 
 
-def _describe(exc: BaseException) -> str:
-    """One line for an error: our own messages as they are, others with their type."""
-    message = str(exc) or type(exc).__name__
-    if not isinstance(exc, SitemapReaderError):
-        message = f"{type(exc).__name__}: {message}"
-    return message[:ERROR_CHARS]
+def _describe(exc: BaseException, target: str) -> str:
+    """One line for a target's error (the row names the target): the reason alone."""
+    return exc.reason(target) if isinstance(exc, DiscoveryError) else error_line(exc)
 
 
 def _verdict(run: Run | None, urls: int, error: str | None) -> tuple[str, str | None]:
@@ -317,7 +314,7 @@ async def _run_target(
                     urls += len(batch)
                     await out.put((target, batch))
         except Exception as exc:  # any failure of one target is that target's row
-            error = _describe(exc)
+            error = _describe(exc, target)
     run = box[0] if box else None
     status, error = _verdict(run, urls, error)
     verdict = next(iter(run.verdicts.values()), None) if run is not None else None

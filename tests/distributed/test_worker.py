@@ -158,6 +158,7 @@ def test_a_target_failing_every_time_lands_in_the_dead_letter_stream(
         assert dead[0]["failures"] == "3"
         assert "no sitemap found" in dead[0]["error"]
         assert dead[0]["error"].startswith("absent: ")  # the verdict first, as data says
+        assert broken.target not in dead[0]["error"]  # named beside it, not in it
         assert broken.target not in peek.done()
         (ok,) = (s for t, s in peek.done().items() if t == farm.sites[0].target)
         assert [v["kind"] for v in ok["stats"]["verdicts"]] == ["ok"]
@@ -172,7 +173,9 @@ def test_a_target_failing_every_time_lands_in_the_dead_letter_stream(
         "failed": "1",
         "known": "4",
     }
-    assert f"dead: {broken.target}: " in text.stdout
+    (dead_line,) = [line for line in text.stdout.splitlines() if "dead: " in line]
+    assert dead_line.startswith(f"  dead: {broken.target}: absent: ")
+    assert dead_line.count(broken.target) == 1
     data = json.loads(
         run_cli("status", "--redis", redis_server.url, "--namespace", namespace, "--json").stdout
     )
