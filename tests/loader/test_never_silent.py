@@ -50,6 +50,12 @@ def test_sync_iteration_of_dead_targets_raises() -> None:
     with pytest.raises(sr.DiscoveryError) as caught:
         list(sr.iter_urls(dead, options=FAST))
     assert all(f"{target}: cannot connect" in str(caught.value) for target in dead)
+    # plain words as data too, never the library's text (no ClientConnectorError, no
+    # "Connect call failed")
+    for target in dead:
+        assert caught.value.reason(target).startswith("cannot connect: connection refused")
+        assert "Error" not in caught.value.reason(target)
+        assert "call failed" not in caught.value.reason(target)
 
 
 async def test_loader_all_dead_raises_without_async_with(tmp_path: Path) -> None:
