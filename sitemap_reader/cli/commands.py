@@ -304,7 +304,10 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
     error = run.error if run is not None else None
     code, stopped = _exit_status(signum, error, None)
     if run is not None:
-        lines = [*tree_lines(run.tree, run.stats.stopped), *verdict_lines(run)]
+        lines = [
+            *tree_lines(run.tree, run.stats.stopped, verbose=args.verbose > 0),
+            *verdict_lines(run),
+        ]
         text = json_text(run.to_dict(), indent=2) if args.json else "\n".join(lines)
         try:
             print(text, flush=True)
@@ -314,7 +317,8 @@ async def _tree(args: argparse.Namespace, target: str) -> int:
             stopped = Stopped("output-failed")
             _tell(f"cannot write standard output: {exc.strerror or exc}")
             code = EXIT_NOTHING
-    await _report(args, run, Outcome(written=None, stopped=stopped), error, options)
+    outcome = Outcome(written=None, stopped=stopped)
+    await _report(args, run, outcome, error, options, verdicts=bool(args.json))
     return code
 
 
@@ -429,10 +433,13 @@ async def _report(
     outcome: Outcome,
     error: str | None,
     options: Options,
+    *,
+    verdicts: bool = True,
 ) -> None:
     """The summary on stderr; when nothing was discovered, the one-line reason instead
     (then what to try, and the summary with -v). After a closed pipe (``| head``) nothing
-    at all: the reader of the output went away on purpose."""
+    at all: the reader of the output went away on purpose. ``verdicts``: whether the
+    verdict lines are said here (not when the output holds them: ``tree``)."""
     if outcome.stopped == OUTPUT_CLOSED:
         return
     if run is not None:
@@ -440,7 +447,7 @@ async def _report(
             _tell(line)
     if error is not None:
         _tell(f"nothing discovered: {error}")
-        for line in verdict_lines(run) if run is not None else ():
+        for line in verdict_lines(run) if run is not None and verdicts else ():
             _tell(line)
         hint = await html_hint(run, options) if run is not None else None
         if hint is not None:
@@ -454,7 +461,7 @@ async def _report(
     )
     politeness = politeness_lines(run, obey=bool(getattr(args, "obey_robots", False)))
     lines.extend(map(printable, politeness))
-    if error is None:
+    if error is None and verdicts:
         lines.extend(verdict_lines(run))
     print("\n".join(lines), file=sys.stderr, flush=True)
 

@@ -246,25 +246,39 @@ def problem_lines(nodes: list[SitemapNode]) -> Iterator[str]:
                 yield f"problem: {node.final_url or node.url} {p.code}{times}: {message}"
 
 
-def tree_lines(roots: list[SitemapNode], stopped: Stopped | None = None) -> Iterator[str]:
+#: Problems a node recovered from on its own, shown in the text tree only with -v (the
+#: JSON tree keeps them): https that cannot connect where http then answered (every
+#: ``host:port`` target of a plain-HTTP server has it).
+RECOVERED: Final = frozenset({"https-unavailable"})
+
+
+def tree_lines(
+    roots: list[SitemapNode], stopped: Stopped | None = None, *, verbose: bool = False
+) -> Iterator[str]:
     """The sitemap tree as indented text: one line per node, its problems below it.
 
-    ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem. The
-    well-known paths probed that held nothing share one line (a probe that finds nothing
-    is not a finding); with ``stopped`` (the run's stop), a sitemap the stop cut short
-    is "not finished", not failed. Site text is shown through :func:`printable`.
+    ``URL  [STATUS FORMAT, N URLs, SIZE]``, then ``! code: message`` per problem (those
+    in :data:`RECOVERED` on a node that answered only when ``verbose``). The well-known
+    paths probed that held nothing share one line (a probe that finds nothing is not a
+    finding); with ``stopped`` (the run's stop), a sitemap the stop cut short is "not
+    finished", not failed. Site text is shown through :func:`printable`.
     """
     cut = {id(n) for n in unfinished_nodes(roots)} if stopped else set()
     for root in roots:
-        yield from map(printable, _node_lines(root, "", "", cut))
+        yield from map(printable, _node_lines(root, "", "", cut, verbose))
 
 
-def _node_lines(node: SitemapNode, lead: str, child_lead: str, cut: set[int]) -> Iterator[str]:
+def _node_lines(
+    node: SitemapNode, lead: str, child_lead: str, cut: set[int], verbose: bool
+) -> Iterator[str]:
     yield f"{lead}{_node_label(node, id(node) in cut)}"
     shown = [c for c in node.children if not missed_probe(c)]
     missed = [c for c in node.children if missed_probe(c)]
     rows: list[SitemapNode | None] = [*shown, *([None] if missed else [])]
+    answered = node.status is not None
     for p in node.problems:
+        if p.code in RECOVERED and answered and not verbose:
+            continue
         times = f" (x{p.count})" if p.count > 1 else ""
         message = p.message
         yield f"{child_lead}{'│' if rows else ' '}   ! {p.code}{times}: {message}"
@@ -274,7 +288,9 @@ def _node_lines(node: SitemapNode, lead: str, child_lead: str, cut: set[int]) ->
         if child is None:
             yield branch + _missed_line(missed)
             continue
-        yield from _node_lines(child, branch, child_lead + ("    " if last else "│   "), cut)
+        yield from _node_lines(
+            child, branch, child_lead + ("    " if last else "│   "), cut, verbose
+        )
 
 
 def _missed_line(missed: list[SitemapNode]) -> str:

@@ -679,3 +679,18 @@ async def test_tty_no_color(aiohttp_server: ServerFactory) -> None:
     code, _, tty = await run_with_tty_stderr("dump", base + "/index.xml", NO_COLOR="1")
     assert code == 0 and "sitemaps |" in tty
     assert "\x1b" not in tty and "failed:" in tty
+
+
+async def test_tree_of_a_host_and_port_says_each_thing_once(basic: tuple[str, Site]) -> None:
+    """``tree 127.0.0.1:PORT`` (a plain-HTTP server: https cannot connect, http answers):
+    no "https-unavailable" problem on the tree unless -v, and the verdict once (on
+    standard output, the tree's own; not again in the summary)."""
+    base, _ = basic
+    bare = base.removeprefix("http://")
+    plain = await run_cli("tree", bare, "--no-progress")
+    assert plain.code == 0, plain.err
+    assert "https-unavailable" not in plain.out + plain.err
+    assert plain.out.splitlines()[-1] == "verdict: ok (6 URLs listed)"  # one off the site
+    assert "verdict" not in plain.err
+    verbose = await run_cli("tree", bare, "--no-progress", "-v")
+    assert "! https-unavailable: " in verbose.out
