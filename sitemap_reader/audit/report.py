@@ -127,17 +127,24 @@ def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
     return counts
 
 
+def _noun(count: int, noun: str) -> str:
+    """``noun`` in the number ``count`` asks for, without the count."""
+    return plural(count, noun).split(" ", 1)[1]
+
+
 def _summary(found: Survey) -> str:
     stats = found.run.stats
     severities = severity_counts(found.all_findings())
     sitemaps = [r for r in found.files if r.node.kind not in ("robots", *HTML_KINDS)]
+    pages = [r for r in found.files if r.node.kind in HTML_KINDS and r.node.urls]
     failed = sum(1 for r in sitemaps if r.node.failed)
     cards = [
         ("URLs", found.urls, f'data-urls="{found.urls}"'),
         ("blocked by robots.txt", found.disallowed, ""),
         ("out of scope (not kept)", stats.urls_out_of_scope, ""),
         ("listed again (not kept)", stats.urls_duplicate, ""),
-        (plural(len(sitemaps), "sitemap").split(" ", 1)[1] + " read", len(sitemaps), ""),
+        (_noun(len(sitemaps), "sitemap") + " read", len(sitemaps), ""),
+        *([(_noun(len(pages), "HTML page") + " read for links", len(pages), "")] if pages else []),
         ("failed or cut short", failed, ""),
         *((level + ("" if n == 1 else "s"), n, "") for level, n in severities.items()),
     ]
@@ -146,8 +153,17 @@ def _summary(found: Survey) -> str:
         for label, value, extra in cards
     )
     listed = found.urls + stats.urls_out_of_scope + stats.urls_duplicate
+    sources = (
+        " and ".join(
+            words
+            for words, present in (("the sitemaps", sitemaps), ("the HTML site map's pages", pages))
+            if present
+        )
+        or "the sitemaps"
+    )
     story = (
-        f"<p>The sitemaps list {plural(listed, 'URL')}: {found.urls:,} kept, "
+        f"<p>{sources[0].upper() + sources[1:]} list {plural(listed, 'URL')}: "
+        f"{found.urls:,} kept, "
         f"{stats.urls_duplicate:,} listed again, {stats.urls_out_of_scope:,} out of scope. "
         f"Of those kept, robots.txt disallows {found.disallowed:,}. "
         f"Read {stats.bytes / 1e6:.2f} MB in {stats.seconds:.1f} s.</p>"

@@ -270,6 +270,9 @@ async def test_report_with_html_shows_the_pages_in_the_tree(
         listed = {row[0][1] for row in page.table[section] if row}
         assert {f"{base}/", f"{base}/site-map"} <= listed, section
     assert page.urls_card == 6
+    # the cards and the story say where the 6 came from, never "0 sitemaps read" alone
+    assert page.cards["HTML page read for links"] == 1 and page.cards["sitemaps read"] == 0
+    assert "The HTML site map's pages list 6 URLs" in out.read_text(encoding="utf-8")
 
 
 def _alternates(page: str, *pairs: tuple[str, str]) -> str:
