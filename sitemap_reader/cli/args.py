@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final, TypeVar
 
-from sitemap_reader.cli.flags import add_option_flags
-from sitemap_reader.cli.usage import HelpFormatter, UsageParser
+from sitemap_reader.cli.flags import RARE_OPTIONS, add_option_flags
+from sitemap_reader.cli.usage import BriefHelp, HelpFormatter, UsageParser
 from sitemap_reader.options import GROUPS
 from sitemap_reader.options.limits import CHECK_MAX_EXAMPLES
 from sitemap_reader.parse.domains import list_version
@@ -239,7 +239,10 @@ def add_command(commands: Any, name: str, summary: str, examples: str) -> argpar
         description=summary[0].upper() + summary[1:] + ".",
         epilog=examples,
         formatter_class=HelpFormatter,
+        add_help=False,
     )
+    sub.add_argument("-h", "--help", action=BriefHelp, rare=RARE_OPTIONS)
+    sub.add_argument("--help-all", action="help", help="show every flag described and exit")
     talk = sub.add_argument_group("messages (all on stderr)")
     talk.add_argument("--no-progress", action="store_true", help="no live progress line")
     talk.add_argument("-q", "--quiet", action="store_true", help="errors only, no summary")

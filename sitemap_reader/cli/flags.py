@@ -38,6 +38,15 @@ TITLES = {
 }
 
 
+#: The options whose flags a command's short ``--help`` only names (not ``common``).
+RARE_OPTIONS: frozenset[str] = frozenset(
+    item.name
+    for group in GROUPS.values()
+    for item in dataclasses.fields(group)
+    if cli_flag(item) is not None and not spec_of(item).common
+)
+
+
 def add_option_flags(
     parser: argparse.ArgumentParser,
     groups: Mapping[str, type] = GROUPS,

@@ -14,7 +14,7 @@ import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn
 
 from sitemap_reader._safe_text import printable
@@ -30,11 +30,26 @@ HELP_WIDTH = 80
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Help that fits 80 columns: the option help wrapped by argparse, and the prose
     paragraphs of a description or epilog re-wrapped here; example lines (indented by
-    two spaces) keep their shape (they are written to fit)."""
+    two spaces) keep their shape (they are written to fit). The usage line of a command
+    with many flags is ``PROG [options] ARGS`` (the flags are listed below it)."""
 
     def __init__(self, prog: str) -> None:
         columns = shutil.get_terminal_size((HELP_WIDTH, 24)).columns
         super().__init__(prog, width=min(columns, HELP_WIDTH) - 1, max_help_position=30)
+
+    def add_usage(
+        self,
+        usage: str | None,
+        actions: Iterable[argparse.Action],
+        groups: Iterable[Any],
+        prefix: str | None = None,
+    ) -> None:
+        listed = list(actions)
+        if usage is None and sum(1 for a in listed if a.option_strings) > _FLAGS_IN_USAGE:
+            positionals = [a for a in listed if not a.option_strings]
+            shown = [self._format_args(a, a.dest.upper()) for a in positionals]
+            usage = " ".join(["%(prog)s", "[options]", *shown])
+        super().add_usage(usage, listed, groups, prefix)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         blocks = []
@@ -43,12 +58,49 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             if lines and all(not line.startswith("  ") for line in lines):
                 blocks.append(
                     textwrap.fill(
-                        " ".join(lines), width, initial_indent=indent, subsequent_indent=indent
+                        " ".join(lines),
+                        width,
+                        initial_indent=indent,
+                        subsequent_indent=indent,
+                        break_on_hyphens=False,  # a flag's name stays whole
                     )
                 )
             else:
                 blocks.append("\n".join(indent + line for line in lines))
         return "\n\n".join(blocks) + ("\n" if text.endswith("\n") else "")
+
+
+#: A usage line names each flag up to this many; past it, ``[options]``.
+_FLAGS_IN_USAGE = 8
+
+
+class BriefHelp(argparse.Action):
+    """``-h``/``--help``: a command's help with the flags of ``rare`` options only named,
+    under one heading at the end (``--help-all`` describes every flag)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, rare: Iterable[str] = ()) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the common flags and exit")
+        self.rare = frozenset(rare)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        formatter = parser._get_formatter()  # argparse's own way to build a help text
+        formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)
+        formatter.add_text(parser.description)
+        named: list[str] = []
+        for group in parser._action_groups:
+            shown = [a for a in group._group_actions if a.dest not in self.rare]
+            named += [a.option_strings[-1] for a in group._group_actions if a.dest in self.rare]
+            if shown:
+                formatter.start_section(group.title)
+                formatter.add_arguments(shown)
+                formatter.end_section()
+        if named:
+            formatter.start_section("more options (--help-all describes each)")
+            formatter.add_text(", ".join(named))
+            formatter.end_section()
+        formatter.add_text(parser.epilog)
+        parser._print_message(formatter.format_help(), sys.stdout)
+        parser.exit()
 
 
 class UsageParser(argparse.ArgumentParser):

@@ -59,7 +59,8 @@ class Spec:
     ``per_target``: one target of a run may have a value of its own (``per_target=``).
     ``loader`` is True when :class:`~sitemap_reader.SitemapLoader` (and so the Crawlee
     loader) takes the option, or a string saying why it does not: the loader refuses a
-    value other than the default, with that reason.
+    value other than the default, with that reason. ``common``: a command's short
+    ``--help`` describes its flag (the others it only names; ``--help-all`` describes all).
     """
 
     help: str
@@ -75,6 +76,7 @@ class Spec:
     accepts: str | None = None
     per_target: bool = False
     loader: bool | str = True
+    common: bool = False
 
 
 def option(
@@ -93,11 +95,12 @@ def option(
     accepts: str | None = None,
     per_target: bool = False,
     loader: bool | str = True,
+    common: bool = False,
 ) -> Any:
     """A field declared once (see the module docstring and :class:`Spec`)."""
     spec = Spec(
         help, convert, metavar, choices, cli, flag, repeat, const, scrapy, setting, accepts,
-        per_target, loader,
+        per_target, loader, common,
     )  # fmt: skip
     return field(default=default, metadata={"option": spec})
 

@@ -76,6 +76,7 @@ class Walk(Declared):
         convert=choice("site", "host", "any"),
         choices=("site", "host", "any"),
         accepts="Literal['site', 'host', 'any']",
+        common=True,
     )
     robots: bool = option(True, "read robots.txt for its Sitemap: lines", convert=boolean)
     guess: bool = option(
@@ -98,6 +99,7 @@ class Walk(Declared):
         metavar="REGEX",
         repeat=True,
         accepts="Sequence[str | re.Pattern[str]] | Callable[[str], bool]",
+        common=True,
     )
     read_depth: int | None = option(
         None,
@@ -112,6 +114,7 @@ class Walk(Declared):
         convert=moment,
         metavar="DATE",
         accepts="datetime | date | str | None",
+        common=True,
     )
     trust_index_lastmod: bool = option(
         True,
@@ -127,6 +130,7 @@ class Walk(Declared):
         choices=("fallback", "always"),
         const="fallback",
         accepts="bool | Literal['fallback', 'always'] | None",
+        common=True,
     )
     parent: bool = option(
         False,
@@ -179,6 +183,7 @@ class Politeness(Declared):
         'drop the URLs robots.txt disallows for us (each record says robots: "allowed" or '
         '"disallowed" either way)',
         convert=boolean,
+        common=True,
     )
     delay: float = option(
         0.0,
@@ -205,6 +210,7 @@ class Timeouts(Declared):
         "seconds for the whole run: then reading stops, what was read is kept",
         convert=seconds(optional=True),
         metavar="S",
+        common=True,
     )
     timeout: float = option(
         120.0,
@@ -238,6 +244,7 @@ class Parallelism(Declared):
         convert=count(1),
         metavar="N",
         scrapy="Scrapy's CONCURRENT_REQUESTS",
+        common=True,
     )
     per_host: int = option(
         4,
@@ -274,6 +281,7 @@ class Network(Declared):
         scrapy="Scrapy's DEFAULT_REQUEST_HEADERS",
         accepts="Mapping[str, str] | Sequence[str | tuple[str, str]]",
         per_target=True,
+        common=True,
     )
     header_hosts: str = option(
         "site",
@@ -378,18 +386,21 @@ class Incremental(Declared):
         metavar="FILE",
         scrapy=_SCRAPY_STATE,
         accepts="str | os.PathLike[str] | None",
+        common=True,
     )
     changed_only: bool = option(
         False,
         "with state: only URLs that are new or whose lastmod moved forward",
         convert=boolean,
         scrapy=_SCRAPY_STATE,
+        common=True,
     )
     removed: bool = option(
         False,
         'with state: also the URLs that left the sitemaps ("removed": true)',
         convert=boolean,
         scrapy=_SCRAPY_STATE,
+        common=True,
     )
     state_commit: str = option(
         "sitemap",
@@ -496,6 +507,7 @@ class Delivery(Declared):
         metavar="REGEX",
         repeat=True,
         accepts="Sequence[str | re.Pattern[str]] | str",
+        common=True,
     )
     exclude: tuple[re.Pattern[str], ...] = option(
         (),
@@ -504,6 +516,7 @@ class Delivery(Declared):
         metavar="REGEX",
         repeat=True,
         accepts="Sequence[str | re.Pattern[str]] | str",
+        common=True,
     )
     max_urls: int | None = option(
         None,
@@ -511,6 +524,7 @@ class Delivery(Declared):
         "that order, after the whole run)",
         convert=count(1, optional=True),
         metavar="N",
+        common=True,
     )
     ranked: bool = option(
         False,
@@ -519,6 +533,7 @@ class Delivery(Declared):
         convert=boolean,
         scrapy=_SCRAPY_OUTPUT,
         loader=_LOADER_ORDER,
+        common=True,
     )
     top: int | None = option(
         None,
@@ -527,6 +542,7 @@ class Delivery(Declared):
         metavar="N",
         scrapy=_SCRAPY_OUTPUT,
         loader=_LOADER_ORDER,
+        common=True,
     )
     sample: int | None = option(
         None,
@@ -537,6 +553,7 @@ class Delivery(Declared):
         metavar="N",
         scrapy=_SCRAPY_OUTPUT,
         loader=_LOADER_ORDER,
+        common=True,
     )
     seed: int | None = option(
         None,

@@ -86,6 +86,25 @@ async def test_help_lists_every_option_and_examples() -> None:
     assert top.code == 0 and all(c in top.out for c in ("dump", "tree", "demo"))
 
 
+@pytest.mark.parametrize("command", ["dump", "tree", "check", "report"])
+async def test_short_help_describes_the_common_flags_and_names_the_rest(command: str) -> None:
+    """A command's --help (on stdout) describes the common flags and names every other
+    one under "more options" in far fewer lines; --help-all describes every flag; no
+    flag's name is broken across two lines."""
+    short, full = await run_cli(command, "--help"), await run_cli(command, "--help-all")
+    assert short.code == full.code == 0 and short.err == full.err == ""
+    assert len(short.out.splitlines()) <= len(full.out.splitlines()) - 45
+    flags = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", full.out))
+    assert flags == set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", short.out))
+    more = short.out.split("more options (--help-all describes each):\n", 1)[1]
+    named = set(re.findall(r"--[a-z][a-z-]+", more.split("\n\n", 1)[0]))
+    assert {"--timeout", "--proxy", "--max-sitemaps"} <= named and "--since" not in named
+    assert re.search(r"^  --since DATE +leave out records", short.out, re.MULTILINE)
+    assert re.search(r"^  --timeout S +seconds for one sitemap", full.out, re.MULTILINE)
+    assert not re.search(r"--[a-z]+-$", short.out + full.out, re.MULTILINE)
+    assert short.out.startswith(f"usage: sitemap-reader {command} [options] ")
+
+
 async def test_version() -> None:
     """--version prints the program name, the installed version and the version of the
     bundled Public Suffix List's package (its last part the list's date)."""
