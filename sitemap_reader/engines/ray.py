@@ -30,19 +30,26 @@ the task's blocks in memory: more ``partitions`` make smaller tasks.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 from sitemap_reader.errors import missing_extra
 
 try:
-    import ray.data  # noqa: F401
+    import ray
+    import ray.data
 except ImportError as exc:  # tested in a subprocess without Ray
     raise missing_extra("sitemap_reader.engines.ray needs Ray Data", "ray") from exc
 
 import pyarrow as pa
 
-from sitemap_reader.engines.batch import canonical_target, discover_batches, engine_arguments
+from sitemap_reader.engines.batch import (
+    canonical_target,
+    chosen_partitions,
+    discover_batches,
+    engine_arguments,
+)
 
 if TYPE_CHECKING:
     from ray.data import Dataset
@@ -78,7 +85,8 @@ def discover(
     every reader option (``max_urls``, ``allow_private``, ``since``, ... or
     ``options=Options(...)``); a bad one is a UsageError here, on the driver.
     ``partitions`` sets how many blocks (so tasks) the distinct targets are spread over
-    (the group-by's partitions; default: Ray Data's hash-shuffle default).
+    (the group-by's partitions; default: two per CPU of the Ray cluster, or of this
+    machine before Ray starts, said in the log).
 
     A target that fails is a ``failed`` summary row, never a failed job. For
     exactly-once files, write the result directly (``.write_parquet(path)``): see the
@@ -86,7 +94,16 @@ def discover(
     """
     arguments = engine_arguments("sitemap_reader.engines.ray.discover", options)
     keyed = ds.map_batches(functools.partial(_canonical, column=target_col), batch_format="pyarrow")
-    distinct = keyed.groupby(_KEY, num_partitions=partitions).count().select_columns([_KEY])
+    count = chosen_partitions("sitemap_reader.engines.ray.discover", partitions, _cores())
+    distinct = keyed.groupby(_KEY, num_partitions=count).count().select_columns([_KEY])
     return distinct.map_batches(
         functools.partial(_discover, **arguments), batch_format="pyarrow", batch_size=None
     )
+
+
+def _cores() -> int:
+    """The Ray cluster's CPUs once Ray runs, else this machine's (discover() does not
+    start Ray: the Dataset is lazy)."""
+    if ray.is_initialized():
+        return int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call,unused-ignore]
+    return os.cpu_count() or 1

@@ -26,6 +26,7 @@ the executors as one picklable :class:`~sitemap_reader.options.Options` value.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,6 +42,7 @@ import pyarrow as pa
 from sitemap_reader.engines.batch import (
     SCHEMA,
     canonical_target,
+    chosen_partitions,
     discover_batches,
     engine_arguments,
 )
@@ -87,18 +89,29 @@ def discover(
     :func:`~sitemap_reader.engines.batch.discover_batches`: ``parallel``, ``batch_rows``, and
     every reader option (``max_urls``, ``allow_private``, ``since``, ... or
     ``options=Options(...)``); a bad one is a UsageError here, on the driver.
-    ``partitions`` is the number of discovery tasks (default: the session's
-    ``spark.sql.shuffle.partitions``); each runs up to ``parallel`` targets at once.
+    ``partitions`` is the number of discovery tasks (default: two per core of the
+    session's default parallelism, said in the log); each runs up to ``parallel``
+    targets at once.
 
     A target that fails is a ``failed`` summary row, never a failed job. Write the result
     with Spark's writers (``.write.parquet(path)``): the commit protocol keeps exactly one
     attempt of each task.
     """
     arguments = engine_arguments("sitemap_reader.engines.spark.discover", options)
-    spark = df.sparkSession
-    count = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+
+    door = "sitemap_reader.engines.spark.discover"
+    count = chosen_partitions(door, partitions, _cores(df.sparkSession))
     keyed = df.select(F.col(target_col).cast("string").alias(_KEY)).mapInArrow(
         _canonical, f"`{_KEY}` string"
     )
     spread = keyed.repartition(count, _KEY)
     return spread.mapInArrow(functools.partial(_discover, **arguments), SPARK_SCHEMA)
+
+
+def _cores(spark: Any) -> int:
+    """The session's default parallelism (its cores), or this machine's where the session
+    does not say (Spark Connect has no SparkContext)."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # any session without a SparkContext (Spark Connect)
+        return os.cpu_count() or 1

@@ -8,6 +8,7 @@ site with its status. Then the contract and the peak RSS of a 200k-URL target.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import time
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
+import ray
 
 from sitemap_reader.engines import ray as engine
 from sitemap_reader.engines.batch import SCHEMA
-from sitemap_reader.errors import install_line
+from sitemap_reader.errors import UsageError, install_line
 from tests.engines.conftest import guard_loaded
 from tests.engines.farm import Farm
 from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
@@ -102,6 +105,20 @@ def test_the_contract(ray_cluster: Any, tmp_path: Path) -> None:
             assert summary["status"] == "failed" and summary["error"]
         else:
             assert summary["urls"] == 7 and summary["status"] == "partial"
+
+
+def test_the_default_partitions_follow_the_cpus(
+    ray_cluster: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not told ``partitions``, discover spreads the targets over two blocks per CPU of
+    the cluster (4 on the 2-CPU test cluster), not Ray Data's shuffle default, and says so
+    in the log; a bad number is a UsageError before any task."""
+    caplog.set_level(logging.INFO, logger="sitemap_reader")
+    engine.discover(ray.data.from_items([{"target": "a.example"}]), "target")
+    (line,) = [r.getMessage() for r in caplog.records if "discovery tasks" in r.getMessage()]
+    assert line.startswith("sitemap_reader.engines.ray.discover: 4 discovery tasks (2 per core")
+    with pytest.raises(UsageError, match="partitions"):
+        engine.discover(ray.data.from_items([{"target": "a.example"}]), "target", partitions=0)
 
 
 def test_an_ok_target_streams_with_a_null_error(ray_cluster: Any) -> None:
