@@ -6,7 +6,7 @@ STAMP_TEST := $(VENV)/.installed-test
 STAMP_BASE := $(VENV)/.installed
 STAMP_DOCS := $(VENV)/.installed-docs
 
-.PHONY: test test-slow lint docs demo fuzz bench clean check-report
+.PHONY: test test-slow test-stress lint docs demo fuzz bench clean check-report
 
 # The pip that venv brings (23.2 with Python 3.11.7) installs the editable package and its
 # extras; upgrading it first cost a fresh clone ~13 s of waiting on the index.
@@ -63,6 +63,12 @@ test: $(STAMP_TEST)
 test-slow: $(STAMP_TEST)
 	$(PYTEST) -m slow
 	$(PYTEST) -m "not slow" --real-cli tests/cli/test_commands.py
+
+# make test's suite beside CPU burners at the tests' priority (a load average near 20 on
+# two cores): no test's verdict may depend on the machine's speed.
+STRESS_BURNERS ?= 18
+test-stress: $(STAMP_TEST)
+	$(BIN)/python tests/burn.py $(STRESS_BURNERS) -- sh -c '$(PYTEST) -m "not slow"'
 
 demo: $(STAMP_BASE)
 	$(BIN)/sitemap-reader demo

@@ -5,7 +5,9 @@ would), served by one aiohttp application in a daemon thread. A site publishes
 ``/robots.txt`` -> ``/sitemap_index.xml`` -> ``children`` urlsets of ``per_child`` URLs
 each. Kinds: ``ok``; ``broken`` (every path 404: nothing to discover, every time);
 ``gated`` (its last child sends half its body and then waits until the test opens the
-gate, so a worker can be caught holding it). Hits are counted per (port, path).
+gate, so a worker can be caught holding it). With ``hold_robots`` every robots.txt waits
+for the gate too (so workers can be made to meet before any of them gets far, whatever
+the machine's speed). Hits are counted per (port, path).
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ class Farm(LoopbackServer):
         children: int = 2,
         per_child: int = 50,
         kinds: dict[int, str] | None = None,
+        hold_robots: bool = False,
     ) -> None:
         self.children = children
+        self.hold_robots = hold_robots
         self.per_child = per_child
         self.hits: Counter[tuple[int, str]] = Counter()
         self._bodies: dict[tuple[str, int], str] = {}
@@ -75,6 +79,9 @@ class Farm(LoopbackServer):
             return web.Response(status=404)
         base = f"http://127.0.0.1:{port}"
         if path == "/robots.txt":
+            if self.hold_robots:
+                assert self._gate is not None
+                await self._gate.wait()
             return web.Response(text=f"User-agent: *\nSitemap: {base}/sitemap_index.xml\n")
         if path == "/sitemap_index.xml":
             locs = "".join(

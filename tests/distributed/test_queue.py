@@ -92,7 +92,7 @@ async def test_the_heartbeat_keeps_a_lease_while_the_loop_thread_is_busy_parsing
     redis_server: RedisServer, namespace: str
 ) -> None:
     """A CPU-bound parse on the loop's thread while the heartbeat beats 4 times (more
-    than a lease): the lease is refreshed all along and never lapses."""
+    than a lease): the lease is refreshed all along and never lapses, at any load."""
     queue = TargetQueue.from_url(redis_server.url, namespace)
     peek = Peek(redis_server.url, namespace)
     body = "".join(f"https://example.com/{i}\n" for i in range(20_000)).encode()
@@ -100,9 +100,10 @@ async def test_the_heartbeat_keeps_a_lease_while_the_loop_thread_is_busy_parsing
         await queue.enqueue(["busy.example"])
         lease = await queue.take("busy", QUICK)
         assert lease is not None
-        # A beat every 0.5 s: a lease lapses only if the heartbeat's thread waits over 1 s
-        # for a core (a 0.6 s lease lapsed once on a machine at a load average of 9).
-        limits = WorkerLimits(lease=1.5, retry_delay=0.0, poll=0.1)
+        # A beat every 1.5 s: a lease lapses only if the heartbeat's thread waits over 3 s
+        # for a core, which a load of 20 on two cores does not come near (a 0.6 s lease
+        # lapsed once at a load average of 9; a 1.5 s one at 6-17).
+        limits = WorkerLimits(lease=4.5, retry_delay=0.0, poll=0.1)
         assert queue.id is not None
         heartbeat = Heartbeat(redis_server.url, Keys(namespace), queue.id, "busy", limits)
         with heartbeat:

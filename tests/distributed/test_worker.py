@@ -47,8 +47,10 @@ def _assert_exactly_once(farm: Farm, out: Path) -> None:
 def test_two_workers_share_150_targets_exactly_once(
     redis_server: RedisServer, namespace: str, tmp_path: Path
 ) -> None:
-    """Two worker processes drain 150 targets: each target's file once, every sitemap read once."""
-    with Farm(150) as farm:
+    """Two worker processes drain 150 targets: each target's file once, every sitemap read
+    once, and both take a share (the sites hold robots.txt until both workers hold targets,
+    so a worker that starts late on a loaded machine still meets the other)."""
+    with Farm(150, hold_robots=True) as farm:
         _enqueue(redis_server, namespace, farm)
         workers = [
             # A long lease: under a loaded machine no heartbeat can be late enough to matter.
@@ -57,6 +59,15 @@ def test_two_workers_share_150_targets_exactly_once(
             )
             for _ in range(2)
         ]
+        peek = Peek(redis_server.url, namespace)
+        try:
+            wait_until(
+                lambda: len({entry["consumer"] for entry in peek.pending()}) == 2,
+                "both workers holding targets",
+            )
+        finally:
+            peek.close()
+        farm.open_gate()
         results = [finish(w) for w in workers]
         hits = Counter(farm.hits)
     for code, err in results:
