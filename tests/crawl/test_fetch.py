@@ -17,6 +17,10 @@ from tests.crawl.crawl_kit import FAST, Reply, Site, collect, gz, index, tree, u
 
 MakeSite = Callable[[str], Awaitable[Site]]
 
+#: Wall-clock seconds a timer-ended case may take: far over the timers (under a second),
+#: whatever load the machine is under, and far under a wait that never ends.
+SLACK = 20.0
+
 
 def five(site: Site) -> list[str]:
     """Five page URLs on ``site``."""
@@ -152,7 +156,9 @@ async def test_hung_server_bounded_by_timeout(site: Site) -> None:
     started = time.monotonic()
     records, run = await collect(site.url("/index.xml"), timeout=0.3)
     elapsed = time.monotonic() - started
-    assert len(records) == 5 and elapsed < 2.0
+    # ended by the 0.3 s timeout (its problem says so), not by the server: a margin no
+    # busy machine reaches, against a wait that would never end
+    assert len(records) == 5 and elapsed < SLACK
     failures = run.failures()
     assert [n.url for n in failures] == [site.url("/hang.xml")]
     assert failures[0].problems[0].code == "timeout"
@@ -178,7 +184,7 @@ async def test_trickling_server_bounded_by_timeout(site: Site) -> None:
     started = time.monotonic()
     records, run = await collect(site.url("/s.xml"), timeout=0.4)
     stop.set()
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < SLACK  # the trickle alone never ends
     assert [r.url for r in records] == urls[:2]
     assert run.tree[0].problems[0].code == "timeout" and run.tree[0].failed  # the cause first
 
