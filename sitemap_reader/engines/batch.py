@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import hashlib
 import itertools
 import json
@@ -51,7 +52,7 @@ import os
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Unpack
 
@@ -444,6 +445,31 @@ def _count(name: str, value: object, door: str = "discover_batches") -> int:
 
 
 _WHOLE: Final = count(1)
+
+
+def check_target_column(door: str, name: object, columns: Mapping[str, bool | None] | None) -> str:
+    """The target column's name, once the input is seen to have it as text: ``columns`` maps
+    each column of the input to whether it holds strings (None: not known without reading
+    the data; ``columns`` None: the input's columns are not known). Refused before any job
+    starts (a UsageError naming ``door`` and the column): a missing column, or one of
+    numbers or other values, which would otherwise become a failed row per value or targets
+    like ``"1"``. Nulls in a text column are failed rows, like any bad target."""
+    if not isinstance(name, str):
+        raise UsageError(f"{door}: target_col must be a column's name, not {printable(repr(name))}")
+    if columns is None:
+        return name
+    if name not in columns:
+        known = ", ".join(map(repr, columns)) or "none"
+        near = difflib.get_close_matches(name, list(columns), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise UsageError(f"{door}: no column {name!r} in the input{hint}; its columns: {known}")
+    if columns[name] is False:
+        raise UsageError(
+            f"{door}: column {name!r} does not hold text; targets are strings (a domain, "
+            "a URL): cast it to strings first if that is what it holds"
+        )
+    return name
+
 
 #: Discovery tasks per core of the engine when an engine door is not told ``partitions``:
 #: a task's time is mostly waiting on sites, so two per core keep the cores busy, and a

@@ -46,6 +46,7 @@ import pyarrow as pa
 
 from sitemap_reader.engines.batch import (
     canonical_target,
+    check_target_column,
     chosen_partitions,
     discover_batches,
     engine_arguments,
@@ -92,9 +93,11 @@ def discover(
     exactly-once files, write the result directly (``.write_parquet(path)``): see the
     module's theory of operation.
     """
-    arguments = engine_arguments("sitemap_reader.engines.ray.discover", options)
-    keyed = ds.map_batches(functools.partial(_canonical, column=target_col), batch_format="pyarrow")
-    count = chosen_partitions("sitemap_reader.engines.ray.discover", partitions, _cores())
+    door = "sitemap_reader.engines.ray.discover"
+    arguments = engine_arguments(door, options)
+    column = check_target_column(door, target_col, _text_columns(ds))
+    keyed = ds.map_batches(functools.partial(_canonical, column=column), batch_format="pyarrow")
+    count = chosen_partitions(door, partitions, _cores())
     distinct = keyed.groupby(_KEY, num_partitions=count).count().select_columns([_KEY])
     return distinct.map_batches(
         functools.partial(_discover, **arguments), batch_format="pyarrow", batch_size=None
@@ -107,3 +110,17 @@ def _cores() -> int:
     if ray.is_initialized():
         return int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call,unused-ignore]
     return os.cpu_count() or 1
+
+
+def _text_columns(ds: Dataset) -> dict[str, bool | None] | None:
+    """Each column of ``ds`` and whether it holds strings, as far as Ray knows without
+    running anything (None: a Dataset whose schema needs a run is not checked here; its
+    bad values become failed rows)."""
+    schema = ds.schema(fetch_if_missing=False)
+    if schema is None:
+        return None
+    found: dict[str, bool | None] = {}
+    for name, kind in zip(schema.names, schema.types, strict=True):
+        is_text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        found[name] = True if is_text else None if kind is object else False
+    return found

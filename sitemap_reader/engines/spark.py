@@ -34,6 +34,7 @@ from sitemap_reader.errors import missing_extra
 
 try:
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 except ImportError as exc:  # tested in a subprocess without PySpark
     raise missing_extra("sitemap_reader.engines.spark needs PySpark", "spark") from exc
 
@@ -42,6 +43,7 @@ import pyarrow as pa
 from sitemap_reader.engines.batch import (
     SCHEMA,
     canonical_target,
+    check_target_column,
     chosen_partitions,
     discover_batches,
     engine_arguments,
@@ -97,13 +99,12 @@ def discover(
     with Spark's writers (``.write.parquet(path)``): the commit protocol keeps exactly one
     attempt of each task.
     """
-    arguments = engine_arguments("sitemap_reader.engines.spark.discover", options)
-
     door = "sitemap_reader.engines.spark.discover"
+    arguments = engine_arguments(door, options)
+    text = {field.name: isinstance(field.dataType, T.StringType) for field in df.schema.fields}
+    column = check_target_column(door, target_col, text)
     count = chosen_partitions(door, partitions, _cores(df.sparkSession))
-    keyed = df.select(F.col(target_col).cast("string").alias(_KEY)).mapInArrow(
-        _canonical, f"`{_KEY}` string"
-    )
+    keyed = df.select(F.col(column).alias(_KEY)).mapInArrow(_canonical, f"`{_KEY}` string")
     spread = keyed.repartition(count, _KEY)
     return spread.mapInArrow(functools.partial(_discover, **arguments), SPARK_SCHEMA)
 

@@ -121,6 +121,18 @@ def test_the_default_partitions_follow_the_cpus(
         engine.discover(ray.data.from_items([{"target": "a.example"}]), "target", partitions=0)
 
 
+def test_bad_input_is_refused_before_any_task(ray_cluster: Any) -> None:
+    """A missing target column or one of numbers is one UsageError naming the column,
+    raised by discover itself (a lazy Dataset: nothing has run), not a traceback inside
+    a task once the job started."""
+    numbers = ray.data.from_items([{"target": 1}, {"target": 2}])
+    with pytest.raises(UsageError, match="column 'target' does not hold text"):
+        engine.discover(numbers, "target")
+    texts = ray.data.from_items([{"target": "a.example"}])
+    with pytest.raises(UsageError, match=r"no column 'taget' in the input \(did you mean"):
+        engine.discover(texts, "taget")
+
+
 def test_an_ok_target_streams_with_a_null_error(ray_cluster: Any) -> None:
     """Read as a stream (iter_batches): a whole site is ok, its error null."""
     with Farm([("plain", 1, 60)]) as farm:

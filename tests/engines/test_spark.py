@@ -134,6 +134,23 @@ def test_the_default_partitions_follow_the_cores(
         engine.discover(_frame(spark, ["a.example"]), "url", partitions=0)
 
 
+def test_bad_input_is_refused_before_any_job(spark: Any) -> None:
+    """A missing target column or one of numbers is one UsageError naming the column,
+    raised on the driver with no Spark job started (numbers were cast to "1", "2" and
+    ran as failed rows)."""
+    context = spark.sparkContext
+    context.setJobGroup("bad-input", "discover's checks")
+    numbers = spark.createDataFrame([(1,), (2,)], "target int")
+    with pytest.raises(UsageError, match="column 'target' does not hold text"):
+        engine.discover(numbers, "target")
+    with pytest.raises(UsageError, match=r"no column 'ulr' in the input \(did you mean 'url'"):
+        engine.discover(_frame(spark, ["a.example"]), "ulr")
+    with pytest.raises(UsageError, match="max_urls"):
+        engine.discover(_frame(spark, ["a.example"]), "url", max_urls=-1)
+    assert list(context.statusTracker().getJobIdsForGroup("bad-input")) == []
+    context.setJobGroup("other", "")
+
+
 def test_an_ok_target_has_a_null_error(spark: Any, tmp_path: Path) -> None:
     """A whole site: status ok, error null, urls its URL rows."""
     with Farm([("plain", 1, 60)]) as farm:
