@@ -17,9 +17,12 @@ targets at once; each one runs in its own task:
    ``state``, the target's stored state becomes a temporary state file for the run.
 3. The file is fsynced; the fenced commit (``FINISH``) marks the target done with its new
    state, and only when it won is the file renamed to its name. A crash between the two
-   leaves a commit marker, and the next worker to start in that directory does the
-   rename; files of dead attempts are removed by whoever takes the target next (or by
-   that repair). A failure records the error; the target is retried after the retry delay.
+   leaves a commit marker and the hidden file; the repair renames it into place: every
+   worker runs it when it starts, when a drain ends (so a worker that was running when
+   another died still leaves no target done without its file), and when it finds nothing
+   to take, at most once per :data:`REPAIR_EVERY` leases. Files of dead attempts are
+   removed by whoever takes the target next (or by the repair). A failure records the
+   error; the target is retried after the retry delay.
 
 The heartbeat thread (:mod:`.heartbeat`) keeps every held lease alive meanwhile. When it
 finds a lease lost (the worker was stalled past the lease, and another worker took the
@@ -42,7 +45,7 @@ import re
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from typing import IO, Any, Final, Protocol
 
 from aiohttp.abc import AbstractResolver
 
@@ -73,6 +76,9 @@ log = logging.getLogger("sitemap_reader.distributed")
 PUBLISH_CHUNK = 500
 #: Records a writer gets at a time (it encodes a batch in one go).
 WRITE_BATCH = 1024
+#: An idle worker repairs its output directory at most once per this many leases (a scan
+#: of the directory: cheap next to the lease, costly if run at every idle poll).
+REPAIR_EVERY: Final = 10
 #: The name of an attempt's file: ``.NAME.ENTRYID.ATTEMPT.tmp``.
 ATTEMPT_FILE = re.compile(r"\.(?P<name>.+)\.(?P<id>\d+-\d+)\.(?P<attempt>\d+)\.tmp")
 #: What ends a worker rather than one target.
@@ -255,6 +261,7 @@ class Worker:
         self.report = WorkerReport()
         self.queue = TargetQueue.from_url(url, namespace, self.limits)
         self._heartbeat: Heartbeat | None = None
+        self._repaired = time.monotonic()
 
     async def run(self, *, drain: bool = False) -> WorkerReport:
         """Work until cancelled, or with ``drain`` until nothing is queued or in flight
@@ -308,9 +315,12 @@ class Worker:
                 await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 continue
             if drain and not running and await self.queue.empty():
+                await self._repair()  # a worker that died meanwhile may have left a file
                 return  # checked before blocking on the stream: no idle poll at the end
             lease = await self.queue.take(self.consumer, self.limits)
             if lease is None:
+                if time.monotonic() - self._repaired > REPAIR_EVERY * self.limits.lease:
+                    await self._repair()
                 continue
             after = list(running) if lease.solo else []  # a suspect runs alone
             running[asyncio.create_task(self._process(lease, after))] = lease
@@ -452,6 +462,7 @@ class Worker:
     async def _repair(self) -> None:
         """Finish what crashed attempts left in the output directory: rename the file of
         an attempt whose commit won, remove the files of attempts that are dead."""
+        self._repaired = time.monotonic()
         with os.scandir(self.output.directory) as entries:
             found = [(e.path, ATTEMPT_FILE.fullmatch(e.name)) for e in entries]
         for tmp, match in found:

@@ -3,7 +3,9 @@
 - :class:`Proxy`, a TCP proxy on 127.0.0.1 in front of Redis. ``partition()`` holds the
   bytes both ways (the connections stay open, nothing arrives: a network partition or a
   paused switch); ``heal()`` lets them through again, in order; ``sever()`` drops every
-  connection (a reset: the client sees the connection die).
+  connection (a reset: the client sees the connection die); ``hold_replies_after(marker)``
+  lets the request holding ``marker`` reach Redis and holds every reply from then on (the
+  command ran; its client never hears so).
 - :func:`freeze` / :func:`thaw`: SIGSTOP and SIGCONT of a worker (a paused VM, a long GC).
 - kill -9 and Redis restarts come from ``os.kill`` and :meth:`RedisServer.restart`.
 - :func:`assert_clean`: what every fault case must leave, checked whole.
@@ -40,6 +42,11 @@ class Proxy:
         self.port: int = self._listener.getsockname()[1]
         self._flowing = threading.Event()
         self._flowing.set()
+        self._replies = threading.Event()  # cleared: replies held, requests still go
+        self._replies.set()
+        self._marker: bytes | None = None
+        #: Set once a request holding the marker went to Redis (its reply held).
+        self.marked = threading.Event()
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
@@ -68,6 +75,11 @@ class Proxy:
     def heal(self) -> None:
         """Let the held bytes and all later ones through."""
         self._flowing.set()
+        self._replies.set()
+
+    def hold_replies_after(self, marker: bytes) -> None:
+        """From the first request holding ``marker`` on (it is sent), hold every reply."""
+        self._marker = marker
 
     def sever(self) -> None:
         """Drop every open connection (new ones are still accepted)."""
@@ -93,14 +105,21 @@ class Proxy:
             with self._lock:
                 self._sockets += [client, server]
                 self.connections += 1
-            for src, dst in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+            for src, dst, reply in ((client, server, False), (server, client, True)):
+                threading.Thread(target=self._pump, args=(src, dst, reply), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, reply: bool) -> None:
         try:
             while data := src.recv(CHUNK):
                 self._flowing.wait()  # a partition holds the bytes here, in order
+                if reply:
+                    self._replies.wait()
+                marked = not reply and self._marker is not None and self._marker in data
+                if marked:
+                    self._replies.clear()  # before the request goes: no reply slips by
                 dst.sendall(data)
+                if marked:
+                    self.marked.set()
         except OSError:
             pass
         for sock in (src, dst):

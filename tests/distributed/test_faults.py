@@ -121,6 +121,34 @@ def test_a_zombie_past_its_lease_changes_nothing_visible(
             peek.close()
 
 
+def test_a_kill_between_commit_and_rename_is_repaired_by_a_running_survivor(
+    server: RedisServer, namespace: str, tmp_path: Path
+) -> None:
+    """A worker killed after its commit won and before its file's rename, while another
+    worker is already running: the survivor renames the file into place before it ends
+    (it exited 0 with 'done' targets whose file was only a hidden .tmp)."""
+    with Farm(4, kinds={0: "gated"}) as farm, Proxy(server.port) as proxy:
+        _enqueue(server.url, namespace, farm)
+        peek = Peek(server.url, namespace)
+        try:
+            victim = start_worker(proxy.url(PASSWORD), namespace, tmp_path, "--parallel", "1")
+            assert farm.gate_reached.wait(DEADLINE), "the gated target was never read"
+            survivor = start_worker(server.url, namespace, tmp_path, "--drain", "--parallel", "1")
+            wait_until(lambda: len(peek.done()) == 3, "the survivor reading the other sites")
+            proxy.hold_replies_after(b":commit:")  # the victim's fenced commit, and after it
+            farm.open_gate()
+            assert proxy.marked.wait(DEADLINE), "the victim never committed"
+            wait_until(lambda: farm.sites[0].target in peek.done(), "the victim's commit")
+            victim.send_signal(signal.SIGKILL)  # inside the window: committed, not renamed
+            texts = list(victim.communicate(timeout=DEADLINE))
+            code, err = finish(survivor)
+            assert code == 0, err
+            assert "into place (its worker stopped before)" in err
+            assert_clean(farm, tmp_path, peek, texts=[*texts, err], secret=PASSWORD, records=False)
+        finally:
+            peek.close()
+
+
 def test_severed_connections_are_reopened_and_the_run_goes_on(
     server: RedisServer, namespace: str, tmp_path: Path
 ) -> None:
