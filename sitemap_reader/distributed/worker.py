@@ -468,6 +468,11 @@ class Worker:
         for tmp, match in found:
             if match is None:
                 continue
+            # Live first: the commit and the end of the claim are one step (FINISH), so an
+            # attempt found not live has committed already or never will; asked the other
+            # way round, a commit landing between the two questions had its file removed.
+            if await self.queue.live(match["id"], int(match["attempt"])):
+                continue  # its worker is at it
             token = f"{match['id']}.{match['attempt']}"
             if await self.queue.committed(token):
                 final = os.path.join(self.output.directory, match["name"])
@@ -475,7 +480,7 @@ class Worker:
                     os.replace(tmp, final)
                 await self.queue.renamed(token)
                 log.warning("renamed %s into place (its worker stopped before)", final)
-            elif not await self.queue.live(match["id"], int(match["attempt"])):
+            else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
 
