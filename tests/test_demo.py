@@ -190,3 +190,19 @@ async def test_demo_serve_runs_until_interrupted() -> None:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_an_unchanged_demo_gives_nothing_the_second_time(
+    demo_base: str, tmp_path: Path
+) -> None:
+    """dump --state --changed-only --removed twice on the unchanged demo: everything the
+    first time, nothing the second, not even the URLs the broken child listed before it
+    broke (they went out the first time)."""
+    state = str(tmp_path / "state.db")
+    args = ("dump", demo_base, "--state", state, "--changed-only", "--removed", "-q")
+    first = await run_cli(*args)
+    assert first.code == 0, first.err  # a broken child is a partial result, not a failure
+    assert set(first.urls()) == demo.expected_urls(demo_base)
+    second = await run_cli(*args)
+    assert second.code == 0, second.err
+    assert second.urls() == []

@@ -31,8 +31,9 @@ records, so a consumer that stops
 or dies early never leaves a sitemap marked seen whose records it did not get. The
 write is committed at once (``state_commit="sitemap"``) or with everything else when
 the consumer has taken the last record (``"run"``, and always for ranked output, which
-only reaches the consumer at the end). A failed or cut sitemap writes nothing. The last
-checkpoint (:meth:`IncrementalRun.finale`) resolves removals and yields the removed URLs
+only reaches the consumer at the end). A sitemap cut by a stop writes nothing; one
+that broke after listing URLs saves them as seen (they went out), and nothing else. The
+last checkpoint (:meth:`IncrementalRun.finale`) resolves removals and yields the removed URLs
 as records (``removed=True``) when asked for.
 """
 
@@ -116,9 +117,10 @@ class Tracker:
         self.count += len(records)
         return keys
 
-    def read(self, url: str, node: SitemapNode, digest: bytes) -> SitemapRead:
+    def read(self, url: str, node: SitemapNode, digest: bytes | None) -> SitemapRead:
         """The finished read, for :meth:`StateStore.save_read` (``digest``: the body's
-        hash, taken when the sitemap settled)."""
+        hash, taken when the sitemap settled), or the URLs of a read that broke off, for
+        :meth:`StateStore.save_seen` (``digest`` None)."""
         # Whole-sitemap passes through C-level maps: no Python frame per URL, and one
         # zlib call (which releases the GIL) instead of one per batch.
         records = list(chain.from_iterable(self.batches))
@@ -301,13 +303,20 @@ class SitemapWatch(Watch):
         self.tracker = None
         if node.unchanged is not None:
             return owner.unchanged_write(node, key, tracker)
-        if tracker is None or not complete or not key:
+        if tracker is None or not key:
             return None
+        store = owner.store
+        if not complete:
+            if not node.failed or node.cut_short or not tracker.count:
+                return None
+            # It broke after listing URLs, which went out before this checkpoint runs:
+            # they are seen (a next --changed-only run does not hand them out again).
+            read = tracker.read
+            return Checkpoint(lambda: owner.write(lambda: store.save_seen(read(key, node, None))))
         digest = tracker.digest.digest()
         if stored is not None and stored.hash == digest and stored.format == node.format:
             node.unchanged = "same content"
             return owner.unchanged_write(node, key, tracker)
-        store = owner.store
         return Checkpoint(
             lambda: owner.write(lambda: store.save_read(tracker.read(key, node, digest)))
         )

@@ -167,7 +167,7 @@ _ROW_TYPES: tuple[tuple[str, type | tuple[type, ...]], ...] = (
 
 @dataclass(slots=True)
 class SitemapRead:
-    """One complete read of a sitemap, ready to be saved.
+    """One read of a sitemap, ready to be saved: complete, or broken off (``hash`` None).
 
     ``keys`` and ``lastmods`` are parallel: every in-scope URL it listed (duplicates
     included) and its lastmod in seconds or None.
@@ -175,7 +175,7 @@ class SitemapRead:
 
     url: str
     format: str
-    hash: bytes
+    hash: bytes | None
     records: int
     etag: str | None = None
     last_modified: str | None = None

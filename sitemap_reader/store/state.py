@@ -1,9 +1,10 @@
 """The state store: one SQLite state file, read and written through one connection.
 
-Every change is written by :meth:`StateStore.save_read` (one complete sitemap) or
+Every change is written by :meth:`StateStore.save_read` (one complete sitemap),
+:meth:`StateStore.save_seen` (the URLs of one that broke off) or
 :meth:`StateStore.save_unchanged`, inside a transaction the caller commits with
-:meth:`StateStore.commit`. Nothing is written for a sitemap that failed, so its URLs
-are neither marked seen nor reported removed. SQLite's journal (WAL) makes each commit
+:meth:`StateStore.commit`. A sitemap that broke off has its URLs marked seen and nothing
+else, so none of its URLs is reported removed. SQLite's journal (WAL) makes each commit
 atomic: a process killed at any instant leaves the file at the last commit.
 
 The connection is shared by the caller's thread and, with ``background=True``, the
@@ -265,6 +266,35 @@ class StateStore:
         if old is not None:
             self.lost.update(removals.note_dropped_children(db, old, read))
             removals.note_missing_urls(db, sitemap_id, old_urls, read.keys)
+        return self._url_rows(read, sitemap_id)
+
+    def save_seen(self, read: SitemapRead) -> None:
+        """Save the URLs of a read that broke off (``read.hash`` is None): they went out,
+        so they are seen this run, and the next run does not take them for new.
+
+        Nothing else of the read is kept: no validators, no hash, no removal inferred
+        from what it did not list, so the next run reads the sitemap in full. A sitemap
+        never read whole gets a row holding what it listed so far (its URL text, to name
+        what a later complete read no longer lists)."""
+        rows = self._guard(self._save_seen, read)
+        for start in range(0, len(rows), WRITE_CHUNK):
+            self._guard(self._db.executemany, _UPSERT_URL, rows[start : start + WRITE_CHUNK])
+
+    def _save_seen(self, read: SitemapRead) -> list[tuple[int, int, int | None, int]]:
+        db = self._write()
+        row = db.execute("SELECT id FROM sitemaps WHERE url = ?", (read.url,)).fetchone()
+        if row is None:
+            row = db.execute(
+                "INSERT INTO sitemaps (url, format, records, read_run, urls) "
+                "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (read.url, read.format, read.records, self.run, read.urls_blob),
+            ).fetchone()
+        return self._url_rows(read, row[0])
+
+    def _url_rows(
+        self, read: SitemapRead, sitemap_id: int
+    ) -> list[tuple[int, int, int | None, int]]:
+        """The URL rows of a read, in the order the upsert writes fastest."""
         run = self.run
         # B-tree order: fewer page splits. Sorted on the key alone (an int compare, about
         # 4x faster than comparing pairs); the upsert does not depend on the order of two

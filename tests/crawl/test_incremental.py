@@ -291,8 +291,9 @@ async def test_failed_sitemap_loses_nothing(site: Site, tmp_path: Path) -> None:
     ]
 
 
-async def test_cut_body_is_not_saved(site: Site, tmp_path: Path) -> None:
-    """A body cut short keeps its records but saves nothing: the next run reads it again."""
+async def test_cut_body_saves_only_what_went_out(site: Site, tmp_path: Path) -> None:
+    """A body cut short keeps its records and saves them as seen, nothing else: the next
+    run reads it again in full and hands out only the URLs the cut one never reached."""
     state = tmp_path / "state.db"
     body = urlset((site.url(f"/p{i}"), None) for i in range(40))
 
@@ -306,8 +307,11 @@ async def test_cut_body_is_not_saved(site: Site, tmp_path: Path) -> None:
     first, run = await crawl(site.url("/s.xml"), state, changed_only=True)
     assert first and run.stats.sitemaps_failed == 1
     site.add("/s.xml", body)
-    second, _ = await crawl(site.url("/s.xml"), state, changed_only=True)
-    assert len(second) == 40
+    second, run = await crawl(site.url("/s.xml"), state, changed_only=True)
+    assert {r.url for r in first}.isdisjoint(r.url for r in second)
+    assert len(first) + len(second) == 40 and run.stats.sitemaps_unchanged == 0
+    third, _ = await crawl(site.url("/s.xml"), state, changed_only=True)
+    assert third == []
 
 
 async def test_early_break_saves_only_what_was_taken(site: Site, tmp_path: Path) -> None:
