@@ -598,7 +598,7 @@ INTEGRATIONS: dict[str, tuple[str, ...]] = {
 #: The engines that need PySpark or Ray, read from their source.
 ENGINES: dict[str, tuple[tuple[str, ...], dict[str, Signature]]] = {
     "sitemap_reader.engines.ray": (
-        ("discover",),
+        ("discover", "write_parquet"),
         {
             "discover": (
                 "ds: Dataset",
@@ -607,7 +607,16 @@ ENGINES: dict[str, tuple[tuple[str, ...], dict[str, Signature]]] = {
                 "partitions: int | None = None",
                 "**options: Any",
                 "-> Dataset",
-            )
+            ),
+            "write_parquet": (
+                "ds: Dataset",
+                "path: str | os.PathLike[str]",
+                "target_col: str = 'target'",
+                "*",
+                "partitions: int | None = None",
+                "**options: Any",
+                "-> list[str]",
+            ),
         },
     ),
     "sitemap_reader.engines.spark": (

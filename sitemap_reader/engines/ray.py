@@ -24,13 +24,25 @@ or in part. A Ray writer fused into the same task (``write_parquet`` right after
 ``discover``, the default plan) writes each task's file whole under a name made of the
 write's id and the task's index, so a retry replaces the dead attempt's file: the
 output files hold every URL exactly once. That writer builds a task's file from all of
-the task's blocks in memory: more ``partitions`` make smaller tasks.
+the task's blocks in memory (Ray's write step keeps every block of its task until the
+file is written), so a task's memory follows its targets' sizes.
+
+:func:`write_parquet` is the bounded way: the discovery task writes its own Parquet file
+as its record batches fill (one row group each), to a hidden name of its own attempt in
+the output folder, and renames it to the task's name when its targets are done. The name
+is the run's id and a digest of the task's targets, which a retry reads again from the
+same block, so a retry replaces a dead attempt's file whole and the folder holds every
+URL exactly once; the driver removes the hidden files of dead attempts at the end. A
+task then holds ``batch_rows`` x ``parallel`` records at most, whatever one target's size.
 """
 
 from __future__ import annotations
 
 import functools
+import glob
+import hashlib
 import os
+import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
@@ -43,19 +55,22 @@ except ImportError as exc:  # tested in a subprocess without Ray
     raise missing_extra("sitemap_reader.engines.ray needs Ray Data", "ray") from exc
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from sitemap_reader.engines.batch import (
+    SCHEMA,
     canonical_target,
     check_target_column,
     chosen_partitions,
     discover_batches,
     engine_arguments,
 )
+from sitemap_reader.errors import UsageError
 
 if TYPE_CHECKING:
     from ray.data import Dataset
 
-__all__ = ["discover"]
+__all__ = ["discover", "write_parquet"]
 
 #: The name of the one column between the stages.
 _KEY: Final = "target"
@@ -72,6 +87,72 @@ def _discover(table: pa.Table, **arguments: Any) -> Iterator[pa.Table]:
     targets = table.column(_KEY).to_pylist()
     for batch in discover_batches(targets, **arguments):
         yield pa.Table.from_batches([batch])
+
+
+def _write(table: pa.Table, *, folder: str, run: str, **arguments: Any) -> Iterator[pa.Table]:
+    """One block's targets through :func:`discover_batches`, written as they come into
+    the task's own file (see the module's theory of operation); one row saying so."""
+    targets = table.column(_KEY).to_pylist()
+    digest = hashlib.blake2b("\n".join(targets).encode(), digest_size=10).hexdigest()
+    final = os.path.join(folder, f"{run}-{digest}.parquet")
+    scratch = os.path.join(folder, f".{run}-{digest}.{uuid.uuid4().hex}.tmp")
+    rows = 0
+    writer: pq.ParquetWriter | None = None
+    try:
+        for batch in discover_batches(targets, **arguments):
+            if writer is None:
+                writer = pq.ParquetWriter(scratch, SCHEMA)
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is not None:
+        os.replace(scratch, final)
+    yield pa.table({"file": [final if rows else None], "rows": [rows]})
+
+
+def write_parquet(
+    ds: Dataset,
+    path: str | os.PathLike[str],
+    target_col: str = "target",
+    *,
+    partitions: int | None = None,
+    **options: Any,
+) -> list[str]:
+    """Discover every target of ``ds[target_col]`` and write the rows as Parquet files
+    into the folder ``path``, in the discovery tasks themselves, as they come; the files
+    written, once all are.
+
+    The rows and the keywords are :func:`discover`'s. Unlike ``discover(ds).write_parquet``
+    (whose write step holds a task's whole output), a task holds at most ``batch_rows`` x
+    ``parallel`` records, whatever one site's size, and the folder holds every URL exactly
+    once when a worker dies mid-task (see the module's theory of operation). ``path`` is
+    a folder every worker can write (local, or a shared mount); object stores are written
+    with ``discover(...).write_parquet``. Each call writes files of its own (a run id in
+    their names): write each run to a fresh folder.
+    """
+    door = "sitemap_reader.engines.ray.write_parquet"
+    folder = os.fspath(path)
+    if "://" in folder and not folder.startswith("file://"):
+        raise UsageError(
+            f"{door}: path: a folder the workers share, not {folder!r} "
+            "(for an object store use discover(...).write_parquet)"
+        )
+    folder = os.path.abspath(folder.removeprefix("file://"))
+    os.makedirs(folder, exist_ok=True)
+    run = uuid.uuid4().hex[:12]
+    distinct = _distinct(door, ds, target_col, partitions)
+    arguments = engine_arguments(door, options)
+    written = distinct.map_batches(
+        functools.partial(_write, folder=folder, run=run, **arguments),
+        batch_format="pyarrow",
+        batch_size=None,
+    )
+    files = sorted(row["file"] for row in written.take_all() if row["file"])
+    for stray in glob.glob(os.path.join(glob.escape(folder), f".{run}-*.tmp")):
+        os.remove(stray)  # a dead attempt's file, replaced by its retry's
+    return files
 
 
 def discover(
@@ -95,13 +176,18 @@ def discover(
     """
     door = "sitemap_reader.engines.ray.discover"
     arguments = engine_arguments(door, options)
-    column = check_target_column(door, target_col, _text_columns(ds))
-    keyed = ds.map_batches(functools.partial(_canonical, column=column), batch_format="pyarrow")
-    count = chosen_partitions(door, partitions, _cores())
-    distinct = keyed.groupby(_KEY, num_partitions=count).count().select_columns([_KEY])
+    distinct = _distinct(door, ds, target_col, partitions)
     return distinct.map_batches(
         functools.partial(_discover, **arguments), batch_format="pyarrow", batch_size=None
     )
+
+
+def _distinct(door: str, ds: Dataset, target_col: str, partitions: int | None) -> Dataset:
+    """The distinct canonical targets of ``ds[target_col]``, spread over the tasks."""
+    column = check_target_column(door, target_col, _text_columns(ds))
+    keyed = ds.map_batches(functools.partial(_canonical, column=column), batch_format="pyarrow")
+    count = chosen_partitions(door, partitions, _cores())
+    return keyed.groupby(_KEY, num_partitions=count).count().select_columns([_KEY])
 
 
 def _cores() -> int:

@@ -69,6 +69,16 @@ class Killer:
             raise self.error[0]
 
 
+def reset_peaks(marker: str) -> None:
+    """Start the peak RSS of every live worker whose command line has ``marker`` afresh
+    (Linux's ``clear_refs`` 5), so the next :func:`worker_peaks` is the next job's."""
+    for pid in processes(marker):
+        try:
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
+        except OSError:
+            continue  # it ended meanwhile
+
+
 def worker_peaks(marker: str) -> list[float]:
     """Peak RSS (MiB) of each live worker process whose command line has ``marker``."""
     peaks = []

@@ -24,7 +24,15 @@ from sitemap_reader.engines.batch import SCHEMA
 from sitemap_reader.errors import UsageError, install_line
 from tests.engines.conftest import guard_loaded
 from tests.engines.farm import Farm
-from tests.engines.kit import FARM, Figures, Killer, spellings, tally, worker_peaks
+from tests.engines.kit import (
+    FARM,
+    Figures,
+    Killer,
+    reset_peaks,
+    spellings,
+    tally,
+    worker_peaks,
+)
 from tests.engines.test_batch import check_contract
 
 #: What the command line of Ray's worker processes starts with (their process title).
@@ -78,6 +86,60 @@ def test_a_killed_worker_loses_and_repeats_nothing(ray_cluster: Any, tmp_path: P
     assert killer.killed and retried >= 2
     check_contract(rows, farm.sites)
     assert lost == duplicated == 0
+
+
+def test_write_parquet_under_a_kill_writes_every_url_once(ray_cluster: Any, tmp_path: Path) -> None:
+    """The writing door: 13 sites, the worker reading one SIGKILLed mid-target; the
+    files the tasks wrote hold every URL once, the dead attempt's hidden file is gone,
+    and the files returned are the folder's."""
+    out = tmp_path / "out"
+    with Farm(FARM) as farm:
+        killer = Killer(farm, WORKER).start()
+        started = time.monotonic()
+        files = engine.write_parquet(
+            _dataset(ray_cluster, spellings(farm)), out, "url", partitions=3, parallel=4,
+            batch_rows=20, allow_private=True,
+        )  # fmt: skip
+        seconds = time.monotonic() - started
+        killer.join()
+    assert sorted(str(f) for f in out.iterdir()) == files
+    rows = _read(out)
+    urls, lost, duplicated = tally(rows, farm)
+    Figures(
+        "ray", "13 sites x2 spellings, kill, write_parquet", len(farm.sites), urls,
+        len(killer.killed), lost, duplicated, round(seconds, 2), worker_peaks(WORKER),
+    ).save()  # fmt: skip
+    assert killer.killed
+    check_contract(rows, farm.sites)
+    assert lost == duplicated == 0
+
+
+def test_write_parquet_memory_follows_the_batch_not_the_site(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    """One 1M-URL site written by the writing door with batch_rows=1,000: the worker
+    that read it peaks under 300 MiB (the fused writer held the task's whole output:
+    539 MiB)."""
+    with Farm([("ok", 20, 50_000)]) as farm:
+        reset_peaks(WORKER)
+        started = time.monotonic()
+        files = engine.write_parquet(
+            _dataset(ray_cluster, [farm.sites[0].target]), tmp_path / "big", "url",
+            partitions=1, batch_rows=1_000, allow_private=True,
+        )  # fmt: skip
+        seconds = time.monotonic() - started
+    peaks = worker_peaks(WORKER)
+    urls = sum(pq.read_metadata(f).num_rows for f in files) - 1  # one summary row
+    Figures("ray", "one 1M-URL site, write_parquet", 1, urls, 0, 1_000_000 - min(urls, 1_000_000),
+            max(0, urls - 1_000_000), round(seconds, 2), peaks).save()  # fmt: skip
+    assert urls == 1_000_000
+    assert peaks and max(peaks) < 300, peaks
+
+
+def test_write_parquet_refuses_an_object_store(ray_cluster: Any) -> None:
+    """A path of an object store is a UsageError saying what to use instead."""
+    with pytest.raises(UsageError, match=r"discover\(\.\.\.\)\.write_parquet"):
+        engine.write_parquet(ray.data.from_items([{"target": "a.example"}]), "s3://b/x")
 
 
 def test_the_contract(ray_cluster: Any, tmp_path: Path) -> None:
