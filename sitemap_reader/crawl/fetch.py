@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.cookies import BaseCookie
 from types import TracebackType
-from typing import Final
+from typing import Final, Protocol
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
@@ -259,6 +259,17 @@ async def single_send(
         raise _Dropped(_describe(exc)) from exc
 
 
+class Pacing(Protocol):
+    """What the fetcher asks of a pacer: :class:`Pacer` in one process, or
+    :class:`~sitemap_reader.crawl.budget.RedisPacer` across processes (``host_budget``)."""
+
+    async def wait(self, host: str, gap: float) -> None: ...
+
+    def answered(self, host: str) -> None: ...
+
+    async def hold(self, host: str, seconds: float) -> None: ...
+
+
 class Pacer:
     """The least time between two requests to one host (see the module doc).
 
@@ -270,18 +281,26 @@ class Pacer:
 
     def __init__(self) -> None:
         self._last: dict[str, float] = {}  # host -> start of its latest request (reserved)
+        self._held: dict[str, float] = {}  # host -> no request before this moment
 
     async def wait(self, host: str, gap: float) -> None:
-        """Sleep until ``gap`` seconds passed since the previous request to ``host``.
+        """Sleep until ``gap`` seconds passed since the previous request to ``host``
+        (and any hold on it ended).
 
         Every request is noted, with a delay or not: a delay learnt from robots.txt
         counts from the robots.txt request itself."""
         now = asyncio.get_running_loop().time()
         last = self._last.get(host)
         start = now if last is None or gap <= 0 else max(now, last + gap)
+        start = max(start, self._held.get(host, start))
         self._last[host] = start
         if start > now:
             await asyncio.sleep(start - now)
+
+    async def hold(self, host: str, seconds: float) -> None:
+        """No request to ``host`` for ``seconds`` from now (a server asked to wait)."""
+        until = asyncio.get_running_loop().time() + seconds
+        self._held[host] = max(self._held.get(host, until), until)
 
     def answered(self, host: str) -> None:
         """A request to ``host`` has its answer: the next one counts its delay from now
@@ -501,7 +520,7 @@ class Fetcher:
         *,
         policy: AddressPolicy | None = None,
         rand: Callable[[], float] = random.random,
-        pacer: Pacer | None = None,
+        pacer: Pacing | None = None,
         open_session: aiohttp.ClientSession | None = None,
         trust: SiteTrust | None = None,
         run: Options | None = None,
@@ -521,7 +540,7 @@ class Fetcher:
         self._run = run or options
         self._site_proxy = network.proxy
         self._proxy = self._run.network.proxy
-        self._pacer = pacer or Pacer()
+        self._pacer: Pacing = pacer or Pacer()
         # host -> sitemaps failed in a row after retries (shared by a reader's fetchers)
         self._storms: dict[str, int] = {} if storms is None else storms
         self._rand = rand
@@ -684,6 +703,7 @@ class Fetcher:
                 asked = self._retry_after(raw, budget)
                 raw.release()
                 if asked is not None:  # the server's time: the budget keeps running
+                    await self._pacer.hold(host, asked)  # every request to it waits as long
                     await asyncio.sleep(asked)
                     attempt += 1
                     continue

@@ -41,7 +41,8 @@ from typing import Unpack
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
-from sitemap_reader.crawl.fetch import Fetcher, Pacer, build_session, check_session
+from sitemap_reader.crawl.budget import RedisPacer, pacer_for
+from sitemap_reader.crawl.fetch import Fetcher, build_session, check_session
 from sitemap_reader.crawl.incremental import IncrementalRun, Item, unpack
 from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.resolver import PublicOnlyResolver
@@ -139,7 +140,7 @@ class SitemapReader:
         processes = self.options.parallelism.processes
         self.processes = default_processes() if processes is None else processes
         self._user_session = session
-        self._pacer = Pacer()
+        self._pacer = pacer_for(self.options)
         self.last_run: Run | None = None
         self._pool: ParsePool | None = None
         self._given_resolver = resolver
@@ -209,6 +210,8 @@ class SitemapReader:
         self._resolver = None
         self._sessions.clear()
         self._fetcher = None
+        if isinstance(self._pacer, RedisPacer):
+            await self._pacer.close()
 
     @property
     def stats(self) -> Stats | None:

@@ -12,10 +12,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urlsplit
 
-from sitemap_reader._safe_text import printable, redact_url
 from sitemap_reader.errors import UsageError
+from sitemap_reader.options.declare import redis_url
 from sitemap_reader.options.worker import WorkerLimits as WorkerLimits
 
 #: The namespace of a queue when none is given: the key prefix of every key.
@@ -145,7 +144,7 @@ def output_name(target: str, fmt: str = "jsonl") -> str:
 
 def check_redis_url(url: str) -> str:
     """``url`` when it is a Redis URL redis-py reads as meant, else a usage error (its
-    password hidden in the message).
+    password hidden in the message): :func:`~sitemap_reader.options.declare.redis_url`.
 
     >>> check_redis_url("redis://:pw@127.0.0.1:6379/2")
     'redis://:pw@127.0.0.1:6379/2'
@@ -153,22 +152,9 @@ def check_redis_url(url: str) -> str:
     Traceback (most recent call last):
     sitemap_reader.errors.UsageError: not a Redis database number in redis://host/notadb
     """
-    shown = printable(redact_url(url))
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        raise UsageError(f"not a Redis URL: {shown}") from None
-    if parts.scheme == "unix":
-        if not parts.path:
-            raise UsageError(f"no socket path in {shown}")
-        return url
-    if parts.scheme not in ("redis", "rediss"):
-        raise UsageError(f"not a Redis URL (redis://, rediss:// or unix://): {shown!r}")
-    if not parts.hostname:
-        raise UsageError(f"no host in {shown}")
-    if port == 0:
-        raise UsageError(f"not a port in {shown}")
-    if parts.path not in ("", "/") and not parts.path[1:].isdigit():
-        raise UsageError(f"not a Redis database number in {shown}")
-    return url
+        checked = redis_url(url)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    assert checked is not None
+    return checked

@@ -53,6 +53,7 @@ ReaderKeywords = TypedDict(
         "obey_robots": "bool",
         "delay": "float",
         "crawl_delay": "bool",
+        "host_budget": "str | None",
         "timeouts": "Timeouts",
         "deadline": "float | None",
         "timeout": "float",

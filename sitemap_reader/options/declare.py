@@ -19,10 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Final, Literal, TypeAlias
+from urllib.parse import urlsplit
 
 from yarl import URL
 
-from sitemap_reader._safe_text import masked
+from sitemap_reader._safe_text import masked, printable, redact_url
 from sitemap_reader.errors import UsageError
 
 
@@ -443,6 +444,41 @@ def proxy_url(value: object) -> str | None:
     if url is None or url.scheme not in ("http", "https") or not url.host:
         raise ValueError(f"a proxy is an http:// URL, not {masked(value)}")
     return str(value)
+
+
+def redis_url(value: object) -> str | None:
+    """A Redis URL redis-py reads as meant (``redis://``, ``rediss://``, ``unix://``), or
+    None; a refused one is shown with its password hidden.
+
+    >>> redis_url("redis://:pw@127.0.0.1:6379/2")
+    'redis://:pw@127.0.0.1:6379/2'
+    >>> redis_url("redis://host/notadb")
+    Traceback (most recent call last):
+    ValueError: not a Redis database number in redis://host/notadb
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"a Redis URL is text, not {masked(value)}")
+    shown = printable(redact_url(value))
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"not a Redis URL: {shown}") from None
+    if parts.scheme == "unix":
+        if not parts.path:
+            raise ValueError(f"no socket path in {shown}")
+        return value
+    if parts.scheme not in ("redis", "rediss"):
+        raise ValueError(f"not a Redis URL (redis://, rediss:// or unix://): {shown!r}")
+    if not parts.hostname:
+        raise ValueError(f"no host in {shown}")
+    if port == 0:
+        raise ValueError(f"not a port in {shown}")
+    if parts.path not in ("", "/") and not parts.path[1:].isdigit():
+        raise ValueError(f"not a Redis database number in {shown}")
+    return value
 
 
 #: The values of the ``allow_private`` option: None or False (the default), True, "never".

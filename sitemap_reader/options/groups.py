@@ -33,6 +33,7 @@ from sitemap_reader.options.declare import (
     patterns,
     private_policy,
     proxy_url,
+    redis_url,
     seconds,
     spec_of,
     text_line,
@@ -197,6 +198,14 @@ class Politeness(Declared):
         "wait the Crawl-delay / Request-rate robots.txt asks for (capped by max_crawl_delay)",
         convert=boolean,
         flag="--ignore-crawl-delay",
+        scrapy=_SCRAPY_PACING,
+    )
+    host_budget: str | None = option(
+        None,
+        "a Redis URL shared by every process reading the same sites (workers, engine "
+        "tasks, runs): one gap per host between them all, Retry-After included",
+        convert=redis_url,
+        metavar="REDIS_URL",
         scrapy=_SCRAPY_PACING,
     )
 

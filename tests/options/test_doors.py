@@ -49,6 +49,7 @@ SAMPLES: dict[str, tuple[object, str]] = {
     "robots_agent": ("mybot", "mybot"),
     "header_hosts": ("any", "any"),
     "proxy": ("http://proxy.example:3128", "http://proxy.example:3128"),
+    "host_budget": ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
     "per_target": (
         (("a.example", (("proxy", "http://p.example:3128"),)),),
         '{"a.example": {"proxy": "http://p.example:3128"}}',
