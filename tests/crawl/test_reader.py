@@ -450,14 +450,17 @@ async def test_usage_errors() -> None:
 
 async def test_slow_consumer_does_not_time_out_sitemaps(site: Site) -> None:
     """The per-sitemap deadline pauses while the consumer holds the queue full."""
-    urls = [site.url(f"/page/{i}") for i in range(20_000)]  # about 20 chunks, 20 batches
+    # About 12 batches: more than the channel holds (CHANNEL_BATCHES), so the reader
+    # waits on the consumer.
+    urls = [site.url(f"/page/{i}") for i in range(12_000)]
     site.add("/s.xml", urlset(urls))
-    # The budget covers parsing too (the deadline is checked while parsing), so it must
-    # exceed the parse time of 20,000 URLs on a loaded machine; the consumer is slower.
-    async with SitemapReader(options=FAST, timeout=2.0) as reader:
+    # The budget covers parsing too (the deadline is checked while parsing), so it is
+    # far above the parse time of 12,000 URLs however loaded the machine (about 0.05 s
+    # quiet; 2 s of budget was seen spent at load 8 for 20,000); the consumer is slower.
+    async with SitemapReader(options=FAST, timeout=6.0) as reader:
         stream = reader.urls(site.url("/s.xml"))
         first = await anext(stream)
-        await asyncio.sleep(2.5)  # a consumer slower than the whole time budget
+        await asyncio.sleep(6.5)  # a consumer slower than the whole time budget
         rest = [r.url async for r in stream]
         run = reader.last_run
     assert [first.url, *rest] == urls
