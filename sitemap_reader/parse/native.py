@@ -60,8 +60,10 @@ def _load() -> tuple[Any, str]:
         return None, f"pure Python (forced: {ENV}={os.environ[ENV]})"
     try:
         from sitemap_reader.parse._native import _expatcore as core  # type: ignore[attr-defined]
-    except ImportError as exc:
-        return None, f"pure Python (no compiled extension: {exc})"
+    except ImportError as exc:  # not built (no compiler at install), or unloadable
+        missing = isinstance(exc, ModuleNotFoundError) or "cannot import name" in str(exc)
+        why = "not built at install" if missing else " ".join(str(exc).split())[:60]
+        return None, f"pure Python (no compiled extension: {why})"
     # The C side hard-codes the kinds and entry slots: a mismatch leaves it unused.
     constants = (
         kinds.E_URL, kinds.E_SITEMAP, kinds.E_ITEM, kinds.F_LOC, kinds.F_TITLE,
