@@ -36,6 +36,7 @@ import os
 import random
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,10 @@ install_build()
 from sitemap_reader.options.limits import Limits  # noqa: E402
 from sitemap_reader.parse import native  # noqa: E402
 from sitemap_reader.parse.parser import SitemapParser  # noqa: E402
-from tests.parse.test_native import NOW, first_difference  # noqa: E402
 
 SHARED = HERE.parent.parent.parent / "shared"
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+NAMES = ("records per feed()", "problems", "format", "complete", "lastmod", "count", "done")
 OUT = HERE / "build" / "fuzz"
 URL = "https://example.com/dir/sitemap.xml"
 SMALL = Limits(
@@ -111,6 +113,16 @@ def one_input(data: bytes) -> str | None:
     if got == expected:
         return None
     return first_difference(expected, got)
+
+
+def first_difference(a: tuple[Any, ...], b: tuple[Any, ...]) -> str:
+    """The first part of two outcomes that differs (the test suite's own comparison is
+    tests/parse/test_native.py; this script stays free of the test tools' imports, which
+    atheris would instrument too)."""
+    for name, x, y in zip(NAMES, a, b, strict=True):
+        if x != y:
+            return f"{name}: {x!r} != {y!r}"
+    return "equal"
 
 
 def record(data: bytes, difference: str) -> None:
