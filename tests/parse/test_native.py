@@ -15,7 +15,7 @@ from __future__ import annotations
 import gzip
 import random
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sitemap_reader.delivery.writers import jsonl_text
+from sitemap_reader.discovery.dedupe import UrlSet, url_set
 from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import lite, native, normalize
 from sitemap_reader.parse.amp import AmpFixer
-from sitemap_reader.parse.parser import SitemapParser
+from sitemap_reader.parse.parser import SitemapParser, parse
+from sitemap_reader.records import Alternate, Image, UrlRecord
 from tests.parse.native_cases import NS, SMALL, hostile
 from tests.parse.test_fuzz import documents, hostile_markup, mutated
 from tests.shared_data import CORPUS, REALDATA, SHARED, missing_reason
@@ -271,3 +274,84 @@ def test_the_c_ampersand_check_is_the_references(data: bytes) -> None:
 def test_the_entry_boundary_is_the_references(data: bytes) -> None:
     """The compiled reader cuts its slices where the reference reader does."""
     assert native.entry_boundary(data) == lite.entry_boundary(data)
+
+
+# --------------------------------------------------------------------------- delivery
+
+TEXTS = ["https://e.com/a", 'q"uote\\', "tab\there\nnl", "\x00\x1f\x7f\x85\u2028\u2029x",
+         "\ud800lone", "é中😀", "", "a" * 300]  # fmt: skip
+NUMBERS = [0.0, 1.0, 0.5, 0.1, 1e-5, 1e16, 123.456, float("nan"), float("inf"), -0.0,
+           0.44375, 0.12345, 0.00005, 2.5, 3.5]  # fmt: skip
+TWO_HOURS = timezone(timedelta(hours=2))
+DATES = [None, datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC),
+         datetime(2024, 5, 6, 7, 8, 9, 123, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=TWO_HOURS),
+         datetime(2024, 1, 1)]  # fmt: skip
+texts = st.sampled_from(TEXTS) | st.text(max_size=20)
+numbers = st.sampled_from(NUMBERS) | st.floats(allow_nan=True, allow_infinity=True)
+records = st.builds(
+    UrlRecord,
+    url=texts,
+    lastmod=st.sampled_from(DATES),
+    changefreq=st.sampled_from([None, "daily", "x\u2028"]),
+    priority=st.none() | numbers | st.just(1),
+    score=numbers,
+    sitemap=st.none() | texts,
+    images=st.lists(
+        st.builds(Image, texts, title=st.none() | texts, caption=st.none() | texts,
+                  license=st.none() | texts), max_size=2
+    ).map(tuple),
+    alternates=st.lists(st.builds(Alternate, texts, texts), max_size=2).map(tuple),
+    revisit=st.none() | numbers,
+    removed=st.booleans(),
+    title=st.none() | texts,
+    mobile=st.booleans(),
+    robots=st.sampled_from([None, "allowed", "disallowed"]),
+    source=st.sampled_from([None, "html"]),
+)  # fmt: skip
+
+
+def written(path: str, batch: list[UrlRecord]) -> str:
+    """JSON Lines of ``batch`` on ``path`` (or the error's name: both must fail alike)."""
+    with native.using("native" if path == "native" else "pure"):
+        try:
+            return jsonl_text(batch)
+        except Exception as exc:
+            return f"error {type(exc).__name__}"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(records, max_size=8))
+def test_the_c_json_lines_writer_writes_the_references_text(batch: list[UrlRecord]) -> None:
+    """Records of every field's odd values (NaN, infinities, -0.0, lone surrogates, control
+    and line-separator characters, naive and offset dates, images, links): the C writer's
+    text is the pure writer's, character for character."""
+    assert written("native", batch) == written("pure", batch)
+
+
+def test_the_c_json_lines_writer_on_real_records() -> None:
+    """The records of every real sitemap (videos, news and PageMaps among them: the C
+    writer hands those to json_line): the same text on both paths."""
+    found = [p for p in shared_files(REALDATA / "files") if p.suffix == ".xml"]
+    if not found:
+        pytest.skip(missing_reason(REALDATA))
+    for path in found:
+        with native.using("pure"):
+            got = parse(path.read_bytes(), "https://example.com/sitemap.xml", pagemaps=True)
+        for i in range(0, len(got.urls), 500):
+            batch = got.urls[i : i + 500]
+            assert written("native", batch) == written("pure", batch), path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3000).map(lambda n: f"https://e.com/{n}") | texts, max_size=3000))
+def test_the_c_url_set_answers_as_the_reference(urls: list[str]) -> None:
+    """The C dedupe table: the same answers to add and in, the same size and memory."""
+    with native.using("pure"):
+        reference = url_set()
+    with native.using("native"):
+        compiled = url_set()
+    assert type(reference) is UrlSet and type(compiled) is not UrlSet
+    assert [compiled.add(u) for u in urls] == [reference.add(u) for u in urls]
+    assert len(compiled) == len(reference) and compiled.nbytes == reference.nbytes
+    probes = [*urls[:50], "https://e.com/x", ""]
+    assert [u in compiled for u in probes] == [u in reference for u in probes]
