@@ -130,7 +130,10 @@ def test_shared_data_reads_the_same_on_both_paths(folder: Path) -> None:
 # --------------------------------------------------------------------------- hostile cases
 
 
-@pytest.mark.parametrize(("name", "body", "limits"), list(hostile()), ids=lambda v: str(v)[:30])
+HOSTILE = list(hostile())
+
+
+@pytest.mark.parametrize(("name", "body", "limits"), HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_hostile_cases_read_the_same_on_both_paths(
     name: str, body: bytes, limits: Limits | None
 ) -> None:
