@@ -180,7 +180,7 @@ def mutational(seconds: float, seed: int) -> int:
     return 1 if diffs else 0
 
 
-def with_atheris(seconds: float) -> int:
+def with_atheris(seconds: float, timeout: int) -> int:
     atheris: Any = importlib.import_module("atheris")  # (the fuzz extra)
     atheris.instrument_all()  # coverage feedback from every Python function loaded
 
@@ -194,8 +194,8 @@ def with_atheris(seconds: float) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     for n, data in enumerate(seeds()):
         (folder / f"seed-{n}").write_bytes(b"\x01\x07" + data)
-    atheris.Setup([sys.argv[0], f"-max_total_time={int(seconds)}", "-max_len=20000",
-                   "-timeout=20", f"-artifact_prefix={OUT}/", str(folder)], target)  # fmt: skip
+    flags = [f"-max_total_time={int(seconds)}", "-max_len=20000", f"-timeout={timeout}"]
+    atheris.Setup([sys.argv[0], *flags, f"-artifact_prefix={OUT}/", str(folder)], target)
     atheris.Fuzz()
     return 0
 
@@ -205,6 +205,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--atheris", action="store_true")
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=20,
+        help="atheris: seconds one input may take (raise it "
+        "on a loaded machine: a starved process is not a hang; replay says)",
+    )
     parser.add_argument("--replay", nargs="*", default=[], help="inputs to run once each")
     args = parser.parse_args(argv)
     if native.CORE is None:
@@ -217,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             failed += difference is not None
         return 1 if failed else 0
     if args.atheris:
-        return with_atheris(args.seconds)
+        return with_atheris(args.seconds, args.timeout)
     return mutational(args.seconds, args.seed)
 
 
