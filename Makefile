@@ -6,7 +6,7 @@ STAMP_TEST := $(VENV)/.installed-test
 STAMP_BASE := $(VENV)/.installed
 STAMP_DOCS := $(VENV)/.installed-docs
 
-.PHONY: test test-slow test-stress lint docs demo fuzz bench clean check-report
+.PHONY: test test-slow test-stress lint docs demo fuzz fuzz-native bench clean check-report
 
 # The pip that venv brings (23.2 with Python 3.11.7) installs the editable package and its
 # extras; upgrading it first cost a fresh clone ~13 s of waiting on the index.
@@ -17,8 +17,11 @@ $(STAMP_BASE): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-# The test extra holds the docs extra (mkdocs).
-$(STAMP_TEST): pyproject.toml | $(BIN)/python
+# The test extra holds the docs extra (mkdocs). The editable install also compiles the
+# optional parser extension (hatch_build.py; pure Python when it cannot), so a change of
+# the C source or of the hook installs again.
+NATIVE_SOURCES := hatch_build.py sitemap_reader/parse/_native/_expatcore.c
+$(STAMP_TEST): pyproject.toml $(NATIVE_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@ $(STAMP_BASE) $(STAMP_DOCS)
 
@@ -46,13 +49,25 @@ TEST_WORKERS ?= 4
 PYTEST := $(BIN)/python -m compileall -q -j0 sitemap_reader tests && \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
+# The parser's path (issue 39): the suite runs on the compiled path when it was built,
+# then the parser, record, discovery and CLI tests run again on the pure-Python reference
+# (SITEMAP_READER_NO_EXTENSIONS=1). Each pass first says which path it runs.
+PURE_PASS := tests/parse tests/records tests/discovery tests/cli
+PARSER_PATH = $(BIN)/python -c 'from sitemap_reader.parse import native as n; \
+	print("--- parser path:", n.describe()); raise SystemExit(not n.active())'
+
 # The linters and the docs' strict build run beside the tests (mypy works one core for
 # about 15 s on a fresh clone, while the tests wait on their children); their report
 # follows the tests'.
 test: $(STAMP_TEST)
 	@(($(LINT)); linted=$$?; $(DOCS) && test $$linted -eq 0) > $(VENV)/lint.log 2>&1 & \
 	linter=$$!; \
+	$(PARSER_PATH); compiled=$$?; \
 	$(PYTEST) -m "not slow"; tests=$$?; \
+	if test $$compiled -eq 0; then \
+		export SITEMAP_READER_NO_EXTENSIONS=1; $(PARSER_PATH); \
+		$(PYTEST) -m "not slow" $(PURE_PASS) || tests=1; \
+	else echo "--- no second pass: the suite ran on the pure-Python path"; fi; \
 	wait $$linter; linted=$$?; \
 	echo "--- lint and docs (run beside the tests): exit $$linted"; cat $(VENV)/lint.log; \
 	test $$tests -eq 0 && test $$linted -eq 0
@@ -63,6 +78,20 @@ test: $(STAMP_TEST)
 test-slow: $(STAMP_TEST)
 	$(PYTEST) -m slow
 	$(PYTEST) -m "not slow" --real-cli tests/cli/test_commands.py
+	$(MAKE) fuzz-native FUZZ_NATIVE_SECONDS=60
+
+# The compiled parser built with AddressSanitizer and UBSan, fuzzed against the pure-Python
+# path (benchmarks/native/fuzz_native.py; atheris with FUZZ_NATIVE_ENGINE=--atheris).
+# Skipped where no extension is built. Differences: benchmarks/native/build/fuzz/diff-*.
+FUZZ_NATIVE_SECONDS ?= 60
+FUZZ_NATIVE_ENGINE ?=
+fuzz-native: $(STAMP_TEST)
+	@$(PARSER_PATH) || { echo "--- fuzz-native skipped: no compiled parser"; exit 0; }; \
+	$(BIN)/python benchmarks/native/build.py --sanitize && \
+	SITEMAP_NATIVE_BUILD=sanitize ASAN_OPTIONS=detect_leaks=0 \
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	$(BIN)/python benchmarks/native/fuzz_native.py $(FUZZ_NATIVE_ENGINE) \
+		--seconds $(FUZZ_NATIVE_SECONDS)
 
 # make test's suite beside CPU burners at the tests' priority (a load average near 20 on
 # two cores): no test's verdict may depend on the machine's speed.

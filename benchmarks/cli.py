@@ -19,6 +19,10 @@ count for every tool alike. Then ``benchmarks/parse.py``'s measurements in a chi
 against the expat floor on the host, port, non-ASCII and lower-hex files; Scrapy's
 ``Sitemap`` against ours on ``../shared/realdata``).
 
+``--path native|pure|both`` (default both where the compiled parser is built) measures our
+tools on the compiled path, on the pure-Python one (``SITEMAP_READER_NO_EXTENSIONS=1``), or
+on both, interleaved, each a column beside the peers (parse.py's rows likewise).
+
 ``--source DIR`` also measures our tools from the checkout in DIR (``git worktree add
 /tmp/before eb12ba8``, or ``git archive eb12ba8 | tar -x -C /tmp/before``), interleaved
 with the current ones, and prints both: before and after, in one run, on one machine.
@@ -68,6 +72,12 @@ def _load(name: str) -> ModuleType:
 
 discovery = _load("discovery")
 
+#: Set: our tools run on the pure-Python parser path (sitemap_reader/parse/native.py).
+NO_EXTENSIONS = "SITEMAP_READER_NO_EXTENSIONS"
+#: The columns of our tools: an older checkout, then this one's parser paths.
+SIDES = ("before", "native", "pure")
+#: The key of a peer's runs (measured once per round, whatever our sides).
+PEER = "peer"
 #: The load average above which a table is marked LOADED (2 cores).
 QUIET_LOAD = 1.5
 POLL = 0.005
@@ -145,6 +155,7 @@ class Bench:
     source: str | None  # None: this checkout
     scratch: Path
     env: dict[str, str] = field(default_factory=dict)
+    pure: bool = False  # our tools forced onto the pure-Python parser path
 
     @property
     def site(self) -> str:
@@ -153,10 +164,13 @@ class Bench:
     def environment(self, ours: bool) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
         env.pop(SOURCE_ENV, None)
+        env.pop(NO_EXTENSIONS, None)
         if ours:
             root = self.source or str(HERE.parent)
             env["PYTHONPATH"] = root
             env[SOURCE_ENV] = root
+            if self.pure:
+                env[NO_EXTENSIONS] = "1"
         return env
 
     def run(self, tool: str) -> Result:
@@ -248,9 +262,11 @@ def work_advertools_json(port: int, out: str) -> None:
     frame.to_json(out, orient="records", lines=True, date_format="iso")
 
 
-def work_parse(count: int, repeat: int) -> None:
+def work_parse(count: int, repeat: int, path: str | None) -> None:
     """benchmarks/parse.py's speed tables in this process; its ratios as JSON on stdout."""
     parse = _load("parse")
+    if path is not None:
+        parse.PATHS[:] = [path]
     _, ratios = parse.speed_tables(count, repeat, real=True)
     print(json.dumps(ratios), flush=True)
 
@@ -268,16 +284,22 @@ Key = tuple[str, str]  # (tool, "before" | "after")
 
 
 def measure_site(
-    children: int, repeat: int, tools: list[str], source: str | None, scratch: Path
+    children: int,
+    repeat: int,
+    tools: list[str],
+    source: str | None,
+    scratch: Path,
+    paths: list[str],
 ) -> dict[Key, Result]:
-    """Best of ``repeat`` per tool (and per source for ours), runs interleaved."""
+    """Best of ``repeat`` per tool (ours per source and parser path), runs interleaved."""
     server, port = discovery.start_server(children, 0.0, ["port"])
     try:
-        benches = {"after": Bench(port, children, None, scratch)}
+        benches = {p: Bench(port, children, None, scratch, pure=p == "pure") for p in paths}
         if source is not None:
             benches["before"] = Bench(port, children, source, scratch)
-        sides = ["before", "after"] if source is not None else ["after"]
-        order: list[Key] = [(t, s) for t in tools for s in sides if t in OURS or s == "after"]
+        sides = [s for s in SIDES if s in benches]
+        order: list[Key] = [(t, s) for t in tools for s in sides if t in OURS]
+        order += [(t, PEER) for t in tools if t not in OURS]
         best: dict[Key, Result] = {}
         for round_ in range(repeat):
             print(
@@ -286,7 +308,7 @@ def measure_site(
                 flush=True,
             )
             for key in order:
-                result = benches[key[1]].run(key[0])
+                result = benches[paths[0] if key[1] == PEER else key[1]].run(key[0])
                 print(f"    {key[0]} ({key[1]}): {result}", file=sys.stderr, flush=True)
                 old = best.get(key)
                 if old is None or result.wall < old.wall:
@@ -326,7 +348,7 @@ def ratio(best: dict[Key, Result], row: Row, side: str, what: str = "wall") -> f
     """``row``'s ratio of walls (or of CPU times) on ``side`` (a peer: its one run)."""
 
     def value(tool: str) -> float | None:
-        found = best.get((tool, side)) or best.get((tool, "after"))
+        found = best.get((tool, side)) or best.get((tool, PEER))
         return None if found is None else float(getattr(found, what))
 
     top, bottom = value(row.top), value(row.bottom)
@@ -342,7 +364,7 @@ def cell(value: float | None, row_goal: float, at_most: bool, cpu: float | None 
 
 
 def print_tables(sites: dict[int, dict[Key, Result]], parse: dict[str, dict[str, float]]) -> None:
-    sides = [s for s in ("before", "after") if any(k[1] == s for b in sites.values() for k in b)]
+    sides = [s for s in SIDES if any(k[1] == s for b in sites.values() for k in b)]
     print(f"\n{load_average()}; Python {sys.version.split()[0]}; best of the runs")
     print("(each cell: the ratio of walls, the goal's measure, then the ratio of CPU times)\n")
     header = (
@@ -360,7 +382,7 @@ def print_tables(sites: dict[int, dict[Key, Result]], parse: dict[str, dict[str,
         ]
         goal = ("<= " if row.at_most else ">= ") + f"{row.goal:g}x"
         print(f"| {row.label} | " + " | ".join(cells) + f" | {goal} |")
-    parse_sides = [s for s in ("before", "after") if s in parse]
+    parse_sides = [s for s in SIDES if s in parse]
     if parse_sides:
         print(f"\n| parse (benchmarks/parse.py) | {' | '.join(parse_sides)} | goal |")
         print("|---|" + "---:|" * (len(parse_sides) + 1))
@@ -383,11 +405,16 @@ def print_tables(sites: dict[int, dict[Key, Result]], parse: dict[str, dict[str,
             )
 
 
-def parse_ratios(source: str | None, count: int, repeat: int) -> dict[str, float]:
-    """parse.py's ratios, measured in a child process running ``source``'s parser."""
+def parse_ratios(
+    source: str | None, count: int, repeat: int, path: str | None = None
+) -> dict[str, float]:
+    """parse.py's ratios, measured in a child process running ``source``'s parser (on
+    ``path``, for this checkout)."""
     env = dict(os.environ.items())
     env[SOURCE_ENV] = source or str(HERE.parent)
     command = [sys.executable, __file__, "--work", "parse", "--count", str(count)]
+    if path is not None:
+        command += ["--path", path]
     done = subprocess.run(
         [*command, "--repeat", str(repeat)], env=env, stdout=subprocess.PIPE, text=True, check=True
     )
@@ -413,6 +440,12 @@ def main() -> None:
     cli.add_argument("--quick", action="store_true", help="200k only, once, a 10k-URL parse")
     cli.add_argument("--tools", nargs="+", choices=[*OURS, *PEERS], help="a subset of the tools")
     cli.add_argument("--no-parse", action="store_true", help="skip the parse rows")
+    cli.add_argument(
+        "--path",
+        choices=["native", "pure", "both"],
+        default="both",
+        help="our parser path(s): native, pure or both (default, where the compiled is built)",
+    )
     cli.add_argument("--work", help=argparse.SUPPRESS)
     cli.add_argument("--port", type=int, help=argparse.SUPPRESS)
     cli.add_argument("--out", help=argparse.SUPPRESS)
@@ -421,7 +454,9 @@ def main() -> None:
     workers: dict[str, Callable[[], None]] = {
         "scrapy-feed": lambda: work_scrapy_feed(args.port, args.out),
         "advertools-json": lambda: work_advertools_json(args.port, args.out),
-        "parse": lambda: work_parse(args.count, args.repeat),
+        "parse": lambda: work_parse(
+            args.count, args.repeat, None if args.path == "both" else args.path
+        ),
     }
     if args.work:
         workers[args.work]()
@@ -430,6 +465,10 @@ def main() -> None:
     if args.quick:
         sizes, repeat, count = [200_000], 1, 10_000
     source = str(Path(args.source).resolve()) if args.source else None
+    built = importlib.util.find_spec("sitemap_reader.parse._native._expatcore") is not None
+    paths = (["native", "pure"] if built else ["pure"]) if args.path == "both" else [args.path]
+    if "native" in paths and not built:
+        raise SystemExit("--path native: the compiled parser is not built (pip install -e .)")
     tools = list(args.tools or [*OURS, *PEERS])
     for tool in [t for t in tools if t in PEERS and importlib.util.find_spec(PEERS[t]) is None]:
         print(f"skipped {tool}: not installed (pip install -e '.[bench]')", file=sys.stderr)
@@ -439,12 +478,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sitemap-bench-cli-") as scratch:
         for urls in sizes:
             children = max(1, urls // discovery.URLS_PER_CHILD)
-            sites[children] = measure_site(children, repeat, tools, source, Path(scratch))
+            sites[children] = measure_site(children, repeat, tools, source, Path(scratch), paths)
     parse: dict[str, dict[str, float]] = {}
     if not args.no_parse:
         if source is not None:
             parse["before"] = parse_ratios(source, count, repeat)
-        parse["after"] = parse_ratios(None, count, repeat)
+        for path in paths:
+            parse[path] = parse_ratios(None, count, repeat, path)
     print_tables(sites, parse)
 
 

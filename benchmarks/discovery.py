@@ -32,7 +32,9 @@ one is reported and skipped.
 
 Run: ``.venv/bin/python benchmarks/discovery.py [--urls 200k 1M | --children 4 20]
 [--variants port noport] [--tools ours usp scrapy advertools] [--repeat 1] [--latency 0]
-[--processes 0 2]``. ``--repeat`` runs take turns; medians are reported.
+[--processes 0 2] [--path native|pure|both]``. ``--repeat`` runs take turns; medians are
+reported. ``--path`` runs ours on the compiled parser path, the pure-Python one, or both
+(the default where the compiled parser is built), each a row.
 ``--latency`` delays every response (seconds). Generated files are cached in
 ``$TMPDIR/sitemap-reader-bench`` (about 90 MB per variant at 1M URLs).
 """
@@ -78,6 +80,8 @@ TOOLS = ("ours", "usp", "scrapy", "advertools")
 FIRST_URL_ENV = "SITEMAP_BENCH_FIRST"
 #: Environment variable that passes ``--processes`` to the ``ours`` worker.
 PROCESSES_ENV = "SITEMAP_BENCH_PROCESSES"
+#: Set: ours runs on the pure-Python parser path (sitemap_reader/parse/native.py).
+NO_EXTENSIONS = "SITEMAP_READER_NO_EXTENSIONS"
 #: Module each tool needs (None: always there).
 TOOL_MODULES = {"ours": None, "usp": "usp", "scrapy": "scrapy", "advertools": "advertools"}
 NAMES = {
@@ -390,9 +394,15 @@ WORKERS = {
 
 
 def measure(
-    tool: str, variant: str, port: int, children: int, processes: int | None = None
+    tool: str,
+    variant: str,
+    port: int,
+    children: int,
+    processes: int | None = None,
+    pure: bool = False,
 ) -> dict[str, Any]:
-    """Run one worker subprocess and return its report."""
+    """Run one worker subprocess and return its report (``pure``: ours on the pure-Python
+    parser path)."""
     command = [sys.executable, __file__, "--work", tool, "--variant", variant]
     command += ["--port", str(port), "--urls", str(children * URLS_PER_CHILD)]
     env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "all_proxy")}
@@ -401,6 +411,9 @@ def measure(
     if variant == "noport" and tool != "ours":
         env["http_proxy"] = env["HTTP_PROXY"] = f"http://127.0.0.1:{port}"
     env.pop(PROCESSES_ENV, None)
+    env.pop(NO_EXTENSIONS, None)
+    if pure:
+        env[NO_EXTENSIONS] = "1"
     if processes is not None:
         env[PROCESSES_ENV] = str(processes)
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env, check=False)
@@ -426,6 +439,8 @@ def start_server(
 
 
 Row = tuple[int, str, str, dict[str, Any]]
+#: (tool, processes, parser path: "native", "pure", or "" for a peer)
+Config = tuple[str, int | None, str]
 
 
 def run_all(
@@ -435,8 +450,10 @@ def run_all(
     latency: float,
     repeat: int,
     processes: list[int | None],
+    paths: list[str],
 ) -> None:
-    """Measure every tool on every variant and size; print one markdown table."""
+    """Measure every tool on every variant and size (ours on each parser path of
+    ``paths``); print one markdown table."""
     missing = [t for t in tools if (m := TOOL_MODULES[t]) and importlib.util.find_spec(m) is None]
     for tool in missing:
         print(f"skipped {tool}: not installed (pip install -e '.[bench]')", file=sys.stderr)
@@ -449,26 +466,33 @@ def run_all(
             for variant in variants:
                 # (tool, processes) pairs, measured in turns so that a busy moment of the
                 # shared machine does not land on one of them only; the median is reported
-                configs = [(t, p) for t in tools for p in (processes if t == "ours" else [None])]
-                runs: dict[tuple[str, int | None], list[dict[str, Any]]] = {c: [] for c in configs}
+                configs = [
+                    (t, p, path)
+                    for t in tools
+                    for p in (processes if t == "ours" else [None])
+                    for path in (paths if t == "ours" else [""])
+                ]
+                runs: dict[Config, list[dict[str, Any]]] = {c: [] for c in configs}
                 for _ in range(repeat):
-                    for tool, count in configs:
-                        report = measure(tool, variant, port, children, count)
-                        runs[(tool, count)].append(report)
+                    for tool, count, path in configs:
+                        report = measure(tool, variant, port, children, count, path == "pure")
+                        runs[(tool, count, path)].append(report)
                         print(
-                            f"  N={children} {variant} {tool} p={count}: {report}",
+                            f"  N={children} {variant} {tool} {path} p={count}: {report}",
                             file=sys.stderr,
                             flush=True,
                         )
-                for (tool, count), done in runs.items():
+                for (tool, count, path), done in runs.items():
                     middle = sorted(done, key=lambda r: r["wall"])[len(done) // 2]
                     middle = dict(middle)
                     for key in ("wall", "cpu", "first"):
                         middle[key] = statistics.median(r[key] for r in done)
                     middle["rss"] = max(r["rss"] for r in done)
                     middle["child_rss"] = max(r.get("child_rss", 0.0) for r in done)
-                    middle["label"] = NAMES[tool] + (
-                        "" if count is None else f" (processes={count})"
+                    middle["label"] = (
+                        NAMES[tool]
+                        + (f", {path}" if path else "")
+                        + ("" if count is None else f" (processes={count})")
                     )
                     rows.append((children, variant, tool, middle))
         finally:
@@ -480,6 +504,9 @@ def run_all(
 def print_table(rows: list[Row], latency: float) -> None:
     """The markdown table, and every peer's wall, first URL and RSS relative to ours."""
     print(f"\nlatency per response: {latency * 1000:.0f} ms; wall and CPU inside the worker")
+    one, five, fifteen = os.getloadavg()
+    print(f"load average at the end: {one:.2f} {five:.2f} {fifteen:.2f} (figures taken above")
+    print("about 1.5 on 2 cores are not figures to quote)")
     print()
     print(
         "| URLs | variant | tool | wall (s) | CPU (s) | first URL (s) | URLs emitted | unique "
@@ -521,6 +548,12 @@ def main() -> None:
         nargs="+",
         help="sitemap-reader's processes= values to measure, in turns (default: its default)",
     )
+    parser.add_argument(
+        "--path",
+        choices=["native", "pure", "both"],
+        default="both",
+        help="our parser path(s): native, pure or both (default, where the compiled is built)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--work", choices=TOOLS, help=argparse.SUPPRESS)
     parser.add_argument("--variant", choices=PAGE_ORIGINS, help=argparse.SUPPRESS)
@@ -536,7 +569,20 @@ def main() -> None:
         print(json.dumps(report), flush=True)
     else:
         processes: list[int | None] = list(args.processes) if args.processes else [None]
-        run_all(args.urls, args.variants, args.tools, args.latency, max(1, args.repeat), processes)
+        built = importlib.util.find_spec("sitemap_reader.parse._native._expatcore") is not None
+        both = ["native", "pure"] if built else ["pure"]
+        paths = both if args.path == "both" else [args.path]
+        if "native" in paths and not built:
+            raise SystemExit("--path native: the compiled parser is not built (pip install -e .)")
+        run_all(
+            args.urls,
+            args.variants,
+            args.tools,
+            args.latency,
+            max(1, args.repeat),
+            processes,
+            paths,
+        )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ repeats, round-robin, thread CPU time) and each parser's ratio to the floor, all
 in the same run:
 
 - the floor: ``pyexpat`` with ``buffer_text`` and no-op Python handlers, fed 64 KiB chunks;
-- our ``SitemapParser`` (records fully normalized and scored), fed 64 KiB chunks;
+- C expat through pyexpat's capsule with three empty C handlers (the compiled floor), when
+  the compiled parser is built;
+- our ``SitemapParser`` (records fully normalized and scored), fed 64 KiB chunks, on the
+  paths ``--path`` names: ``native`` (the compiled path), ``pure`` (the pure-Python
+  reference) or ``both`` (the default where the compiled path is built);
 - ``defusedxml.ElementTree.iterparse`` with ``elem.clear()``, extracting the 4 fields;
 - Scrapy's ``scrapy.utils.sitemap.Sitemap`` and ultimate-sitemap-parser's
   ``sitemap_from_str`` when installed (``pip install -e '.[bench]'``); both take the whole body.
@@ -23,8 +27,10 @@ in the same run:
 It then measures the memory added while a fresh subprocess streams a 1,000,000-URL sitemap,
 generated chunk by chunk and never materialised, through ``SitemapParser``.
 
+The load average is printed beside each table: a figure taken on a busy machine says so.
+
 Run: ``.venv/bin/python benchmarks/parse.py [--repeat N] [--quick] [--urls N] [--no-real]
-[--tracemalloc]``.
+[--tracemalloc] [--path native|pure|both]``.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable, 
     sys.path.insert(0, os.environ.get("SITEMAP_BENCH_SOURCE") or str(_here.parent))
 
 from sitemap_reader.options.limits import Limits
+from sitemap_reader.parse import native
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.records import SitemapRef, UrlRecord
 
@@ -181,7 +188,7 @@ def chunks(body: bytes) -> Iterator[bytes]:
 
 def run_ours(body: bytes) -> int:
     """Our SitemapParser, 64 KiB chunks; consumes every record (URLs and child sitemaps)."""
-    parser = SitemapParser(SITEMAP_URL)
+    parser = SitemapParser(SITEMAP_URL)  # on the active path (native.using)
     count = 0
     for chunk in chunks(body):
         for item in parser.feed(chunk):
@@ -294,13 +301,47 @@ class Variant:
     note: str = ""
 
 
+def on_path(path: str) -> Runner:
+    """run_ours with the parser on ``path`` (``native`` or ``pure``)."""
+
+    def run(body: bytes) -> int:
+        with native.using("native" if path == "native" else "pure"):
+            return run_ours(body)
+
+    return run
+
+
+def run_c_floor(body: bytes) -> None:
+    """C expat through pyexpat's capsule with three empty C handlers (the compiled floor)."""
+    native.CORE.null_parse(chunks(body), False)
+
+
+def loadavg() -> str:
+    """The load average, to print beside a table."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+#: Which of our paths the tables show (``--path``).
+PATHS: list[str] = ["native", "pure"] if native.CORE is not None else ["pure"]
+OURS = "sitemap-reader SitemapParser, {} (64 KiB feed)"
+
+
 def variants() -> list[Variant]:
-    """Every variant in table order."""
+    """Every variant in table order (the floor first)."""
     scrapy = load_scrapy()
     usp = load_usp()
+    compiled = native.CORE is not None
     return [
         Variant("floor: pyexpat, no-op handlers (64 KiB feed)", run_floor),
-        Variant("sitemap-reader SitemapParser (64 KiB feed)", run_ours),
+        Variant(
+            "C expat, empty C handlers (64 KiB feed)",
+            run_c_floor if compiled else None,
+            "" if compiled else "skipped: the compiled parser is not built",
+        ),
+        *[Variant(OURS.format(path), on_path(path)) for path in PATHS],
         Variant("defusedxml.ElementTree.iterparse + clear()", run_defusedxml),
         Variant(
             "scrapy.utils.sitemap.Sitemap (whole body)",
@@ -414,7 +455,8 @@ def speed_tables(count: int, repeat: int, real: bool) -> tuple[str, dict[str, fl
     )
     lines = [
         f"{sizes}; best of {repeat} (round-robin); Python {sys.version.split()[0]}, expat "
-        f"{'.'.join(map(str, pyexpat.version_info))}",
+        f"{'.'.join(map(str, pyexpat.version_info))}; load average {loadavg()} "
+        f"(at the end of the run)",
         "",
         "URLs/s:",
         "",
@@ -444,9 +486,21 @@ def speed_tables(count: int, repeat: int, real: bool) -> tuple[str, dict[str, fl
             for w in loads
         ]
         lines.append(f"| {variant.name} | " + " | ".join(cells) + " |")
-    ours = totals[chosen[1].name]
+    c_floor = totals.get("C expat, empty C handlers (64 KiB feed)")
+    if c_floor:
+        lines += ["", "Ratio to C expat with empty C handlers (1.00 = the compiled floor):", ""]
+        lines += [header, rule]
+        for variant in chosen:
+            cells = [
+                f"{c_floor[w.label] / totals[variant.name][w.label]:.2f}"
+                if w.label in totals[variant.name]
+                else "n/a"
+                for w in loads
+            ]
+            lines.append(f"| {variant.name} | " + " | ".join(cells) + " |")
+    ours = totals[OURS.format(PATHS[0])]
     ratios = {label: floor[label] / seconds for label, seconds in ours.items()}
-    scrapy = totals[chosen[3].name]
+    scrapy = totals["scrapy.utils.sitemap.Sitemap (whole body)"]
     if "real" in scrapy and "real" in ours:
         ratios["real vs scrapy"] = scrapy["real"] / ours["real"]
     return "\n".join(lines), ratios
@@ -517,6 +571,8 @@ def measure_memory(count: int, use_tracemalloc: bool) -> dict[str, float]:
     if use_tracemalloc:
         command.append("--tracemalloc")
     env = dict(os.environ, PYTHONHASHSEED="0")
+    if PATHS[0] == "pure":
+        env[native.ENV] = "1"
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SystemExit(f"memory child failed:\n{done.stderr}")
@@ -531,7 +587,7 @@ def memory_report(count: int, use_tracemalloc: bool) -> tuple[str, float]:
     verdict = "meets" if added < TARGET_MIB else "MISSES"
     lines = [
         f"Memory: streaming {count:,} URLs (generated on the fly, 64 KiB chunks) through "
-        f"SitemapParser in a fresh process: peak RSS {report['rss_before']:.1f} -> "
+        f"SitemapParser ({PATHS[0]}) in a fresh process: peak RSS {report['rss_before']:.1f} -> "
         f"{report['rss_after']:.1f} MiB, **added {added:.1f} MiB** ({verdict} the "
         f"< {TARGET_MIB:.0f} MiB target); {report['urls']:,.0f} URLs in "
         f"{report['seconds']:.1f} s.",
@@ -554,6 +610,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     cli.add_argument("--memory-urls", type=int, default=1_000_000, help="URLs in the stream")
     cli.add_argument("--tracemalloc", action="store_true", help="also report tracemalloc peak")
     cli.add_argument("--no-real", action="store_true", help="skip the real corpus")
+    cli.add_argument(
+        "--path",
+        choices=["native", "pure", "both"],
+        default="both",
+        help="which of our parser paths to measure (default: both, where the compiled is built)",
+    )
     cli.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
     return cli.parse_args(argv)
 
@@ -561,6 +623,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Print the speed table and the memory figure; exit 1 when a target is missed."""
     args = parse_args(argv)
+    if args.path != "both":
+        if args.path == "native" and native.CORE is None:
+            raise SystemExit(f"--path native: {native.describe()}")
+        PATHS[:] = [args.path]
     if args.memory_child:
         memory_child(args.memory_child, args.tracemalloc)
         return 0
@@ -577,14 +643,17 @@ def main(argv: list[str] | None = None) -> int:
         if ratio is not None:
             verdict = "meets" if ratio >= target else "MISSES"
             ok = ok and ratio >= target
-            print(f"Ours vs floor on the {label} file: **{ratio:.2f}** ({verdict} >= {target}).")
+            print(
+                f"Ours ({PATHS[0]}) vs floor on the {label} file: **{ratio:.2f}** ({verdict} "
+                f">= {target})."
+            )
     versus = ratios.get("real vs scrapy")
     if versus is not None:
         verdict = "meets" if versus >= TARGET_REAL_VS_SCRAPY else "MISSES"
         ok = ok and versus >= TARGET_REAL_VS_SCRAPY
         print(
-            f"Ours vs Scrapy's Sitemap on the real corpus: **{versus:.2f}x** ({verdict} "
-            f">= {TARGET_REAL_VS_SCRAPY}x)."
+            f"Ours ({PATHS[0]}) vs Scrapy's Sitemap on the real corpus: **{versus:.2f}x** "
+            f"({verdict} >= {TARGET_REAL_VS_SCRAPY}x)."
         )
     print(memory)
     return 0 if ok else 1

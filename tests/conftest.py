@@ -37,6 +37,13 @@ settings.register_profile(
 settings.load_profile("suite")
 
 
+def pytest_report_header() -> str:
+    """Which parser path this pass runs (make test runs the parser's tests on both)."""
+    from sitemap_reader.parse import native
+
+    return f"sitemap-reader parser path: {native.describe()}"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--gc-each",

@@ -1,4 +1,4 @@
-"""What each URL costs, step by step, on the pure path and on the compiled prototype.
+"""What each URL costs, step by step, on the pure path and on the compiled path.
 
 Variants (each parses the whole body, 64 KiB chunks):
 
@@ -6,7 +6,7 @@ Variants (each parses the whole body, 64 KiB chunks):
 - ``b`` our parser as it is (``SitemapParser``: scanner, lite path, Python emitter);
 - ``c`` C expat through the capsule with three empty C handlers; ``c+str`` the same
   building every text as a Python str;
-- ``d0`` the prototype's C reader, entries built and dropped (no emitter work);
+- ``d0`` the compiled C reader, entries built and dropped (no emitter work);
 - ``d1`` C reader, the reference's Python ``drain``;
 - ``d2``..``d6`` C reader and the C drain, each adding one step done in C: the drain loop
   itself (every field still parsed by the reference's Python functions), the location's
@@ -43,18 +43,17 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # the checkout (run as a script)
 
-from benchmarks.native import proto  # noqa: E402
-from benchmarks.native.differential import bench_parse  # noqa: E402
+from benchmarks.native.common import ALL, bench_parse, core, native_parser  # noqa: E402
+from sitemap_reader.parse import native  # noqa: E402
 from sitemap_reader.parse.parser import SitemapParser  # noqa: E402
 
 bench = bench_parse()
-core = proto.core
 DATA = HERE / "build" / "data"
 Runner = Callable[[bytes], int | None]
 
 
 def load_region() -> Any:
-    """The callgrind region helper built beside the prototype."""
+    """The callgrind region helper (build.py builds it)."""
     folder = HERE / "build" / os.environ.get("SITEMAP_NATIVE_BUILD", "release")
     path = next(folder.glob("_cgregion*.so"))
     spec = importlib.util.spec_from_file_location("_cgregion", path)
@@ -65,19 +64,23 @@ def load_region() -> Any:
 
 
 def native_runner(flags: int | None, *, drop: bool = False) -> Runner:
-    """The prototype parser with the C drain's ``flags`` (None: the Python drain)."""
+    """The compiled parser with the C drain's ``flags`` (None: the Python drain)."""
 
     def run(body: bytes) -> int:
-        parser = proto.NativeSitemapParser(bench.SITEMAP_URL, flags=flags)
-        emitter: Any = parser._emit
-        if drop:  # entries are built by the reader, then dropped
-            emitter.drain = emitter.pending.clear
+        parser = native_parser(bench.SITEMAP_URL, flags, drop=drop)
         count = 0
         for chunk in bench.chunks(body):
             count += len(parser.feed(chunk))
         return count + len(parser.close())
 
     return run
+
+
+def pure_ours(body: bytes) -> int:
+    """parse.py's run of our parser, on the pure-Python path."""
+    with native.using("pure"):
+        count: int = bench.run_ours(body)
+    return count
 
 
 def null_runner(build: bool) -> Runner:
@@ -93,7 +96,7 @@ def variants() -> dict[str, Runner]:
     c = core
     return {
         "a  pyexpat + 3 empty Python handlers (floor)": floor,
-        "b  ours, pure Python (SitemapParser)": bench.run_ours,
+        "b  ours, pure Python (SitemapParser)": pure_ours,
         "c  C expat + 3 empty C handlers": null_runner(False),
         "c+str  ... building every text as a str": null_runner(True),
         "d0 C reader, entries dropped": native_runner(None, drop=True),
@@ -102,7 +105,7 @@ def variants() -> dict[str, Runner]:
         "d3 + loc normal-form test in C": native_runner(c.N_LOC),
         "d4 + lastmod in C": native_runner(c.N_LOC | c.N_DATE),
         "d5 + changefreq/priority in C": native_runner(c.N_LOC | c.N_DATE | c.N_FIELDS),
-        "d6 + score and record in C (all)": native_runner(proto.ALL),
+        "d6 + score and record in C (all)": native_runner(ALL),
     }
 
 
@@ -156,7 +159,7 @@ def loadavg() -> str:
 
 def urls_in(body: bytes) -> int:
     """Records the reference makes from a (joined) workload."""
-    count = over_bodies(bench.run_ours)(body)
+    count = over_bodies(pure_ours)(body)
     assert count is not None
     return count
 
@@ -241,12 +244,14 @@ def main(argv: list[str] | None = None) -> int:
         one(*args.one)
         return 0
     names = ["plain", "real", *filter(None, args.shapes.split(","))]
-    # the prototype must agree with the reference before its speed means anything
+    # the compiled path must agree with the reference before its speed means anything
     for name in names:
         body, _ = workload(name)
         for part in body.split(MARK):
-            ours = SitemapParser(bench.SITEMAP_URL)
-            mine = proto.NativeSitemapParser(bench.SITEMAP_URL, now=ours._emit.now)
+            with native.using("pure"):
+                ours = SitemapParser(bench.SITEMAP_URL)
+            with native.using("native"):
+                mine = SitemapParser(bench.SITEMAP_URL, now=ours._emit.now)
             a = ours.feed(part) + ours.close()
             b = mine.feed(part) + mine.close()
             assert a == b and ours.problems == mine.problems, f"{name}: results differ"

@@ -2,7 +2,7 @@
 
 1. URL normalisation: ``normalize_url`` (our fast regex, yarl's quoters, yarl) against
    ``can_ada.parse(u).href`` and ``ada_url.URL(u).href`` (WHATWG parsers in C++), and our
-   prototype's C normal-form test; time per URL and how often each gives our result.
+   compiled path's C normal-form test; time per URL and how often each gives our result.
 2. Inflate: ``zlib`` against ``isal.isal_zlib`` and ``zlib_ng.zlib_ng``, in the parser's
    way (``decompressobj(31)``, ``decompress(data, 64 KiB)`` steps); output MB/s.
 3. Records: our ``url_record_builder`` (slot stores on a twin class), the frozen dataclass
@@ -39,9 +39,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # the checkout (run as a script)
 
-from benchmarks.native import proto  # noqa: E402
 from benchmarks.native.bench import loadavg  # noqa: E402
-from benchmarks.native.differential import REALDATA, bench_parse  # noqa: E402
+from benchmarks.native.common import REALDATA, bench_parse, core  # noqa: E402
 from sitemap_reader.delivery.writers import jsonl_text  # noqa: E402
 from sitemap_reader.parse.normalize import normalize_url  # noqa: E402
 from sitemap_reader.records import UrlRecord, url_record_builder  # noqa: E402
@@ -93,7 +92,7 @@ def urls_table(repeat: int) -> str:
         candidates["can_ada.parse(u).href"] = lambda u: can_ada.parse(u).href
     if ada_url is not None:
         candidates["ada_url.URL(u).href"] = lambda u: ada_url.URL(u).href
-    candidates["C normal-form test (prototype)"] = proto.core.url_normal
+    candidates["C normal-form test (compiled path)"] = core.url_normal
     lines = [
         f"load average: {loadavg()}",
         "",

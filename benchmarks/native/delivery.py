@@ -25,15 +25,13 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # the checkout (run as a script)
 
-from benchmarks.native import proto  # noqa: E402
 from benchmarks.native.bench import loadavg  # noqa: E402
-from benchmarks.native.differential import REALDATA  # noqa: E402
+from benchmarks.native.common import REALDATA, core  # noqa: E402
 from sitemap_reader.delivery.writers import json_line, jsonl_text  # noqa: E402
 from sitemap_reader.discovery.dedupe import UrlSet  # noqa: E402
 from sitemap_reader.parse.parser import parse  # noqa: E402
 from sitemap_reader.records import Alternate, Image, UrlRecord  # noqa: E402
 
-core = proto.core
 TEXTS = ["https://e.com/a", 'q"uote\\', "tab\there\nnl", "\x00\x1f\x7f\x85\u2028\u2029x",
          "\ud800lone", "é中😀", "", "a" * 300]  # fmt: skip
 
@@ -149,12 +147,10 @@ def measure(repeat: int, label: str, records: list[UrlRecord]) -> str:
 
     rows = {
         "jsonl_text (writers.py, msgspec in batches)": batches(jsonl_text),
-        "jsonl in C (prototype)": batches(
-            lambda b: core.jsonl(b, UrlRecord, Image, Alternate, json_line)
-        ),
+        "jsonl in C": batches(lambda b: core.jsonl(b, UrlRecord, Image, Alternate, json_line)),
         "json_line per record (to_dict + json.dumps)": batches(lambda b: list(map(json_line, b))),
         "UrlSet.add (dedupe.py)": adds(UrlSet),
-        "UrlSet.add in C (prototype)": adds(core.UrlSet),
+        "UrlSet.add in C": adds(core.UrlSet),
     }
     lines = [
         f"{len(records):,} records of {label} (load average: {loadavg()})",

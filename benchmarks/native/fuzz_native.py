@@ -1,5 +1,6 @@
-"""Differential fuzzing of the prototype: any bytes, any chunking, the C path must give what
-the reference gives (records, problems, format, completeness, feed date) and never crash.
+"""Differential fuzzing of the compiled parser path: any bytes, any chunking, the C path must
+give what the pure-Python reference gives fed the same chunks (records, problems, format,
+completeness, feed date) and never crash.
 
 Two engines:
 
@@ -14,10 +15,14 @@ Two engines:
         LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \\
         .venv/bin/python benchmarks/native/fuzz_native.py --seconds 120
 
+``SITEMAP_NATIVE_BUILD=VARIANT`` loads the extension built by ``build.py`` into
+``benchmarks/native/build/VARIANT`` in place of the installed one (the package imports it
+under its own name); without it, the installed extension is fuzzed.
+
 Each input: control byte 0 picks the limits (defaults, or small ones so that every markup
 bound is reachable), byte 1 seeds the chunk sizes, the rest is the body. The reference is
-``SitemapParser`` with the scanner off (its element handlers: see NOTES.md, the scanner
-ignores text caps under 2 KiB). Seeds: the real corpus and ../shared/corpus, first 16 KiB.
+``SitemapParser`` on the pure path fed the same chunks. Seeds: the real corpus and
+../shared/corpus, first 16 KiB.
 A difference is written to ``benchmarks/native/build/fuzz/diff-*`` and counted.
 """
 
@@ -26,22 +31,46 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
+import importlib.util
+import os
 import random
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # the checkout (run as a script)
 
-from benchmarks.native import proto  # noqa: E402
-from benchmarks.native.differential import NOW, describe  # noqa: E402
+
+def install_build() -> None:
+    """The extension of ``SITEMAP_NATIVE_BUILD`` (a build.py variant) in place of the
+    installed one, before the package imports it."""
+    variant = os.environ.get("SITEMAP_NATIVE_BUILD")
+    if not variant:
+        return
+    found = sorted((HERE / "build" / variant).glob("_expatcore*.so"))
+    if not found:
+        raise SystemExit(f"no _expatcore in build/{variant}: run build.py first")
+    name = "sitemap_reader.parse._native._expatcore"
+    spec = importlib.util.spec_from_file_location(name, found[0])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    print(f"extension: {found[0]}")
+
+
+install_build()
+
 from sitemap_reader.options.limits import Limits  # noqa: E402
-from sitemap_reader.parse import scan  # noqa: E402
+from sitemap_reader.parse import native  # noqa: E402
 from sitemap_reader.parse.parser import SitemapParser  # noqa: E402
 
 SHARED = HERE.parent.parent.parent / "shared"
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+NAMES = ("records per feed()", "problems", "format", "complete", "lastmod", "count", "done")
 OUT = HERE / "build" / "fuzz"
 URL = "https://example.com/dir/sitemap.xml"
 SMALL = Limits(
@@ -56,16 +85,19 @@ TOKENS = [b"<url>", b"</url>", b"<loc>", b"</loc>", b"<lastmod>", b"</lastmod>",
           b'"/>', b'xmlns:p="urn:x"', b"\xc3\xa9", b"\xff", b"\x00", b"<?xml ", b"?>"]  # fmt: skip
 
 
-def outcome(factory: Any, body: bytes, sizes: list[int]) -> tuple[Any, ...]:
-    parser = factory()
-    items: list[Any] = []
+def outcome(path: str, body: bytes, sizes: list[int], limits: Limits) -> tuple[Any, ...]:
+    with native.using("native" if path == "native" else "pure"):
+        parser = SitemapParser(URL, limits=limits, now=NOW)
+    groups: list[Any] = []
     pos = turn = 0
     while pos < len(body) and not parser.done:
         size = sizes[turn % len(sizes)] if sizes else len(body)
-        items += parser.feed(body[pos : pos + size])
+        groups.append(parser.feed(body[pos : pos + size]))
         pos, turn = pos + size, turn + 1
-    items += parser.close()
-    return items, parser.problems, parser.format, parser.complete, parser.lastmod
+    groups.append(parser.close())
+    problems = [(p.code, p.message, p.count, p.fatal) for p in parser.problems]
+    return (groups, problems, parser.format, parser.complete, parser.lastmod,
+            parser.url_count, parser.done)  # fmt: skip
 
 
 def one_input(data: bytes) -> str | None:
@@ -76,15 +108,21 @@ def one_input(data: bytes) -> str | None:
     rng = random.Random(data[1])
     body = data[2:]
     sizes = [rng.randint(1, 300) for _ in range(rng.randint(1, 6))]
-    scan.ENABLED = False
-    try:
-        expected = outcome(lambda: SitemapParser(URL, limits=limits, now=NOW), body, [])
-    finally:
-        scan.ENABLED = True
-    got = outcome(lambda: proto.NativeSitemapParser(URL, limits=limits, now=NOW), body, sizes)
+    expected = outcome("pure", body, sizes, limits)
+    got = outcome("native", body, sizes, limits)
     if got == expected:
         return None
-    return describe((*expected, 0, []), (*got, 0, []))
+    return first_difference(expected, got)
+
+
+def first_difference(a: tuple[Any, ...], b: tuple[Any, ...]) -> str:
+    """The first part of two outcomes that differs (the test suite's own comparison is
+    tests/parse/test_native.py; this script stays free of the test tools' imports, which
+    atheris would instrument too)."""
+    for name, x, y in zip(NAMES, a, b, strict=True):
+        if x != y:
+            return f"{name}: {x!r} != {y!r}"
+    return "equal"
 
 
 def record(data: bytes, difference: str) -> None:
@@ -142,7 +180,7 @@ def mutational(seconds: float, seed: int) -> int:
     return 1 if diffs else 0
 
 
-def with_atheris(seconds: float) -> int:
+def with_atheris(seconds: float, timeout: int) -> int:
     atheris: Any = importlib.import_module("atheris")  # (the fuzz extra)
     atheris.instrument_all()  # coverage feedback from every Python function loaded
 
@@ -156,8 +194,8 @@ def with_atheris(seconds: float) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     for n, data in enumerate(seeds()):
         (folder / f"seed-{n}").write_bytes(b"\x01\x07" + data)
-    atheris.Setup([sys.argv[0], f"-max_total_time={int(seconds)}", "-max_len=20000",
-                   "-timeout=20", f"-artifact_prefix={OUT}/", str(folder)], target)  # fmt: skip
+    flags = [f"-max_total_time={int(seconds)}", "-max_len=20000", f"-timeout={timeout}"]
+    atheris.Setup([sys.argv[0], *flags, f"-artifact_prefix={OUT}/", str(folder)], target)
     atheris.Fuzz()
     return 0
 
@@ -167,8 +205,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--atheris", action="store_true")
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=20,
+        help="atheris: seconds one input may take (raise it "
+        "on a loaded machine: a starved process is not a hang; replay says)",
+    )
     parser.add_argument("--replay", nargs="*", default=[], help="inputs to run once each")
     args = parser.parse_args(argv)
+    if native.CORE is None:
+        raise SystemExit(f"nothing to fuzz: {native.describe()}")
     if args.replay:
         failed = 0
         for name in args.replay:
@@ -177,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             failed += difference is not None
         return 1 if failed else 0
     if args.atheris:
-        return with_atheris(args.seconds)
+        return with_atheris(args.seconds, args.timeout)
     return mutational(args.seconds, args.seed)
 
 

@@ -16,6 +16,7 @@ from sitemap_reader.cli.flags import RARE_OPTIONS, add_option_flags
 from sitemap_reader.cli.usage import BriefHelp, HelpFormatter, UsageParser
 from sitemap_reader.options import GROUPS
 from sitemap_reader.options.limits import CHECK_MAX_EXAMPLES
+from sitemap_reader.parse import native
 from sitemap_reader.parse.domains import list_version
 
 PROG: Final = "sitemap-reader"
@@ -94,7 +95,7 @@ def build_parser(
         "--version",
         action="version",
         version=f"%(prog)s {package_version()} (Public Suffix List: publicsuffixlist "
-        f"{list_version()})",
+        f"{list_version()})\nparser: {native.describe()}",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 

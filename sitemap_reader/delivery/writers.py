@@ -53,7 +53,8 @@ from typing import IO, Any, Final, Protocol
 import msgspec
 
 from sitemap_reader._safe_text import FORMULA_STARTS, csv_cell
-from sitemap_reader.records import RECORD_FIELDS, UrlRecord, format_datetime
+from sitemap_reader.parse import native
+from sitemap_reader.records import RECORD_FIELDS, Alternate, Image, UrlRecord, format_datetime
 from sitemap_reader.records.fields import Kind, names
 
 __all__ = [
@@ -246,6 +247,9 @@ def jsonl_text(batch: Sequence[UrlRecord]) -> str:
     '{"url": "https://example.com/a", "lastmod": null, "changefreq": null, "priority": 0.8, \
 "score": 0.6123, "sitemap": null}\\n'
     """
+    if native.active():  # the same text, written in C (tests/parse/test_native.py)
+        text: str = native.CORE.jsonl(batch, UrlRecord, Image, Alternate, json_line)
+        return text
     return _runs(batch, _fast_jsonl, json_line)
 
 

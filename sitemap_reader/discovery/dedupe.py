@@ -16,9 +16,35 @@ drops one URL as a false duplicate; it can never emit a URL twice.
 from __future__ import annotations
 
 from array import array
+from typing import Protocol
+
+from sitemap_reader.parse import native
 
 _MASK = (1 << 64) - 1
 _INITIAL_SLOTS = 1 << 10
+
+
+class Seen(Protocol):
+    """What the run asks of its dedupe table (:class:`UrlSet`, or its C twin)."""
+
+    def add(self, url: str) -> bool: ...
+
+    def __contains__(self, url: object) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+def url_set() -> Seen:
+    """A new run-wide dedupe table: :class:`UrlSet`, or on the parser's compiled path its
+    C twin (``_expatcore.UrlSet``: the same keys in the same table, so the same answers
+    and the same memory; ~15x less time per add; tests/parse/test_native.py)."""
+    if native.active():
+        table: Seen = native.CORE.UrlSet()
+        return table
+    return UrlSet()
 
 
 class UrlSet:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from sitemap_reader.discovery.actions import Action, Stop
-from sitemap_reader.discovery.dedupe import UrlSet
+from sitemap_reader.discovery.dedupe import Seen, url_set
 from sitemap_reader.discovery.job import Site
 from sitemap_reader.discovery.model import Run, Stopped
 from sitemap_reader.discovery.observer import NULL_OBSERVER, Observer
@@ -52,7 +52,7 @@ class RunState:
         self.deadline_at = None if deadline is None else clock() + deadline
         self.deadline_passed = False
         #: The run-wide dedupe of page URLs.
-        self.seen = UrlSet()
+        self.seen: Seen = url_set()
         #: Every sitemap scheduled and every hop followed (normalized): fetched once a run.
         self.visited: set[str] = set()
         #: Crawl delays robots.txt asked for, by server (``host[:port]``), as honoured.

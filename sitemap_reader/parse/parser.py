@@ -38,7 +38,7 @@ from defusedxml import DefusedXmlException
 
 from sitemap_reader.errors import UsageError
 from sitemap_reader.options.limits import PROTOCOL_MAX_URLS, Limits
-from sitemap_reader.parse import sniff
+from sitemap_reader.parse import native, sniff
 from sitemap_reader.parse.entry import ALTERNATES, PageEntry, Sink, SitemapEntry, StopParsing
 from sitemap_reader.parse.extensions import (
     build_image,
@@ -389,6 +389,25 @@ class _Emitter(Sink):
         return tuple(video for video in built if video is not None)
 
 
+class _NativeEmitter(_Emitter):
+    """The emitter with :meth:`drain` in C (:func:`native.drainer`), which calls this
+    class's helpers for every value off its fast paths."""
+
+    def __init__(
+        self,
+        url: str | None,
+        to_the_letter: bool,
+        limits: Limits,
+        now: datetime,
+        build: RecordBuilder | None = None,
+    ) -> None:
+        super().__init__(url, to_the_letter, limits, now, build)
+        self._drain = native.drainer(self, build, now, _FREQS, _PRIORITIES)
+
+    def drain(self) -> None:
+        self._drain()
+
+
 class SitemapParser:
     """Incremental parser for one sitemap body: feed bytes, get records as they complete.
 
@@ -425,7 +444,10 @@ class SitemapParser:
         self.strict = strict
         self.pagemaps = pagemaps
         self.limits = limits or _DEFAULT_LIMITS
-        self._emit = _Emitter(url, strict, self.limits, now or datetime.now(UTC), build)
+        # The compiled path when it is active (parse/native.py), else the reference.
+        self._native = native.active()
+        emitter = _NativeEmitter if self._native else _Emitter
+        self._emit = emitter(url, strict, self.limits, now or datetime.now(UTC), build)
         self._layers = GzipLayers(
             self.limits.max_decompressed_bytes,
             self.limits.max_gzip_members,
@@ -599,7 +621,8 @@ class SitemapParser:
             codec, problem = sniff.xml_codec(head, kind)
             if problem is not None:
                 self._emit.problem("unknown-encoding", problem)
-            self._reader = XmlReader(
+            reader = native.NativeXmlReader if self._native else XmlReader
+            self._reader = reader(
                 self._emit,
                 max_text=limits.max_text_length,
                 max_extensions=limits.max_extensions_per_url,
@@ -612,7 +635,8 @@ class SitemapParser:
                 max_namespaces=limits.max_xml_namespaces,
             )
         elif kind == sniff.TEXT:
-            self._reader = TextReader(self._emit, max_line=limits.max_url_length)
+            text = native.NativeTextReader if self._native else TextReader
+            self._reader = text(self._emit, max_line=limits.max_url_length)
         elif kind == sniff.HTML:
             raise self._emit.fatal("not-a-sitemap", "an HTML page is not a sitemap")
         elif kind == sniff.BINARY:

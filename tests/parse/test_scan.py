@@ -14,9 +14,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.options.limits import Limits
-from sitemap_reader.parse import scan
+from sitemap_reader.parse import native, scan
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.records import Problem, SitemapRef, UrlRecord
+
+
+@pytest.fixture(autouse=True)
+def pure_path() -> Iterator[None]:
+    """The scanner is part of the pure-Python reader: these tests read with it."""
+    with native.using("pure"):
+        yield
+
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 URL = "https://example.com/sitemap.xml"

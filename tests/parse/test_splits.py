@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemap_reader.options.limits import Limits
+from sitemap_reader.parse import native
 from sitemap_reader.parse.html import HtmlLinks
 from sitemap_reader.parse.parser import SitemapParser
 from sitemap_reader.parse.sniff import SNIFF_BYTES
@@ -266,7 +267,10 @@ def _properties(examples: int) -> list[Callable[..., None]]:
         whole = start + body + tail if body[:2] != b"\x1f\x8b" else body
         for _ in range(layers):
             whole = gzip.compress(whole, mtime=0)
-        same_whatever_the_cuts(parsed, whole, limits, where)
+        outcome = same_whatever_the_cuts(parsed, whole, limits, where)
+        if native.CORE is not None:  # and the other parser path says the same
+            with native.using("pure" if native.active() else "native"):
+                assert parsed([whole], limits) == outcome
 
     @run
     @given(
@@ -284,7 +288,8 @@ def _properties(examples: int) -> list[Callable[..., None]]:
 def test_every_kind_is_the_same_whatever_the_cuts(prop: Callable[[], None]) -> None:
     """Generated bodies of every kind (XML of every root, encoding and extension, mutated
     and hostile markup, text sitemaps, HTML pages; behind marks and long starts; inside
-    gzip layers; under small limits): whole or cut anywhere, the same outcome."""
+    gzip layers; under small limits): whole or cut anywhere, the same outcome; where the
+    compiled parser is built, the same on both paths (tests/parse/test_native.py)."""
     prop()
 
 

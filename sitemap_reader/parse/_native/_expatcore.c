@@ -1,4 +1,4 @@
-/* _expatcore: a compiled hot path for the XML sitemap reader (PROTOTYPE, not wired in).
+/* _expatcore: the compiled hot path of the sitemap parser (sitemap_reader/parse/native.py).
 
 Theory of operation
 -------------------
@@ -44,8 +44,9 @@ Beside them, for the per-record work after the parse and for measurement: text_l
 (TextReader's line loop), UrlSet (discovery/dedupe.py's table), jsonl (writers.py's JSON
 Lines), the field fast paths alone, and null_parse (the C-expat baseline).
 
-Identity with the pure path is the contract: benchmarks/native/differential.py and
-fuzz_native.py hold the two to each other; benchmarks/native/NOTES.md has the design.
+Identity with the pure path is the contract: tests/parse/test_native.py and
+benchmarks/native/fuzz_native.py hold the two to each other; ARCHITECTURE.md (the native
+path) and benchmarks/native/NOTES.md have the design.
 */
 
 #define PY_SSIZE_T_CLEAN
@@ -115,6 +116,9 @@ enum {
 enum { N_LOC = 1, N_DATE = 2, N_FIELDS = 4, N_RECORD = 8 };
 
 static struct PyExpat_CAPI *capi;
+/* Where the capsule's SetReparseDeferralEnabled sits (the member after SetHashSalt). */
+#define DEFERRAL_AT (offsetof(struct PyExpat_CAPI, SetHashSalt) + sizeof(void *))
+static unsigned long hash_salt;   /* expat's hash salt: random per process, as pyexpat's */
 static PyObject *NeedsReference;  /* the core asks the caller for the reference reader */
 static PyObject *ExpatError;      /* pyexpat.ExpatError */
 
@@ -342,7 +346,8 @@ typedef struct {
     int prev_cr;
     Py_ssize_t names_seen;
     /* state */
-    int error, handover, root_started;
+    int error, handover, root_started, root_ended;
+    unsigned long root_end_line, root_end_col;  /* where the root's end tag is (1-based line) */
     Py_ssize_t depth;
     int format_set, feed, entries_mask;
     int entry, field, ext, scoped;
@@ -756,6 +761,11 @@ static int end_element_python_child(Core *c, NameEntry *e) {
 
 static int end_element(Core *c, NameEntry *e) {
     c->depth--;
+    if (c->depth == 0 && !c->root_ended) {  /* ElementMachine.root_end */
+        c->root_ended = 1;
+        c->root_end_line = (unsigned long)capi->GetErrorLineNumber(c->parser);
+        c->root_end_col = (unsigned long)capi->GetErrorColumnNumber(c->parser);
+    }
     int field = c->field;
     if (field) {
         if (e->bytes != c->field_name) return 0;
@@ -1083,8 +1093,15 @@ static int core_init(Core *c, PyObject *args, PyObject *kwds) {
     if (names_init(&c->names) < 0) return -1;
     c->parser = capi->ParserCreate_MM("utf-8", NULL, NULL);
     if (c->parser == NULL) { PyErr_NoMemory(); return -1; }
-    if (capi->SetHashSalt != NULL)
-        capi->SetHashSalt(c->parser, (unsigned long)_Py_HashSecret.expat.hashsalt);
+    if (capi->SetHashSalt != NULL) capi->SetHashSalt(c->parser, hash_salt);
+    /* expat >= 2.6 (CPython 3.12.3+): reparse deferral off, as BoundedExpat does, so when
+       a token completes never follows the chunking. The capsule member after SetHashSalt
+       (where present: size says) is SetReparseDeferralEnabled; NULL for an older expat. */
+    if ((size_t)capi->size >= DEFERRAL_AT + sizeof(void *)) {
+        XML_Bool (*set_deferral)(XML_Parser, XML_Bool);
+        memcpy((void *)&set_deferral, (const char *)capi + DEFERRAL_AT, sizeof(set_deferral));
+        if (set_deferral != NULL) set_deferral(c->parser, 0);
+    }
     capi->SetUserData(c->parser, c);
     capi->SetElementHandler(c->parser, on_start, on_end);
     capi->SetCharacterDataHandler(c->parser, on_chars);
@@ -1140,6 +1157,10 @@ static PyObject *core_flush_open_entry(Core *c, PyObject *Py_UNUSED(ignored)) {
 static PyObject *core_get_root_started(Core *c, void *Py_UNUSED(closure)) {
     return PyBool_FromLong(c->root_started);
 }
+static PyObject *core_get_root_end(Core *c, void *Py_UNUSED(closure)) {
+    if (!c->root_ended) Py_RETURN_NONE;
+    return Py_BuildValue("(kk)", c->root_end_line, c->root_end_col);
+}
 static PyObject *core_get_root_closed(Core *c, void *Py_UNUSED(closure)) {
     return PyBool_FromLong(c->root_started && c->depth == 0);
 }
@@ -1161,6 +1182,7 @@ static PyMethodDef core_methods[] = {
 static PyGetSetDef core_getset[] = {
     {"root_started", (getter)core_get_root_started, NULL, "The root element has started.", NULL},
     {"root_closed", (getter)core_get_root_closed, NULL, "The root element has ended.", NULL},
+    {"root_end", (getter)core_get_root_end, NULL, "(line, column) of the root's end tag, or None.", NULL},
     {"events", (getter)core_get_events, NULL, "Element events seen.", NULL},
     {"names", (getter)core_get_names, NULL, "Distinct names seen.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -2675,7 +2697,7 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "_expatcore", "Compiled hot path of the XML sitemap reader (prototype).",
+    PyModuleDef_HEAD_INIT, "_expatcore", "The compiled hot path of the sitemap parser (sitemap_reader.parse.native).",
     -1, module_methods, NULL, NULL, NULL, NULL,
 };
 
@@ -2689,6 +2711,14 @@ PyMODINIT_FUNC PyInit__expatcore(void) {
     }
     PyDateTime_IMPORT;
     if (PyDateTimeAPI == NULL) return NULL;
+    {   /* a random salt for expat's hash tables (pyexpat's comes from a private secret) */
+        PyObject *os = PyImport_ImportModule("os");
+        PyObject *bytes = os ? PyObject_CallMethod(os, "urandom", "i", (int)sizeof(hash_salt)) : NULL;
+        Py_XDECREF(os);
+        if (bytes == NULL) return NULL;
+        memcpy(&hash_salt, PyBytes_AS_STRING(bytes), sizeof(hash_salt));
+        Py_DECREF(bytes);
+    }
     PyObject *pyexpat = PyImport_ImportModule("pyexpat");
     if (pyexpat == NULL) return NULL;
     ExpatError = PyObject_GetAttrString(pyexpat, "ExpatError");

@@ -1,86 +1,123 @@
-"""The prototype's Python side: the compiled core plugged into the existing parser, for
-measurement and differential tests only (nothing in ``sitemap_reader`` imports this).
+"""The compiled hot path of the parser, and which path is active.
 
-- :class:`NativeXmlReader` is an :class:`~sitemap_reader.parse.xml.XmlReader` whose
-  bounded expat, element machine and text buffer are the C ``Core``; it keeps the
-  reference's decoder and ampersand repair in front, and the reference's names,
-  extension gatherer and bounds objects behind (called on rare branches). A body with an
-  internal DTD subset is handed over, from its first byte, to the reference reader.
-- :class:`NativeEmitter` is the parser's ``_Emitter`` with ``drain`` in C (``Drainer``),
-  each step switchable (``flags``).
-- :class:`NativeSitemapParser` is ``SitemapParser`` with both.
+The pure-Python parser (:mod:`~sitemap_reader.parse.xml`, :mod:`~sitemap_reader.parse.text`
+and ``_Emitter.drain`` in :mod:`~sitemap_reader.parse.parser`) is the reference. When the
+extension ``sitemap_reader.parse._native._expatcore`` was built (``pip install`` builds it
+where it finds a compiler: ``hatch_build.py``) and ``SITEMAP_READER_NO_EXTENSIONS`` is not
+set, :class:`~sitemap_reader.parse.parser.SitemapParser` reads with the parts here instead:
 
-The extension is loaded from ``benchmarks/native/build/<variant>`` (``build.py``);
-``SITEMAP_NATIVE_BUILD`` names another variant (``debug``, ``sanitize``).
+- :class:`NativeXmlReader`: an :class:`~sitemap_reader.parse.xml.XmlReader` whose bounded
+  expat, element machine and text buffer are the C ``Core``. The C drives the very expat
+  pyexpat uses (through pyexpat's C API capsule), so both paths see the same events. The
+  reference's decoder, ampersand repair and entry-boundary carry stay in front (expat is
+  handed the very slices the reference hands it), and the reference's names, extension
+  gatherer and bounds objects behind, called from C on rare branches. A body with an
+  internal DTD subset is read again from its first byte by the reference reader.
+- :class:`NativeTextReader`: the text reader with its line loop in C.
+- :func:`drainer`: ``_Emitter.drain`` in C, which hands every value off its fast paths to
+  the reference's own functions.
+
+Both paths give the same records, problems, limit verdicts and grouping per ``feed()``:
+``tests/parse/test_native.py`` holds them to it. :func:`describe` names the active path
+(``sitemap-reader --version``); :func:`using` switches it for tests and benchmarks.
 """
 
 from __future__ import annotations
 
 import codecs
-import importlib.util
 import os
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Final
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any, Final, Literal
 
-from sitemap_reader.options.limits import Limits
 from sitemap_reader.parse import entry as entry_shape
-from sitemap_reader.parse import extensions, kinds, normalize, parser, sniff
+from sitemap_reader.parse import extensions, kinds, normalize
 from sitemap_reader.parse.amp import AmpFixer
 from sitemap_reader.parse.bounds import BoundedExpat
 from sitemap_reader.parse.chardata import TextBuffer
 from sitemap_reader.parse.entry import LASTMOD, LINK, LOC, Sink, StopParsing, extra_of
 from sitemap_reader.parse.gather import ExtensionGatherer
 from sitemap_reader.parse.lite import MAX_CARRY
-from sitemap_reader.parse.lite import entry_boundary as reference_boundary
 from sitemap_reader.parse.names import TagNames
 from sitemap_reader.parse.scope import in_location
 from sitemap_reader.parse.text import TextReader
 from sitemap_reader.parse.xml import XmlReader
 from sitemap_reader.records import Alternate, Image, RecordBuilder, UrlRecord
 
-HERE: Final = Path(__file__).resolve().parent
-
-
-def load() -> Any:
-    """The built extension module (``build.py`` first)."""
-    variant = os.environ.get("SITEMAP_NATIVE_BUILD", "release")
-    folder = HERE / "build" / variant
-    found = sorted(folder.glob("_expatcore*.so")) + sorted(folder.glob("_expatcore*.pyd"))
-    if not found:
-        raise ImportError(f"no _expatcore in {folder}: run benchmarks/native/build.py")
-    spec = importlib.util.spec_from_file_location("_expatcore", found[0])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-core: Any = load()
-ALL: Final[int] = core.N_LOC | core.N_DATE | core.N_FIELDS | core.N_RECORD
+#: Set (to anything but the empty string) at run time: the pure-Python path; at build
+#: time: no extension is compiled (the aiohttp/yarl convention).
+ENV: Final = "SITEMAP_READER_NO_EXTENSIONS"
 #: Bytes read before the root element that are kept for a handover; past this the body
 #: goes to the reference reader at once (a prolog this long is no real sitemap's).
 MAX_PROLOG: Final = 1 << 20
 
-# The C side hard-codes the kinds and entry slots: check they are still these.
-assert (kinds.E_URL, kinds.E_SITEMAP, kinds.E_ITEM, kinds.F_LOC, kinds.F_TITLE) == (1, 2, 3, 10, 17)
-assert (kinds.F_FEED_DATE, kinds.X_IMAGE, kinds.X_PAGEMAP, kinds.X_XHTML) == (-2, 20, 23, 24)
-assert (kinds.X_MOBILE, entry_shape.ENTRY_SIZE, entry_shape.EXTRA) == (25, core.ENTRY_SIZE, 12)
+
+def _load() -> tuple[Any, str]:
+    """The extension module (or None) and the words for the path."""
+    if os.environ.get(ENV):
+        return None, f"pure Python (forced: {ENV}={os.environ[ENV]})"
+    try:
+        from sitemap_reader.parse._native import _expatcore as core  # type: ignore[attr-defined]
+    except ImportError as exc:  # not built (no compiler at install), or unloadable
+        missing = isinstance(exc, ModuleNotFoundError) or "cannot import name" in str(exc)
+        why = "not built at install" if missing else " ".join(str(exc).split())[:60]
+        return None, f"pure Python (no compiled extension: {why})"
+    # The C side hard-codes the kinds and entry slots: a mismatch leaves it unused.
+    constants = (
+        kinds.E_URL, kinds.E_SITEMAP, kinds.E_ITEM, kinds.F_LOC, kinds.F_TITLE,
+        kinds.F_FEED_DATE, kinds.X_IMAGE, kinds.X_PAGEMAP, kinds.X_XHTML, kinds.X_MOBILE,
+        entry_shape.ENTRY_SIZE, entry_shape.EXTRA,
+    )  # fmt: skip
+    if constants != (1, 2, 3, 10, 17, -2, 20, 23, 24, 25, core.ENTRY_SIZE, 12):
+        return None, "pure Python (the compiled extension is out of date: reinstall)"
+    expat = f"{core.EXPAT_MAJOR}.{core.EXPAT_MINOR}"
+    return core, f"native (compiled, expat {expat} through pyexpat)"
+
+
+_CORE, _WORDS = _load()
+#: The extension module when it is built and usable, else None (whatever is active).
+CORE: Final[Any] = _CORE
+_active = CORE is not None
+
+
+def active() -> bool:
+    """Is the compiled path the one new parsers use?"""
+    return _active
+
+
+def describe() -> str:
+    """The active path in words: starts with ``native`` or ``pure Python``."""
+    if _active or CORE is None:
+        return str(_WORDS)
+    return "pure Python (switched by sitemap_reader.parse.native.using)"
+
+
+@contextmanager
+def using(path: Literal["native", "pure"]) -> Iterator[None]:
+    """Parsers made inside read with this path (tests and benchmarks compare the two).
+    Asking for ``native`` where the extension is absent raises RuntimeError."""
+    global _active
+    if path == "native" and CORE is None:
+        raise RuntimeError(f"the compiled path is not available: {_WORDS}")
+    before, _active = _active, path == "native"
+    try:
+        yield
+    finally:
+        _active = before
+
+
+# --- the XML reader ------------------------------------------------------------------------
 
 
 def entry_boundary(data: bytes) -> int:
-    """``lite.entry_boundary(data)``, with "</sitemap>" sought after the last "</url>" only
-    (the same answer: the later of the two ends wins; ``reference_boundary`` is checked
-    against it at import)."""
+    """``lite.entry_boundary(data)`` with "</sitemap>" sought after the last "</url>" only
+    (the same answer: the later of the two ends wins; the test suite holds them equal)."""
     url_end = data.rfind(b"</url>")
     sitemap_end = data.rfind(b"</sitemap>", max(url_end, 0))
     end = max(url_end + 6 if url_end >= 0 else 0, sitemap_end + 10 if sitemap_end >= 0 else 0)
     return len(data) if len(data) - end > MAX_CARRY else end
-
-
-_SAMPLES = (b"", b"</url>", b"a</sitemap>b</url>c", b"</url></sitemap>", b"x" * 20_000,
-            b"</sitemap>" + b"y" * 17_000, b"</url" + b"</sitemap>", b"</url>" * 3)  # fmt: skip
-assert all(entry_boundary(x) == reference_boundary(x) for x in _SAMPLES)
 
 
 class _Fixer(AmpFixer):
@@ -89,13 +126,13 @@ class _Fixer(AmpFixer):
     __slots__ = ()
 
     def _fix(self, data: bytes) -> bytes:
-        if not self._in_cdata and core.amp_clean(data):
+        if not self._in_cdata and CORE.amp_clean(data):
             return data
         return super()._fix(data)
 
 
 class _Helpers:
-    """The element machine's rare branches, as the reference writes them."""
+    """The element machine's rare branches, as the reference writes them (called from C)."""
 
     def __init__(self, sink: Sink, names: TagNames) -> None:
         self._sink = sink
@@ -127,11 +164,8 @@ class _Helpers:
 
 
 class NativeXmlReader(XmlReader):
-    """An XmlReader whose expat, element machine and text buffer are the C core."""
-
-    #: Readers made, and handed over to the reference (for the differential runs).
-    made = 0
-    handed_over = 0
+    """An XmlReader whose expat, element machine and text buffer are the C core (it keeps
+    XmlReader's interface; none of XmlReader's own parts are built)."""
 
     def __init__(
         self,
@@ -165,7 +199,7 @@ class NativeXmlReader(XmlReader):
         text = TextBuffer(sink, bounded, max_text=max_text)
         names = TagNames(bounded, pagemaps=pagemaps)
         gatherer = ExtensionGatherer(sink, text, names.locals, cap=max_extensions)
-        self._core = core.Core(
+        self._core = CORE.Core(
             sink, names, gatherer, text, bounded, _Helpers(sink, names),
             max_text=max_text, max_token=max_token, depth_cap=depth_cap,
             max_names=max_names, max_name_chars=max_name_chars,
@@ -178,17 +212,20 @@ class NativeXmlReader(XmlReader):
         self._prolog_size = 0
         self._carry = b""  # bytes after the last entry end, parsed with the next chunk
         self._reference: XmlReader | None = None
-        NativeXmlReader.made += 1
 
     def _hand_over(self) -> XmlReader:
         """Read the body again from its first byte with the reference reader."""
         assert self._prolog is not None
-        NativeXmlReader.handed_over += 1
         reference = XmlReader(self._sink, **self._options)
         self._reference = reference
         prolog, self._prolog = self._prolog, None
         reference.feed(b"".join(prolog))
         return reference
+
+    @property
+    def handed_over(self) -> bool:
+        """Is the reference reader reading this body (an internal DTD subset)?"""
+        return self._reference is not None
 
     def feed(self, data: bytes) -> None:
         if self._reference is not None:
@@ -205,10 +242,7 @@ class NativeXmlReader(XmlReader):
             raw = self._decoder.decode(raw).encode()
         fixed = self._fixer.feed(raw)
         # Expat is handed the very slices the reference hands it (cut after the last entry
-        # end, the rest carried): after the root's end tag, expat's verdict on junk depends
-        # on where its input was cut (a name at a slice end is "junk after document
-        # element", the same name whole "invalid token"), so identical problems need
-        # identical slices. See NOTES.md (the epilog).
+        # end, the rest carried), so every event and position is the reference's.
         if self._carry:
             fixed = self._carry + fixed
         end = entry_boundary(fixed)
@@ -216,7 +250,7 @@ class NativeXmlReader(XmlReader):
         try:
             if end:
                 self._core.parse(memoryview(fixed)[:end] if end < len(fixed) else fixed)
-        except core.NeedsReference:
+        except CORE.NeedsReference:
             self._hand_over()
             return
         if self._prolog is not None and self._core.root_started:
@@ -230,8 +264,15 @@ class NativeXmlReader(XmlReader):
         try:
             if carry:
                 self._core.parse(carry)
-        except core.NeedsReference:
+        except CORE.NeedsReference:
             self._hand_over()
+
+    @property
+    def root_end(self) -> tuple[int, int] | None:
+        if self._reference is not None:
+            return self._reference.root_end
+        end: tuple[int, int] | None = self._core.root_end
+        return end
 
     def flush_open_entry(self) -> None:
         if self._reference is not None:
@@ -249,18 +290,22 @@ class NativeXmlReader(XmlReader):
             self._core.parse(self._carry + tail + fixer.flush())
             self._carry = b""
             self._core.finish()
-        except core.NeedsReference:
+        except CORE.NeedsReference:
             self._hand_over().close()
             return
         for _ in range(fixer.repairs):
             self._sink.problem("xml-repaired", "a stray '&' or a broken reference kept as text")
 
 
+# --- the text reader ------------------------------------------------------------------------
+
+
 class NativeTextReader(TextReader):
-    """TextReader with its line loop in C (``text_lines``); the rest is the reference's."""
+    """TextReader with its line loop in C; lines off the loop's fast path (junk, scheme-less
+    hosts, long or non-ASCII lines) go to the reference's ``_line``."""
 
     def feed(self, data: bytes) -> None:
-        # TextReader.feed, with the finditer loop handed to C
+        # TextReader.feed, with the line loop handed to C
         if self._partial:
             data = self._partial + data
         end = max(data.rfind(b"\n"), data.rfind(b"\r"))
@@ -273,7 +318,7 @@ class NativeTextReader(TextReader):
                 start = min(i for i in (data.find(b"\n"), data.find(b"\r")) if i != -1)
                 self._skipping = False
             sink = self._sink
-            started = core.text_lines(
+            started = CORE.text_lines(
                 self._line, sink.text_started, sink.pending, sink.batch, sink.drain,
                 data, start, end, self._started, self._max_line,
             )  # fmt: skip
@@ -285,85 +330,38 @@ class NativeTextReader(TextReader):
                 self._too_long()
 
 
-class _Funcs:
-    """The reference's functions the C drain falls back to."""
+# --- the drain --------------------------------------------------------------------------------
 
-    fast_url_match = staticmethod(normalize.fast_url_match)
-    parse_lastmod = staticmethod(normalize.parse_lastmod)
-    parse_changefreq = staticmethod(normalize.parse_changefreq)
-    parse_priority = staticmethod(normalize.parse_priority)
-    in_location = staticmethod(in_location)
-    isoformat = staticmethod(datetime.fromisoformat)
-    freqs = parser._FREQS
-    prios = parser._PRIORITIES
-    image_at = staticmethod(extensions.image_at)
-    build_image = staticmethod(extensions.build_image)
+_FUNCS: SimpleNamespace | None = None
 
 
-class NativeEmitter(parser._Emitter):
-    """The parser's emitter with ``drain`` in C; ``flags`` says which steps run in C."""
-
-    def __init__(
-        self,
-        url: str | None,
-        to_the_letter: bool,
-        limits: Limits,
-        now: datetime,
-        build: RecordBuilder | None = None,
-        *,
-        flags: int = ALL,
-    ) -> None:
-        super().__init__(url, to_the_letter, limits, now, build)
-        record = None
-        if build is None:  # the plain builder: the same record, made in C
-            record = (UrlRecord, now.timestamp(), None, False, None, None, Image, Alternate)
-        self._drainer = core.Drainer(self, _Funcs, flags, record)
-
-    def drain(self) -> None:
-        self._drainer.drain()
-
-
-class NativeSitemapParser(parser.SitemapParser):
-    """SitemapParser with the C reader (``reader=True``) and the C drain (``flags``)."""
-
-    def __init__(
-        self,
-        url: str | None = None,
-        content_type: str | None = None,
-        *,
-        strict: bool = False,
-        limits: Limits | None = None,
-        now: datetime | None = None,
-        pagemaps: bool = False,
-        build: RecordBuilder | None = None,
-        reader: bool = True,
-        flags: int | None = ALL,
-    ) -> None:
-        now = now or datetime.now(UTC)
-        super().__init__(
-            url, content_type, strict=strict, limits=limits, now=now, pagemaps=pagemaps,
-            build=build,
-        )  # fmt: skip
-        self._native_reader = reader
-        if flags is not None:
-            self._emit = NativeEmitter(url, strict, self.limits, now, build, flags=flags)
-
-    def _start_reader(self, kind: str, head: bytes) -> None:
-        super()._start_reader(kind, head)
-        if self._native_reader and type(self._reader) is TextReader:
-            self._reader = NativeTextReader(self._emit, max_line=self.limits.max_url_length)
-        if self._native_reader and type(self._reader) is XmlReader:
-            limits = self.limits
-            codec, _ = sniff.xml_codec(head, kind)
-            self._reader = NativeXmlReader(
-                self._emit,
-                max_text=limits.max_text_length,
-                max_extensions=limits.max_extensions_per_url,
-                codec=codec,
-                pagemaps=self.pagemaps,
-                max_token=limits.max_xml_token,
-                depth_cap=limits.max_xml_depth,
-                max_names=limits.max_xml_names,
-                max_name_chars=limits.max_xml_name_chars,
-                max_namespaces=limits.max_xml_namespaces,
-            )
+def drainer(
+    emitter: Sink,
+    build: RecordBuilder | None,
+    now: datetime,
+    freqs: dict[str, str],
+    prios: dict[str, float | None],
+) -> Callable[[], None]:
+    """``_Emitter.drain`` in C for this emitter. With the plain builder (``build`` None) the
+    C makes the records itself (the same default score, the same float operations);
+    otherwise it calls ``build`` for each."""
+    global _FUNCS
+    if _FUNCS is None:  # the reference's functions the C falls back to
+        _FUNCS = SimpleNamespace(
+            fast_url_match=normalize.fast_url_match,
+            parse_lastmod=normalize.parse_lastmod,
+            parse_changefreq=normalize.parse_changefreq,
+            parse_priority=normalize.parse_priority,
+            in_location=in_location,
+            isoformat=datetime.fromisoformat,
+            freqs=freqs,
+            prios=prios,
+            image_at=extensions.image_at,
+            build_image=extensions.build_image,
+        )
+    record = None
+    if build is None:
+        record = (UrlRecord, now.timestamp(), None, False, None, None, Image, Alternate)
+    flags = CORE.N_LOC | CORE.N_DATE | CORE.N_FIELDS | CORE.N_RECORD
+    drain: Callable[[], None] = CORE.Drainer(emitter, _FUNCS, flags, record).drain
+    return drain
