@@ -37,7 +37,7 @@ def verdict_of(site: Site, stopped: Stopped | None, obey: bool) -> Verdict:
     blocks = [n for n in nodes if n.block is not None]
 
     def told(kind: VerdictKind, evidence: Iterable[Evidence] = ()) -> Verdict:
-        return Verdict(site.target.text, kind, urls, tuple(evidence)[:SHOWN])
+        return Verdict(site.target.text, kind, urls, tuple(evidence)[:SHOWN], site.ladder)
 
     cut = [n for n in nodes if _cut(n)] if stopped is not None else []
     if cut:
