@@ -29,6 +29,9 @@ pacing, the deadline); here:
 * the connect timeout is libcurl's, the read timeout its low-speed limit (under one byte a
   second for ``read_timeout`` seconds ends the transfer); no total timeout: the
   per-sitemap deadline is the fetcher's;
+* a connection serves one request (``CURLOPT_FORBID_REUSE``): libcurl resends a request
+  whose reused connection dropped before the answer, which would make one of our attempts
+  two requests (aiohttp's resend is turned off by :func:`~sitemap_reader.crawl.fetch.single_send`);
 * curl keeps no cookie of its own (the target's jar is the fetcher's) and reads no
   proxy from the environment unless ``trust_env``.
 
@@ -164,6 +167,9 @@ class BrowserClient:
             CurlOpt.TIMEOUT_MS: 0,
             CurlOpt.LOW_SPEED_LIMIT: 1,
             CurlOpt.LOW_SPEED_TIME: max(1, math.ceil(timeouts.read_timeout)),
+            # libcurl sends a request again, unasked, when a reused connection drops
+            # before the answer: a connection per request keeps one attempt one request.
+            CurlOpt.FORBID_REUSE: 1,
         }
         self._resolve_option = CurlOpt.RESOLVE
         self._sessions: dict[bool, Any] = {
