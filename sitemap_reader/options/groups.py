@@ -322,7 +322,8 @@ class Network(Declared):
         "bot protection blocked)",
         convert=choice("aiohttp", "browser", "auto"),
         choices=("aiohttp", "browser", "auto"),
-        scrapy="Scrapy downloads with its own download handlers",
+        scrapy="Scrapy downloads with its own handlers: DOWNLOAD_HANDLERS (a browser's "
+        "fingerprint: scrapy-impersonate's handler)",
         accepts="Literal['aiohttp', 'browser', 'auto']",
     )
     allow_private: PrivateSetting = option(

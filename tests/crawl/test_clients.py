@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import socket
 import ssl
 import struct
@@ -24,7 +25,15 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import NO_BROWSER, browser_extra
-from tests.crawl.crawl_kit import Reply, Site, collect, node_by_url, tree, urlset
+from tests.crawl.crawl_kit import (
+    Reply,
+    Site,
+    ThreadedServer,
+    collect,
+    node_by_url,
+    tree,
+    urlset,
+)
 from tests.helpers import self_signed
 
 needs_browser = pytest.mark.skipif(not browser_extra(), reason=NO_BROWSER)
@@ -336,3 +345,45 @@ def test_without_the_extra_the_option_names_it(client: str) -> None:
     done = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert "[browser]" in done.stderr and "curl_cffi" in done.stderr
+
+
+def test_scrapy_refuses_the_option_and_names_its_own_way() -> None:
+    """Scrapy downloads with its own handlers: SITEMAP_READER_CLIENT is refused, the
+    message saying where a browser's fingerprint goes there."""
+    pytest.importorskip("scrapy")
+    from scrapy.settings import Settings
+
+    from sitemap_reader.errors import UsageError
+    from sitemap_reader.scrapy import options_from_settings
+
+    with pytest.raises(UsageError) as caught:
+        options_from_settings(Settings({"SITEMAP_READER_CLIENT": "browser"}))
+    assert str(caught.value) == (
+        "Scrapy settings: SITEMAP_READER_CLIENT is not a setting: Scrapy downloads with its "
+        "own handlers: DOWNLOAD_HANDLERS (a browser's fingerprint: scrapy-impersonate's handler)"
+    )
+
+
+@needs_browser
+def test_batch_summary_rows_show_the_ladder() -> None:
+    """discover_batches with client=auto: the summary row's verdict is the second
+    attempt's, its evidence ends with the first attempt's block, marked as the ladder's."""
+    pytest.importorskip("pyarrow")
+    from sitemap_reader.engines.batch import discover_batches
+
+    served = Site()
+    with ThreadedServer(served) as site:
+        urls = [site.url(f"/p{i}") for i in range(2)]
+        site.add("/robots.txt", f"Sitemap: {site.url('/s.xml')}\n", content_type="text/plain")
+        site.add("/s.xml", urlset(urls))
+        fingerprint_wall(site, ["/robots.txt"])
+        rows = [
+            row
+            for batch in discover_batches([site.url("/")], allow_private=True, client="auto")
+            for row in batch.to_pylist()
+        ]
+    summary = next(r for r in rows if r["kind"] == "summary")
+    assert summary["verdict"] == "ok" and summary["urls"] == 2
+    evidence = json.loads(summary["evidence"])
+    assert evidence[-1]["ladder"] == "blocked"
+    assert evidence[-1]["code"] == "cloudflare-challenge"
