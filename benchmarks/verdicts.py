@@ -684,7 +684,9 @@ def run_reader(reader: str, world: World, count: int, seed: int) -> dict[str, An
     command += [str(world.closed_port)]
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     if not reader.startswith("ours"):  # the peers resolve nothing: the server is their proxy
-        env["http_proxy"] = env["HTTP_PROXY"] = f"http://127.0.0.1:{world.port}"
+        proxy = f"http://127.0.0.1:{world.port}"
+        for key in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+            env[key] = proxy  # https too: no made-up name ever reaches the system resolver
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env, check=False)
     if done.returncode != 0 or not done.stdout.strip():
         return {"error": f"exit code {done.returncode}"}
