@@ -17,7 +17,8 @@ domain of each kind, per 100 domains:
 behaviour            n   truth        what the domain does
 ===================  ==  ===========  ====================================================
 robots-only          22  ok           sitemaps listed only in robots.txt, at an odd path
-well-known           22  ok           no Sitemap line; /sitemap_index.xml, a gzipped child
+well-known           22  ok           no Sitemap line; an index at /sitemap.xml (half),
+                                      /sitemap_index.xml or /wp-sitemap.xml; a gzipped child
 www-only              7  ok           the bare host has nothing; its www twin has it all
 html-only             5  ok           only an HTML site map page linked from the home page
 slow                  5  ok           every answer 0.3 s late
@@ -289,8 +290,11 @@ def fill(domain: Domain, port: int, shape: bytes | None, number: int) -> None:
         body, domain.expected = shaped(base, shape, number)
         import gzip
 
+        # Where the index lives: /sitemap.xml mostly, then Yoast's and WordPress core's.
+        path = ("/sitemap.xml", "/sitemap.xml", "/sitemap_index.xml", "/wp-sitemap.xml")
         index = f'<sitemapindex xmlns="{NS}"><sitemap><loc>{base}/s1.xml.gz</loc></sitemap>'
-        bodies[f"{host}/sitemap_index.xml"] = (200, xml, (index + "</sitemapindex>").encode())
+        where = f"{host}{path[number % len(path)]}"
+        bodies[where] = (200, xml, (index + "</sitemapindex>").encode())
         bodies[f"{host}/s1.xml.gz"] = (200, "application/gzip", gzip.compress(body, mtime=0))
         bodies[f"{host}/robots.txt"] = (200, text, b"User-agent: *\nDisallow:\n")
     elif behaviour == "html-only":
