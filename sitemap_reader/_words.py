@@ -80,12 +80,28 @@ def verdict_phrase(verdict: Verdict, *, named: bool = False) -> str:
     >>> verdict_phrase(Verdict("e.com", "blocked", 0, (Evidence("https://e.com/robots.txt",
     ...     403, "akamai", ("Akamai bot manager", "server: AkamaiGHost", "HTTP 403")),)))
     'blocked: Akamai bot manager answered https://e.com/robots.txt (server: AkamaiGHost, HTTP 403)'
+
+    A target the client ladder read again (``client="auto"``) says so, with the first verdict:
+
+    >>> wall = Verdict("e.com", "blocked", 0, (Evidence("https://e.com/robots.txt", 403,
+    ...     "cloudflare-challenge", ("Cloudflare challenge", "HTTP 403")),))
+    >>> phrase = verdict_phrase(Verdict("e.com", "ok", 3, (), wall))
+    >>> phrase.split("; ")[0]
+    'ok (3 URLs listed)'
+    >>> phrase.split("; ")[1].startswith("read again with the browser client after aiohttp was")
+    True
     """
     who = f"{verdict.target}: " if named else ""
+    ladder = verdict.ladder
+    after = (
+        ""
+        if ladder is None
+        else (f"; read again with the browser client after aiohttp was {verdict_phrase(ladder)}")
+    )
     first = verdict.evidence[0] if verdict.evidence else None
     if verdict.kind == "ok":
-        return f"{who}ok ({plural(verdict.urls, 'URL')} listed)"
+        return f"{who}ok ({plural(verdict.urls, 'URL')} listed){after}"
     if verdict.kind != "blocked" or first is None:
-        return f"{who}{verdict.kind}"
+        return f"{who}{verdict.kind}{after}"
     words, *signals = first.seen  # the status is among the signals
-    return f"{who}blocked: {words} answered {first.url} ({', '.join(signals)})"
+    return f"{who}blocked: {words} answered {first.url} ({', '.join(signals)}){after}"

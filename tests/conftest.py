@@ -27,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.cli_zygote import SOCKET_VAR
+from tests.crawl.crawl_kit import CLIENTS, KIT
 
 # Hypothesis on the clock: no per-example deadline and no "too slow" health check, both
 # wall-time limits that a machine busy with other work trips (a property fails on its
@@ -94,3 +95,29 @@ def _collect_garbage(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if request.config.getoption("--gc-each"):
         gc.collect()
+
+
+def browser_extra() -> bool:
+    """Whether the browser client's library (curl_cffi, the ``browser`` extra) is here."""
+    try:
+        import curl_cffi  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+#: Why a test of the browser client is skipped where its extra is missing.
+NO_BROWSER = "the browser client needs the browser extra: pip install -e '.[browser]'"
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the test once per HTTP client: the crawl kit's readers (``collect``, ``tree``)
+    send with it. A fetcher's promise holds with both."""
+    if request.param == "browser" and not browser_extra():
+        pytest.skip(NO_BROWSER)
+    KIT.client = request.param
+    try:
+        yield request.param
+    finally:
+        KIT.client = "aiohttp"

@@ -526,7 +526,7 @@ MEMBERS: dict[str, dict[str, Signature | str]] = {
 #: The keywords ``SitemapReader(**flat)`` and ``iter_urls(**flat)`` take (ReaderKeywords),
 #: and the ones ``SitemapLoader(**flat)`` takes besides (LoaderKeywords).
 READER_KEYWORDS = (
-    "allow_private", "backoff_base", "body_retries", "changed_only", "concurrency",
+    "allow_private", "backoff_base", "body_retries", "changed_only", "client", "concurrency",
     "connect_timeout", "crawl_delay", "deadline", "delay", "delivery", "exclude", "follow",
     "follow_urlset_sitemaps", "guess", "guess_paths", "header_hosts", "headers", "host_budget",
     "html", "include", "incremental", "limits", "max_crawl_delay", "max_decompressed_bytes",

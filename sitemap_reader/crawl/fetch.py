@@ -340,6 +340,72 @@ def build_session(
     )
 
 
+class Answer(Protocol):
+    """A client's answer to one request (no redirect followed), its body still to stream."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Case-insensitive; a repeated name (Set-Cookie) appears once per value in
+        ``items()``."""
+        ...
+
+    def cookies(self) -> BaseCookie[str]:
+        """The cookies the answer sets."""
+        ...
+
+    def chunks(self, size: int) -> AsyncGenerator[bytes, None]:
+        """The raw body (as sent: no decoding); failures are :class:`FetchFailed`."""
+        ...
+
+    def release(self) -> None:
+        """Give the connection back (or close it when the body was not read)."""
+        ...
+
+
+class Client(Protocol):
+    """What the fetcher asks of an HTTP client: one GET, no redirect followed, no body
+    decoded, every name resolved through the reader's resolver (the guard's, unless
+    ``trusted``). Failures are :class:`SendFailed`. Our retries, redirects, caps, deadlines
+    and pacing sit above it, the same for every client."""
+
+    #: The client's name, as the ``client`` option spells it (``aiohttp``, ``browser``).
+    name: str
+
+    async def send(
+        self,
+        url: str,
+        *,
+        trusted: bool,
+        sent: Mapping[str, str] | None,
+        via: str | None,
+        cookies: BaseCookie[str] | None,
+    ) -> Answer:
+        """GET ``url`` with the headers ``sent``, through the proxy ``via`` (None:
+        none); ``trusted``: a name the target's site trusts, or a request through a proxy,
+        goes without the name guard."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class SendFailed(Exception):
+    """A request that got no answer: what it becomes (``failed``), whether another
+    attempt is worth it, and whether no connection was made at all (``connecting``: not
+    retried when the fetch has an http fallback)."""
+
+    def __init__(self, failed: FetchFailed, *, retryable: bool, connecting: bool) -> None:
+        super().__init__(failed.message)
+        self.failed = failed
+        self.retryable = retryable
+        self.connecting = connecting
+
+
 @dataclass(slots=True, eq=False)
 class Response:
     """The final response of a fetch (after redirects), with its body still to stream.
@@ -353,21 +419,15 @@ class Response:
     content_type: str | None
     redirects: tuple[str, ...]
     refused: str | None = None
-    _raw: aiohttp.ClientResponse | None = None
+    _raw: Answer | None = None
 
     async def chunks(self, size: int = CHUNK_SIZE) -> AsyncGenerator[bytes, None]:
         """The raw body in chunks; network failures become :class:`FetchFailed`."""
         if self._raw is None:
             return
-        try:
-            async for chunk in self._raw.content.iter_chunked(size):
+        async with contextlib.aclosing(self._raw.chunks(size)) as body:
+            async for chunk in body:
                 yield chunk
-        except aiohttp.ClientPayloadError as exc:
-            raise FetchFailed("body", f"body ended early: {_describe(exc)}") from exc
-        except (aiohttp.ClientError, OSError) as exc:
-            raise FetchFailed("body", f"connection lost in body: {_describe(exc)}") from exc
-        except TimeoutError as exc:
-            raise FetchFailed("timeout", "read timeout in body") from exc
 
     @property
     def headers(self) -> Mapping[str, str]:
@@ -382,6 +442,80 @@ class Response:
         """Return the connection to the pool (or close it if the body was not read)."""
         if self._raw is not None:
             self._raw.release()
+
+
+class AiohttpAnswer:
+    """An aiohttp response as an :class:`Answer`."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: aiohttp.ClientResponse) -> None:
+        self._raw = raw
+
+    @property
+    def status(self) -> int:
+        return self._raw.status
+
+    @property
+    def url(self) -> str:
+        return str(self._raw.url)
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._raw.headers
+
+    def cookies(self) -> BaseCookie[str]:
+        return self._raw.cookies
+
+    async def chunks(self, size: int) -> AsyncGenerator[bytes, None]:
+        try:
+            async for chunk in self._raw.content.iter_chunked(size):
+                yield chunk
+        except aiohttp.ClientPayloadError as exc:
+            raise FetchFailed("body", f"body ended early: {_describe(exc)}") from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise FetchFailed("body", f"connection lost in body: {_describe(exc)}") from exc
+        except TimeoutError as exc:
+            raise FetchFailed("timeout", "read timeout in body") from exc
+
+    def release(self) -> None:
+        self._raw.release()
+
+
+class AiohttpClient:
+    """The aiohttp client: the guarded session (its resolver refuses non-public
+    addresses) and the open one, for trusted names and proxied requests. A user's own
+    session is both."""
+
+    name = "aiohttp"
+
+    def __init__(
+        self, session: aiohttp.ClientSession, open_session: aiohttp.ClientSession | None = None
+    ) -> None:
+        self._session = session
+        self._open = open_session or session
+
+    async def send(
+        self,
+        url: str,
+        *,
+        trusted: bool,
+        sent: Mapping[str, str] | None,
+        via: str | None,
+        cookies: BaseCookie[str] | None,
+    ) -> Answer:
+        session = self._open if trusted else self._session
+        try:
+            raw = await session.get(
+                url, allow_redirects=False, headers=sent or None, proxy=via, cookies=cookies
+            )
+        except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
+            retry, connecting = _retryable(exc), _is_connect_error(exc)
+            raise SendFailed(_failure(exc), retryable=retry, connecting=connecting) from exc
+        return AiohttpAnswer(raw)
+
+    async def close(self) -> None:
+        """The sessions are the reader's (or the user's): it closes them."""
 
 
 #: What an OS error number means to someone who reads a failure line.
@@ -448,13 +582,12 @@ def _server_of(exc: BaseException) -> str | None:
     return host if port in (80, 443) else f"{host}:{port}"
 
 
-def _translate(exc: BaseException, attempts: int = 1) -> FetchFailed:
-    """aiohttp / OS exceptions to our codes (not raised here: the caller chains it); a
-    message says how many attempts were made when there was more than one, so a failure
-    is one line with its count, not a line per retry."""
-    failed = _failure(exc)
+def counted(failed: FetchFailed, attempts: int) -> FetchFailed:
+    """The failure of a fetch (not raised here: the caller chains it); its message says
+    how many attempts were made when there was more than one, so a failure is one line
+    with its count, not a line per retry."""
     if attempts > 1:
-        failed = FetchFailed(failed.code, f"{failed.message} ({attempts} attempts)")
+        return FetchFailed(failed.code, f"{failed.message} ({attempts} attempts)")
     return failed
 
 
@@ -489,7 +622,7 @@ def _is_blocked(exc: BaseException) -> bool:
 
 
 class Fetcher:
-    """GETs with retries and hand-followed redirects over one session.
+    """GETs with retries and hand-followed redirects over one :class:`Client`.
 
     ``options`` give the bounds and the network options: the user's ``headers`` (over
     the session's own) go to the hosts of the target's site, or to every host with
@@ -507,21 +640,22 @@ class Fetcher:
     so a cookie one target's site set is never sent with another target's request.
 
     ``trust`` is what the target's site may reach (:class:`SiteTrust`): a request to one
-    of its trusted names, or through a proxy (the connector then resolves the proxy's
-    name only, and the proxy the rest), goes by ``open_session``, a session without the
-    name guard that no other target's untrusted request ever uses; every other request of
-    a guarded fetcher goes by ``session``, whose resolver trusts no name.
+    of its trusted names, or through a proxy (the client then resolves the proxy's
+    name only, and the proxy the rest), is sent ``trusted``: by the client's part without
+    the name guard, which no other target's untrusted request ever uses; every other
+    request of a guarded fetcher goes by the part whose resolver trusts no name.
+    ``client`` sends the requests (:class:`AiohttpClient`, or the browser client of
+    :mod:`~sitemap_reader.crawl.browser`).
     """
 
     def __init__(
         self,
-        session: aiohttp.ClientSession,
+        client: Client,
         options: Options,
         *,
         policy: AddressPolicy | None = None,
         rand: Callable[[], float] = random.random,
         pacer: Pacing | None = None,
-        open_session: aiohttp.ClientSession | None = None,
         trust: SiteTrust | None = None,
         run: Options | None = None,
         storms: dict[str, int] | None = None,
@@ -529,8 +663,7 @@ class Fetcher:
     ) -> None:
         network = options.network
         self._jar = jar
-        self._session = session
-        self._open = open_session or session
+        self.client = client
         self._trust = trust or SiteTrust(open=policy is None)
         self._limits = options.limits
         self._policy = policy
@@ -549,13 +682,16 @@ class Fetcher:
         """A fetcher for one target on the same sessions, guard, pacer and storm counts:
         its own network options (``per_target``: headers, proxy, over this fetcher's as
         the run's) and what its site may reach (an open site is not guarded at all)."""
+        return self.on(self.client, options, trust)
+
+    def on(self, client: Client, options: Options, trust: SiteTrust) -> Fetcher:
+        """:meth:`for_target` over another client (the ladder's browser client)."""
         return Fetcher(
-            self._session,
+            client,
             options,
             policy=None if trust.open else self._policy,
             rand=self._rand,
             pacer=self._pacer,
-            open_session=self._open,
             trust=trust,
             run=self._run,
             storms=self._storms,
@@ -632,15 +768,13 @@ class Fetcher:
         scope = self._sites[site]
         return scope is not None and scope.allows(url, None)
 
-    def _redirect_target(
-        self, raw: aiohttp.ClientResponse, location: str, hops: int, max_redirects: int
-    ) -> str:
+    def _redirect_target(self, raw: Answer, location: str, hops: int, max_redirects: int) -> str:
         if hops >= max_redirects:
             raise FetchFailed(
                 "redirects", f"more than {max_redirects} redirects", status=raw.status
             )
         try:
-            target = raw.url.join(URL(location.strip())).with_fragment(None)
+            target = URL(raw.url).join(URL(location.strip())).with_fragment(None)
         except ValueError as exc:
             raise FetchFailed("redirects", f"bad redirect Location: {location!r}") from exc
         if target.scheme not in ("http", "https") or not target.host:
@@ -655,7 +789,7 @@ class Fetcher:
         sent: Mapping[str, str] | None = None,
         spacing: float = 0.0,
         via: str | None = None,
-    ) -> aiohttp.ClientResponse:
+    ) -> Answer:
         """One URL, up to ``1 + Limits.retries`` attempts; the last response is returned.
         ``via`` is the proxy of the request (None: none).
 
@@ -663,7 +797,7 @@ class Fetcher:
         attempt per URL once ``Limits.max_host_storm_failures`` of them failed in a row.
         """
         self._check_address(url)
-        session = self._session_for(url, via)
+        trusted = via is not None or self._trust.trusts(URL(url).raw_host or "")
         limits = self._limits
         host = _host_key(url)
         attempt = 0
@@ -677,21 +811,21 @@ class Fetcher:
             last = attempt >= limits.retries or storm
             try:
                 try:
-                    raw = await session.get(
+                    raw = await self.client.send(
                         url,
-                        allow_redirects=False,
-                        headers=sent or None,
-                        proxy=via,
+                        trusted=trusted,
+                        sent=sent or None,
+                        via=via,
                         cookies=self._cookies(url),
                     )
                 finally:
                     self._pacer.answered(host)
                 if self._jar is not None:
-                    self._jar.update_cookies(raw.cookies, raw.url)
-            except (aiohttp.ClientError, TimeoutError, ValueError, OSError) as exc:
-                retry = _retryable(exc) and (retry_connect or not _is_connect_error(exc))
+                    self._jar.update_cookies(raw.cookies(), URL(raw.url))
+            except SendFailed as exc:
+                retry = exc.retryable and (retry_connect or not exc.connecting)
                 if last or not retry:
-                    raise _translate(exc, attempt + 1) from exc
+                    raise counted(exc.failed, attempt + 1) from exc
                 pause = self._backoff(attempt)
             else:
                 if raw.status not in RETRY_STATUSES:
@@ -711,7 +845,7 @@ class Fetcher:
             await self._sleep(pause, budget)
             attempt += 1
 
-    def _retry_after(self, raw: aiohttp.ClientResponse, budget: Deadline | None) -> float | None:
+    def _retry_after(self, raw: Answer, budget: Deadline | None) -> float | None:
         """The wait a retryable answer asks for (None: none, back off); a FetchFailed when
         it is longer than ``Limits.max_retry_after`` or than the budget has left."""
         wait = retry_after_seconds(raw.headers.get("Retry-After"))
@@ -745,14 +879,6 @@ class Fetcher:
         if self._jar is None:
             return None
         return self._jar.filter_cookies(URL(url)) or None
-
-    def _session_for(self, url: str, via: str | None) -> aiohttp.ClientSession:
-        """The open session for a name the target's site trusts or a request through a
-        proxy ``via`` (whose connector resolves only the proxy's name); the guarded one
-        else."""
-        if via is not None or self._trust.trusts(URL(url).raw_host or ""):
-            return self._open
-        return self._session
 
     def _check_address(self, url: str) -> None:
         """Refuse odd numeric hosts always, and in a guarded session IP literals that are

@@ -41,8 +41,9 @@ from typing import Unpack
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
+from sitemap_reader.crawl import browser
 from sitemap_reader.crawl.budget import RedisPacer, pacer_for
-from sitemap_reader.crawl.fetch import Fetcher, build_session, check_session
+from sitemap_reader.crawl.fetch import AiohttpClient, Fetcher, build_session, check_session
 from sitemap_reader.crawl.incremental import IncrementalRun, Item, unpack
 from sitemap_reader.crawl.pool import ParsePool, default_processes
 from sitemap_reader.crawl.resolver import PublicOnlyResolver
@@ -137,6 +138,13 @@ class SitemapReader:
     ) -> None:
         self.options = options_of("SitemapReader", options, flat, ("session", "resolver"))
         check_session(session, self.options.network.header_hosts)
+        if self.options.network.client != "aiohttp":
+            browser.require()
+            if session is not None and self.options.network.client == "browser":
+                raise UsageError(
+                    "session= is an aiohttp session: it cannot send with client='browser' "
+                    "(use client='auto' to keep it for the first attempts)"
+                )
         processes = self.options.parallelism.processes
         self.processes = default_processes() if processes is None else processes
         self._user_session = session
@@ -148,6 +156,7 @@ class SitemapReader:
         self._policy = AddressPolicy()  # the guarded session's: it trusts no name
         self._sessions: dict[bool, aiohttp.ClientSession] = {}  # ours, by "guarded"
         self._fetcher: Fetcher | None = None
+        self._browser: browser.BrowserClient | None = None
 
     @property
     def limits(self) -> Limits:
@@ -157,13 +166,15 @@ class SitemapReader:
     async def __aenter__(self) -> SitemapReader:
         self._resolver = self._given_resolver or aiohttp.DefaultResolver()
         self._fetcher = Fetcher(
-            self._session(guarded=True),
+            AiohttpClient(self._session(guarded=True), self._session(guarded=False)),
             self.options,
             policy=self._policy,
             pacer=self._pacer,
-            open_session=self._session(guarded=False),
             jar=None if self._user_session is not None else aiohttp.CookieJar(),
         )
+        if self.options.network.client != "aiohttp":
+            guard = PublicOnlyResolver(self._resolver, self._policy)
+            self._browser = browser.BrowserClient(self.options, self._resolver, guard)
         self._pool = ParsePool(self.processes) if self.processes > 0 else None
         return self
 
@@ -194,6 +205,14 @@ class SitemapReader:
         trust = site_trust(target, self.options.network.allow_private)
         return self._fetcher.for_target(options_for(target, self.options), trust)
 
+    def _browser_for(self, target: Target) -> Fetcher | None:
+        """The same over the browser client (None: the run does not use it)."""
+        if self._browser is None:
+            return None
+        assert self._fetcher is not None
+        trust = site_trust(target, self.options.network.allow_private)
+        return self._fetcher.on(self._browser, options_for(target, self.options), trust)
+
     async def __aexit__(
         self,
         kind: type[BaseException] | None,
@@ -203,6 +222,9 @@ class SitemapReader:
         pool, self._pool = self._pool, None
         if pool is not None and pool.started:
             await asyncio.to_thread(pool.close)
+        client, self._browser = self._browser, None
+        if client is not None:
+            await client.close()
         for session in self._sessions.values():
             await session.close()
         if self._resolver is not None and self._resolver is not self._given_resolver:
@@ -338,9 +360,10 @@ class SitemapReader:
     ) -> Traversal:
         """The aiohttp driver of one run, over the core with the run's options."""
         fetchers = [self._fetcher_for(t) for t in targets]
+        browsers = [self._browser_for(t) for t in targets] if self._browser else None
         scheduler = HostScheduler(options.parallelism)
         return Traversal(
-            options, run, targets, fetchers, scheduler, channel, state, self._pool, merge
+            options, run, targets, fetchers, scheduler, channel, state, self._pool, merge, browsers
         )
 
     @property

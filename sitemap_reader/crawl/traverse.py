@@ -64,6 +64,8 @@ class Traversal:
     """One run of a :class:`~sitemap_reader.crawl.SitemapReader` over its targets.
 
     ``fetchers`` has one fetcher per target (guarded or open, as the reader decided);
+    ``browsers`` the same over the browser client (None: the run does not use it), for
+    the fetches the core asks to send with it (``Fetch.client``).
     ``channel`` is None when nobody consumes records (``tree()``).
     """
 
@@ -78,6 +80,7 @@ class Traversal:
         observer: Observer | None = None,
         pool: ParsePool | None = None,
         merge: bool = False,
+        browsers: Sequence[Fetcher | None] | None = None,
     ) -> None:
         self.pool = pool
         parsers = self._parser if pool is not None and pool.processes > 0 else None
@@ -91,6 +94,7 @@ class Traversal:
         self.channel = channel
         self.scheduler = scheduler
         self.fetchers = list(fetchers)
+        self.browsers = list(browsers or [])
         #: The host of each target: the site its user headers stay on.
         self.sites = [target.host for target in targets]
         #: The budgets of the fetches in flight: a stop of the run ends them.
@@ -167,7 +171,7 @@ class Traversal:
         try:
             async with (
                 self._budget() as budget,
-                self.fetchers[fetch.target].open(
+                self._fetcher(fetch).open(
                     fetch.url,
                     max_redirects=fetch.max_redirects,
                     budget=budget,
@@ -203,6 +207,14 @@ class Traversal:
                 status=exc.status,
             )
         return core.end(ticket, seconds=time.monotonic() - started)
+
+    def _fetcher(self, fetch: Fetch) -> Fetcher:
+        """The fetcher of the target, over the client the core asked for."""
+        if fetch.client == "browser":
+            found = self.browsers[fetch.target] if self.browsers else None
+            assert found is not None, "the browser client was asked for but not set up"
+            return found
+        return self.fetchers[fetch.target]
 
     async def _stream(
         self,

@@ -60,7 +60,9 @@ class Fetch:
     open client per target). ``spacing`` is the least time in seconds between the start of
     two requests to the host of ``url`` (``--delay``, or the host's robots.txt
     ``Crawl-delay``): the driver waits until that much time passed since its previous
-    request there.
+    request there. ``client`` is the HTTP client to send it with (``aiohttp``, or
+    ``browser``: a browser's TLS and HTTP/2 fingerprint, for the option ``client=browser``
+    and the ladder's second attempt at a blocked target).
     """
 
     ticket: Ticket
@@ -72,6 +74,7 @@ class Fetch:
     body: bool = True
     target: int = 0
     spacing: float = 0.0
+    client: str = "aiohttp"
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,11 +85,12 @@ from sitemap_reader.discovery.scheduling import Scheduling
 from sitemap_reader.discovery.settle import Settling
 from sitemap_reader.discovery.sitemaps import FileJob, SitemapJob, feed_size
 from sitemap_reader.discovery.targets import Target
-from sitemap_reader.discovery.verdicts import verdicts
+from sitemap_reader.discovery.verdicts import verdict_of, verdicts
 from sitemap_reader.discovery.ways import Ways
 from sitemap_reader.options import Options
 from sitemap_reader.parse.normalize import normalize_url
 from sitemap_reader.parse.scope import Scope
+from sitemap_reader.records.outcomes import Verdict
 
 
 class JobPart(Protocol):
@@ -144,7 +145,7 @@ class Discovery:
         sitemaps = SitemapJob(state, jobs, children, gate, settling, made, sniffing(options.walk))
         pages = SitemapJob(state, jobs, children, gate, settling, made, html_page)
         local = FileJob(sitemaps)
-        self.ways = Ways(state, jobs, gate)
+        self.ways = Ways(state, jobs, gate, self._climb)
         #: The part of each node kind.
         self.parts: Mapping[str, JobPart] = {
             "robots": robots,
@@ -176,23 +177,28 @@ class Discovery:
             self._start(index, target, actions)
         return actions
 
-    def _start(self, index: int, target: Target, actions: list[Action]) -> None:
+    def _start(
+        self, index: int, target: Target, actions: list[Action], ladder: Verdict | None = None
+    ) -> None:
         state = self.state
         politeness = state.options.politeness
         audit = RobotsAudit(politeness.robots_agent or politeness.user_agent)
+        client = (
+            "browser"
+            if ladder is not None or state.options.network.client == "browser"
+            else "aiohttp"
+        )
         if target.kind in ("file", "stdin"):
             root = SitemapNode(target.url, kind=target.kind)
             site = Site(index, target, root, None, audit)
-            state.sites.append(site)
-            state.run.tree.append(root)
+            self._place(site)
             self.scheduling.push(site, root, actions)
             return
         kind = "sitemap" if target.kind == "sitemap" else "robots"
         root = SitemapNode(target.url, kind=kind)
         scope = Scope(state.options.walk.scope, [target.host or ""])
-        site = Site(index, target, root, scope, audit)
-        state.sites.append(site)
-        state.run.tree.append(root)
+        site = Site(index, target, root, scope, audit, client=client, ladder=ladder)
+        self._place(site)
         key = normalize_url(target.url) or target.url
         fallback = target.with_scheme("http") if len(target.schemes) > 1 else None
         if key in state.visited:  # the same target twice in one run
@@ -206,6 +212,41 @@ class Discovery:
         else:  # robots.txt jobs are not sitemaps: not in the sitemap counts
             job = self.scheduling.new_job(site, root, fallback)
             actions.append(self.scheduling.schedule(job))
+
+    def _place(self, site: Site) -> None:
+        """A new site in the run (or in place of its target's first attempt)."""
+        state = self.state
+        if site.index < len(state.sites):
+            old = state.sites[site.index]
+            state.sites[site.index] = site
+            tree = state.run.tree
+            tree[next(i for i, root in enumerate(tree) if root is old.root)] = site.root
+            return
+        state.sites.append(site)
+        state.run.tree.append(site.root)
+
+    def _climb(self, site: Site, actions: list[Action]) -> None:
+        """The client ladder (``client="auto"``): a target that bot protection blocked,
+        idle with no other way in left, is read once more from its start with the browser
+        client, which presents a browser's TLS and HTTP/2 fingerprint. Once only; the new
+        attempt's verdict keeps the first one (``Verdict.ladder``), and its tree replaces
+        the first attempt's (the URLs the first fetched are forgotten, so the second may
+        fetch them again)."""
+        state = self.state
+        if state.options.network.client != "auto" or site.client != "aiohttp":
+            return
+        if state.stopped is not None or site.target.kind in ("file", "stdin"):
+            return
+        first = verdict_of(site, None, state.options.politeness.obey_robots)
+        if first.kind != "blocked":
+            return
+        visited = state.visited
+        for node in site.root.walk():
+            for url in (node.url, node.final_url):
+                if url is not None:
+                    visited.discard(normalize_url(url) or url)
+        visited.difference_update(site.hops)
+        self._start(site.index, site.target, actions, ladder=first)
 
     def stop(self, stopped: Stopped) -> list[Action]:
         """End the run early (a driver's stop, say the caller's): queued sitemaps are

@@ -22,6 +22,7 @@ from sitemap_reader.discovery.shaping import Shaper
 from sitemap_reader.discovery.targets import Target
 from sitemap_reader.parse.scope import Scope
 from sitemap_reader.records import UrlRecord, format_datetime
+from sitemap_reader.records.outcomes import Verdict
 
 
 @dataclass(slots=True, eq=False)
@@ -70,6 +71,13 @@ class Site:
     parent_tried: bool = False
     twin_tried: bool = False
     pages: HtmlPages = field(default_factory=HtmlPages)
+    #: The HTTP client of its fetches (``aiohttp`` or ``browser``: the ``client`` option).
+    client: str = "aiohttp"
+    #: The verdict of the first attempt, when the ladder (``client="auto"``) read the
+    #: target again with the browser client after bot protection blocked it.
+    ladder: Verdict | None = None
+    #: Redirect hops its jobs asked to follow (the ladder forgets them with its nodes).
+    hops: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True, eq=False)

@@ -82,6 +82,7 @@ class RobotsJob:
                     retry_connect=job.fallback is None,
                     target=job.site.index,
                     spacing=spacing,
+                    client=job.site.client,
                 )
             ]
         node.skipped = Skipped("robots-off", "robots.txt not read (robots off)")
@@ -98,6 +99,7 @@ class RobotsJob:
                 body=False,
                 target=job.site.index,
                 spacing=spacing,
+                client=job.site.client,
             )
         ]
 

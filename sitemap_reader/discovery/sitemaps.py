@@ -127,6 +127,7 @@ class SitemapJob:
             retry_connect=retry_connect,
             target=job.site.index,
             spacing=state.delay_for(url),
+            client=job.site.client,
         )
 
     def follows(self, job: Job, key: str) -> bool:
@@ -134,6 +135,7 @@ class SitemapJob:
         if key in job.hops:
             return True
         visited = self.state.visited
+        job.site.hops.add(key)
         if is_robots(key) or key in visited:
             return False
         visited.add(key)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from sitemap_reader.discovery.job import Site
-from sitemap_reader.discovery.model import SitemapNode
+from sitemap_reader.discovery.model import HTML_KINDS, SitemapNode
 from sitemap_reader.discovery.rules import found_sitemap
 from sitemap_reader.records.outcomes import Evidence, Stopped, Verdict, VerdictKind
 
@@ -37,13 +37,14 @@ def verdict_of(site: Site, stopped: Stopped | None, obey: bool) -> Verdict:
     blocks = [n for n in nodes if n.block is not None]
 
     def told(kind: VerdictKind, evidence: Iterable[Evidence] = ()) -> Verdict:
-        return Verdict(site.target.text, kind, urls, tuple(evidence)[:SHOWN])
+        return Verdict(site.target.text, kind, urls, tuple(evidence)[:SHOWN], site.ladder)
 
     cut = [n for n in nodes if _cut(n)] if stopped is not None else []
     if cut:
         assert stopped is not None
         return told("stopped", [Evidence(n.url, n.status, stopped.kind) for n in cut])
-    failed = [n for n in nodes if n.failed and n.kind != "robots"]
+    # The home page is a way in (html="fallback"), not a sitemap: its 404 fails nothing.
+    failed = [n for n in nodes if n.failed and n.kind not in ("robots", "home")]
     if urls:
         if obey and all(n.disallowed >= n.urls for n in nodes if n.urls):
             return told("refused", [_why(n, "robots-disallowed") for n in nodes if n.urls])
@@ -55,7 +56,9 @@ def verdict_of(site: Site, stopped: Stopped | None, obey: bool) -> Verdict:
         return told("refused", map(_failure, guarded))
     if site.unreachable is not None:
         return told("unreachable", [Evidence(site.root.url, None, "connect", (site.unreachable,))])
-    read = [n for n in nodes if found_sitemap(n)]
+    # An HTML page at a site map's usual path that listed nothing (a parked domain's page
+    # answers every path) is no site map.
+    read = [n for n in nodes if found_sitemap(n) and (n.urls or n.kind not in HTML_KINDS)]
     if read and not failed:
         return told("empty", [Evidence(n.url, n.status, "no-url") for n in read])
     if failed or _server_failing(site.root):
@@ -77,8 +80,10 @@ def _cut(node: SitemapNode) -> bool:
 
 
 def _server_failing(root: SitemapNode) -> bool:
-    """robots.txt answered with a server error (5xx): nothing can be said of its absence."""
-    return root.kind == "robots" and 500 <= (root.status or 0) < 600
+    """robots.txt answered with a server error (5xx) or a rate limit with no block's
+    signature (429, after our retries): nothing can be said of the sitemaps' absence."""
+    status = root.status or 0
+    return root.kind == "robots" and (500 <= status < 600 or status == 429)
 
 
 def _failure(node: SitemapNode) -> Evidence:

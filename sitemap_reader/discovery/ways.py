@@ -28,6 +28,8 @@ when it is not.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from yarl import URL
 
 from sitemap_reader.discovery.actions import Action
@@ -62,10 +64,18 @@ class PinnedScope(Scope):
 class Ways:
     """The opt-in ways into a site (see the module docstring)."""
 
-    def __init__(self, state: RunState, scheduling: Scheduling, gate: RecordGate) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        scheduling: Scheduling,
+        gate: RecordGate,
+        climb: Callable[[Site, list[Action]], None],
+    ) -> None:
         self.state = state
         self.scheduling = scheduling
         self.gate = gate
+        #: The last way: the client ladder (``Discovery._climb``), once the others are done.
+        self.climb = climb
 
     def start(self, site: Site, actions: list[Action]) -> None:
         """At the start of a site: ``html="always"`` reads the home page at once."""
@@ -87,6 +97,8 @@ class Ways:
             if site.pages.held:
                 self.gate.release_html(site, actions)
             self._idle(site, actions)
+            if site.pending == 0:
+                self.climb(site, actions)
         return actions
 
     def _listed_verdict(self, job: Job, actions: list[Action]) -> None:

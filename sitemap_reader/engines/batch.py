@@ -326,8 +326,19 @@ async def _run_target(
         verdict = Verdict(
             target, "refused", 0, (Evidence(target, None, "refused", (error or "",)),)
         )
-    evidence = json.dumps([e.to_dict() for e in verdict.evidence])
+    evidence = json.dumps(evidence_of(verdict))
     await out.put(Summary(target, status, urls, error, _stats(run), verdict.kind, evidence))
+
+
+def evidence_of(verdict: Verdict) -> list[dict[str, object]]:
+    """The summary row's evidence: the verdict's, then, when the client ladder read the
+    target again (``client="auto"``), the first attempt's, each marked with that
+    attempt's verdict (``"ladder": "blocked"``)."""
+    found: list[dict[str, object]] = [e.to_dict() for e in verdict.evidence]
+    if verdict.ladder is not None:
+        kind = verdict.ladder.kind
+        found += [{**e.to_dict(), "ladder": kind} for e in verdict.ladder.evidence]
+    return found
 
 
 # --------------------------------------------------------------------------- the call

@@ -69,6 +69,7 @@ ReaderKeywords = TypedDict(
         "proxy": "str | None",
         "per_target": "Mapping[str, Mapping[str, object]]",
         "trust_env": "bool",
+        "client": "Literal['aiohttp', 'browser', 'auto']",
         "allow_private": "bool | Literal['never'] | None",
         "incremental": "Incremental",
         "state": "str | os.PathLike[str] | None",

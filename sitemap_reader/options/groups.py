@@ -278,7 +278,7 @@ class Parallelism(Declared):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Network(Declared):
-    """What the aiohttp driver sends, through what, to which addresses."""
+    """What the aiohttp driver sends, with which client, through what, to which addresses."""
 
     headers: tuple[tuple[str, str], ...] = option(
         (),
@@ -323,6 +323,17 @@ class Network(Declared):
         "take HTTP_PROXY, HTTPS_PROXY, NO_PROXY (and ~/.netrc) from the environment",
         convert=boolean,
         scrapy="Scrapy's HttpProxyMiddleware",
+    )
+    client: str = option(
+        "aiohttp",
+        "the HTTP client: aiohttp; browser (a browser's TLS and HTTP/2 fingerprint, the "
+        "browser extra); auto (aiohttp, then once more with the browser client for a target "
+        "bot protection blocked)",
+        convert=choice("aiohttp", "browser", "auto"),
+        choices=("aiohttp", "browser", "auto"),
+        scrapy="Scrapy downloads with its own handlers: DOWNLOAD_HANDLERS (a browser's "
+        "fingerprint: scrapy-impersonate's handler)",
+        accepts="Literal['aiohttp', 'browser', 'auto']",
     )
     allow_private: PrivateSetting = option(
         False,

@@ -110,13 +110,16 @@ class Verdict:
     (sitemaps found but unreadable, or the server failing), ``refused`` (our own address
     guard, or robots.txt rules we obey), ``stopped`` (the deadline, the records budget, a
     signal: the site was not read to its end). ``urls`` counts the page URLs its
-    sitemaps listed (before scope and dedupe).
+    sitemaps listed (before scope and dedupe). ``ladder`` is the verdict of the first
+    attempt (``blocked``) when the client ladder (``client="auto"``) read the target once
+    more with the browser client: this verdict is then that second attempt's.
     """
 
     target: str
     kind: VerdictKind
     urls: int = 0
     evidence: tuple[Evidence, ...] = ()
+    ladder: Verdict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as JSON."""
@@ -125,4 +128,5 @@ class Verdict:
             "kind": self.kind,
             "urls": self.urls,
             "evidence": [e.to_dict() for e in self.evidence],
+            **({"ladder": self.ladder.to_dict()} if self.ladder is not None else {}),
         }

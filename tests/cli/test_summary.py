@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import signal
 import time
@@ -13,7 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from tests.conftest_cli import SITEMAP_READER, Site, cli_env, run_cli, stalling_site
+from tests.conftest_cli import SITEMAP_READER, Site, cli_env, run_cli, stalling_site, urlset
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 
@@ -116,5 +117,42 @@ async def test_a_site_behind_a_wall_says_blocked(aiohttp_server: ServerFactory) 
     assert result.code == 1, result.err
     assert result.err.splitlines()[-1] == (
         f"sitemap-reader: verdict: blocked: Cloudflare challenge answered {target} "
+        "(cf-mitigated: challenge, page: <title>just a moment, HTTP 403)"
+    )
+
+
+async def test_the_ladder_is_said_in_the_verdict(aiohttp_server: ServerFactory) -> None:
+    """--client auto on a wall that turns away clients without a browser's client hints:
+    exit 0, the URLs out, and the verdict line says the target was read again with the
+    browser client after aiohttp was blocked, and by what."""
+    from tests.conftest import NO_BROWSER, browser_extra
+
+    if not browser_extra():
+        pytest.skip(NO_BROWSER)
+
+    async def wall(request: web.Request) -> web.Response:
+        if "sec-ch-ua" in request.headers:
+            body = urlset("/a", "/b").replace("{base}", base)
+            return web.Response(text=body, content_type="text/xml")
+        return web.Response(
+            status=403,
+            headers={"cf-mitigated": "challenge", "Server": "cloudflare"},
+            body=b"<html><title>Just a moment...</title></html>",
+            content_type="text/html",
+        )
+
+    site = Site({}, handlers={"/sitemap.xml": wall})
+    server = await aiohttp_server(site.app())
+    base = str(server.make_url("")).rstrip("/")
+    target = f"{base}/sitemap.xml"
+    result = await run_cli("dump", target, "--no-progress", "--client", "auto")
+    assert result.code == 0, result.err
+    assert [json.loads(line)["url"] for line in result.out.splitlines()] == [
+        f"{base}/a",
+        f"{base}/b",
+    ]
+    assert result.err.splitlines()[-1] == (
+        "verdict: ok (2 URLs listed); read again with the browser client "
+        f"after aiohttp was blocked: Cloudflare challenge answered {target} "
         "(cf-mitigated: challenge, page: <title>just a moment, HTTP 403)"
     )

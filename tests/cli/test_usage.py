@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import re
-import ssl
 import subprocess
 import sys
 import zipfile
@@ -18,6 +15,7 @@ from aiohttp.test_utils import TestServer
 
 import sitemap_reader as sr
 from tests.conftest_cli import Site, run_cli, urlset
+from tests.helpers import self_signed
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,50 +91,12 @@ async def test_connection_refused_is_said_plainly(unused_tcp_port: int) -> None:
     )
 
 
-def _self_signed(tmp_path: Path) -> ssl.SSLContext:
-    """A TLS server context with a self-signed certificate for 127.0.0.1."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert_path, key_path)
-    return context
-
-
 async def test_invalid_certificate_is_said_plainly(tmp_path: Path) -> None:
     """A self-signed certificate on a real TLS server reads 'certificate invalid'."""
     app = Site({"/sitemap.xml": urlset("/a")}).app()
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=_self_signed(tmp_path))
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=self_signed(tmp_path))
     await site.start()
     try:
         port = runner.addresses[0][1]

@@ -35,6 +35,21 @@ FAST = Options.of(
 )
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+#: The HTTP clients a reader may send with (the ``client`` option): the ``client``
+#: fixture (tests/conftest.py) runs a test once with each.
+CLIENTS = ("aiohttp", "browser")
+
+
+@dataclass(slots=True)
+class Kit:
+    """What the kit's readers use unless a test says otherwise."""
+
+    client: str = "aiohttp"
+
+
+#: Set by the ``client`` fixture for the test it parametrizes.
+KIT = Kit()
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -128,6 +143,7 @@ async def start(site: Site, host: str = "127.0.0.1") -> TestServer:
 async def collect(target: str | list[str], **options: Any) -> tuple[list[UrlRecord], Run]:
     """Run ``reader.urls(target)`` to the end; the records and the run."""
     options.setdefault("options", FAST)
+    options.setdefault("client", KIT.client)
     async with SitemapReader(**options) as reader:
         records = [r async for r in reader.urls(target)]
         assert reader.last_run is not None
@@ -137,6 +153,7 @@ async def collect(target: str | list[str], **options: Any) -> tuple[list[UrlReco
 async def tree(target: str | list[str], **options: Any) -> Run:
     """Run ``reader.tree(target)``."""
     options.setdefault("options", FAST)
+    options.setdefault("client", KIT.client)
     async with SitemapReader(**options) as reader:
         return await reader.tree(target)
 

@@ -42,6 +42,7 @@ async def _three_hosts(make_site: MakeSite) -> tuple[Site, Site, Site]:
     return own, other, third
 
 
+@pytest.mark.usefixtures("client")
 async def test_headers_stay_on_the_targets_site(make_site: MakeSite) -> None:
     """A child on another host and a redirect hop to a third get no Cookie/Authorization."""
     own, other, third = await _three_hosts(make_site)
@@ -54,6 +55,7 @@ async def test_headers_stay_on_the_targets_site(make_site: MakeSite) -> None:
     assert all(r.headers.get("User-Agent") for r in other.requests + third.requests)
 
 
+@pytest.mark.usefixtures("client")
 async def test_header_hosts_any_sends_them_everywhere(make_site: MakeSite) -> None:
     """header_hosts='any' opts in: every host of the walk gets the headers."""
     own, other, third = await _three_hosts(make_site)
@@ -63,6 +65,7 @@ async def test_header_hosts_any_sends_them_everywhere(make_site: MakeSite) -> No
     assert _saw_secrets(other) == [True] and _saw_secrets(third) == [True]
 
 
+@pytest.mark.usefixtures("client")
 async def test_a_redirect_back_to_the_site_gets_them_again(make_site: MakeSite) -> None:
     """Per hop: own -> other host (without) -> back to own (with them again)."""
     own, other = await make_site("127.0.0.1"), await make_site("127.0.0.2")
@@ -75,6 +78,7 @@ async def test_a_redirect_back_to_the_site_gets_them_again(make_site: MakeSite) 
     assert _saw_secrets(own) == [True, True] and _saw_secrets(other) == [False]
 
 
+@pytest.mark.usefixtures("client")
 async def test_cross_submitting_hosts_get_no_credentials(make_site: MakeSite) -> None:
     """robots.txt redirected to another host: that host joins the URL scope (it vouches
     for what it lists), never the site the headers go to."""
@@ -111,6 +115,7 @@ async def test_a_sessions_default_credentials_are_refused() -> None:
         SitemapReader(header_hosts="everywhere")  # type: ignore[arg-type]
 
 
+@pytest.mark.usefixtures("client")
 async def test_a_cookie_one_targets_site_set_goes_to_no_other_target(site: Site) -> None:
     """Target a.test's robots.txt sets a cookie; its next request carries it. Target b.test's
     index lists a child on a.test, fetched after that: without a.test's cookie (each target

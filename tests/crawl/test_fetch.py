@@ -30,6 +30,7 @@ def five(site: Site) -> list[str]:
 GZIP_TYPES = ["application/gzip", "application/x-gzip", "application/x-gunzip", "gzip/document"]
 
 
+@pytest.mark.usefixtures("client")
 @pytest.mark.parametrize(
     ("path", "encode", "headers", "content_type"),
     [
@@ -67,6 +68,7 @@ async def test_gzip_matrix(
     assert run.tree[0].ok and run.tree[0].bytes == len(body)
 
 
+@pytest.mark.usefixtures("client")
 async def test_accept_encoding_and_user_agent(site: Site) -> None:
     """Requests carry Accept-Encoding: gzip and the default (or a custom) User-Agent."""
     site.add("/s.xml", urlset(five(site)))
@@ -80,6 +82,7 @@ async def test_accept_encoding_and_user_agent(site: Site) -> None:
     assert site.requests[-1].headers["User-Agent"] == "mybot/1.0"
 
 
+@pytest.mark.usefixtures("client")
 async def test_redirect_final_url_is_the_base(make_site: MakeSite) -> None:
     """K89: a sitemap redirected to another host resolves relative locs against the final URL."""
     first = await make_site("127.0.0.1")
@@ -92,6 +95,7 @@ async def test_redirect_final_url_is_the_base(make_site: MakeSite) -> None:
     assert run.tree[0].final_url == second.url("/dir/s.xml") and run.tree[0].status == 200
 
 
+@pytest.mark.usefixtures("client")
 async def test_redirect_limit_for_sitemaps(site: Site) -> None:
     """More than max_redirects hops ends the sitemap with a 'redirects' problem."""
     for i in range(4):
@@ -103,6 +107,7 @@ async def test_redirect_limit_for_sitemaps(site: Site) -> None:
     assert len(records) == 5
 
 
+@pytest.mark.usefixtures("client")
 async def test_reset_connection_is_retried(site: Site) -> None:
     """A connection dropped before the response is retried and then succeeds."""
     calls = {"n": 0}
@@ -120,6 +125,7 @@ async def test_reset_connection_is_retried(site: Site) -> None:
     assert len(records) == 5 and calls["n"] == 2 and run.tree[0].ok
 
 
+@pytest.mark.usefixtures("client")
 async def test_body_cut_short_keeps_records(site: Site) -> None:
     """A body that ends early keeps the records before the cut; the node has the problem."""
     urls = five(site)
@@ -142,6 +148,7 @@ async def test_body_cut_short_keeps_records(site: Site) -> None:
     assert site.hits["/s.xml"] == 2  # fetched again once (Limits.body_retries), cut again
 
 
+@pytest.mark.usefixtures("client")
 async def test_hung_server_bounded_by_timeout(site: Site) -> None:
     """A server that never answers: the sitemap ends at `timeout`, siblings are unaffected."""
     never = asyncio.Event()
@@ -165,6 +172,7 @@ async def test_hung_server_bounded_by_timeout(site: Site) -> None:
     never.set()
 
 
+@pytest.mark.usefixtures("client")
 async def test_trickling_server_bounded_by_timeout(site: Site) -> None:
     """A body that trickles forever (each read on time) ends at `timeout`; records kept."""
     stop = asyncio.Event()
@@ -197,6 +205,7 @@ def _shape(run: Run) -> list[tuple[object, ...]]:
     ]
 
 
+@pytest.mark.usefixtures("client")
 async def test_allow_private_false_is_the_default(site: Site) -> None:
     """allow_private=False reads as the default and behaves exactly as unset: a loopback
     target is read, with the same records, the same run and the same requests."""
@@ -211,6 +220,7 @@ async def test_allow_private_false_is_the_default(site: Site) -> None:
     assert dict(site.hits) == {path: 2 * count for path, count in hits.items()}
 
 
+@pytest.mark.usefixtures("client")
 async def test_allow_private_true_reads_loopback(site: Site) -> None:
     """allow_private=True: a loopback target is read as by default."""
     site.add("/s.xml", urlset(five(site)))
@@ -218,6 +228,7 @@ async def test_allow_private_true_reads_loopback(site: Site) -> None:
     assert [r.url for r in records] == five(site) and run.error is None
 
 
+@pytest.mark.usefixtures("client")
 async def test_allow_private_never_refuses_loopback(site: Site) -> None:
     """allow_private="never": a loopback target is refused without a request."""
     site.add("/s.xml", urlset(five(site)))
@@ -280,3 +291,27 @@ def test_backoff_is_full_jitter_and_capped() -> None:
     assert backoff_delay(20, 0.5, 60.0, lambda: 1.0) == 60.0
     assert backoff_delay(3, 0.5, 60.0, lambda: 0.0) == 0.0
     assert backoff_delay(0, 0.5, 60.0, lambda: 0.5) == 0.25
+
+
+@pytest.mark.usefixtures("client")
+@pytest.mark.parametrize("encoding", ["gzip", "none"], ids=["content-encoding", "gz-file"])
+async def test_caps_hold_on_the_body_as_sent(site: Site, encoding: str) -> None:
+    """The decompressed-bytes cap and the wire cap hold whatever the client: the body
+    reaches the parse core as sent (a client that inflated it itself would step around
+    the cap) and is cut at the cap, the URLs before the padding kept."""
+    urls = five(site)
+    entries = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    padding = " " * (4 * 1024 * 1024)
+    document = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}{padding}'
+    body = gz(document.encode() + b"</urlset>")
+    headers = {"Content-Encoding": "gzip"} if encoding == "gzip" else {}
+    site.add("/s.xml.gz", Reply(body, headers=headers, content_type="application/x-gzip"))
+    options = FAST.replace(max_decompressed_bytes=256 * 1024)
+    records, run = await collect(site.url("/s.xml.gz"), options=options)
+    assert [r.url for r in records] == urls
+    problem = run.tree[0].problems[0]
+    assert problem.code == "limit-bytes" and "262144" in problem.message.replace(",", "")
+    wire = FAST.replace(max_wire_bytes=1024)
+    _, run = await collect(site.url("/s.xml.gz"), options=wire)
+    assert [p.code for p in run.tree[0].problems][:1] == ["limit-wire-bytes"]
+    assert run.tree[0].bytes <= 1024 + 64 * 1024  # cut within a chunk of the cap

@@ -140,6 +140,7 @@ def paths(records: Iterable[UrlRecord], site: Site) -> list[str]:
     return sorted(r.url.removeprefix(site.base) for r in records)
 
 
+@pytest.mark.usefixtures("client")
 @pytest.mark.parametrize("validators", [("etag",), ("last-modified",), ("etag", "last-modified")])
 async def test_unchanged_second_run_is_all_304(
     site: Site, tmp_path: Path, validators: tuple[str, ...]
@@ -158,6 +159,7 @@ async def test_unchanged_second_run_is_all_304(
     assert run.error is None and run.stats.sitemaps_failed == 0
 
 
+@pytest.mark.usefixtures("client")
 async def test_conditional_headers_are_sent(site: Site, tmp_path: Path) -> None:
     """The second run sends the stored ETag and Last-Modified back."""
     docs = Versioned(site, ("etag", "last-modified"))

@@ -69,6 +69,7 @@ def _four_sitemaps(site: Site, robots: str = "") -> None:
 # --------------------------------------------------------------------------- headers
 
 
+@pytest.mark.usefixtures("client")
 async def test_headers_reach_the_server_with_every_request(site: Site) -> None:
     """headers= (a cookie, a custom name) arrive with robots.txt, index and children."""
     _four_sitemaps(site)
@@ -96,6 +97,7 @@ async def test_a_header_with_a_line_break_is_a_usage_error() -> None:
 MIN_GAP = 0.25
 
 
+@pytest.mark.usefixtures("client")
 async def test_delay_spaces_requests_to_one_host(timed_site: tuple[Site, Arrivals]) -> None:
     """delay=0.3: at the server, every request comes at least 0.3 s after the previous."""
     site, arrivals = timed_site
@@ -165,6 +167,7 @@ async def proxy() -> AsyncIterator[tuple[str, list[str]]]:
     await client.close()
 
 
+@pytest.mark.usefixtures("client")
 async def test_proxy_carries_every_request(site: Site, proxy: tuple[str, list[str]]) -> None:
     """proxy=URL: robots.txt, the index and its children all go through the proxy."""
     url, seen = proxy
@@ -176,6 +179,7 @@ async def test_proxy_carries_every_request(site: Site, proxy: tuple[str, list[st
     ]  # fmt: skip
 
 
+@pytest.mark.usefixtures("client")
 async def test_per_target_headers_and_proxy_stay_with_their_target(
     make_site: Callable[[str], Awaitable[Site]], proxy: tuple[str, list[str]]
 ) -> None:

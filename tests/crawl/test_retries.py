@@ -78,6 +78,7 @@ def ok(body: bytes) -> bytes:
     return OK_HEAD % len(body) + body
 
 
+@pytest.mark.usefixtures("client")
 async def test_dropping_server_gets_one_request_per_attempt(counting: MakeServer) -> None:
     """retries=2 against a server that drops every connection: exactly 3 requests."""
     server = await counting(lambda n: None)
@@ -87,6 +88,7 @@ async def test_dropping_server_gets_one_request_per_attempt(counting: MakeServer
     assert run.tree[0].failed and [p.code for p in run.tree[0].problems] == ["reset"]
 
 
+@pytest.mark.usefixtures("client")
 async def test_drop_on_a_reused_connection_is_not_resent(counting: MakeServer) -> None:
     """A keep-alive connection dropped at the second request: no silent resend by aiohttp.
 
@@ -105,6 +107,7 @@ async def test_drop_on_a_reused_connection_is_not_resent(counting: MakeServer) -
     assert b.failed and [p.code for p in b.problems] == ["reset"]
 
 
+@pytest.mark.usefixtures("client")
 async def test_one_drop_then_an_answer_is_one_retry(counting: MakeServer) -> None:
     """A drop then an answer: two requests, the records kept, the node ok."""
     body = urlset(["http://127.0.0.1/a", "http://127.0.0.1/b"])
@@ -114,6 +117,7 @@ async def test_one_drop_then_an_answer_is_one_retry(counting: MakeServer) -> Non
     assert len(server.requests) == 2
 
 
+@pytest.mark.usefixtures("client")
 async def test_a_refused_connection_stays_a_connect_failure() -> None:
     """No connection at all is not a drop: the problem stays 'connect' (the https ->
     http fallback and retry_connect depend on it)."""
@@ -122,6 +126,7 @@ async def test_a_refused_connection_stays_a_connect_failure() -> None:
     assert [p.code for p in run.tree[0].problems] == ["connect"]
 
 
+@pytest.mark.usefixtures("client")
 async def test_retry_after_counts_against_the_timeout(counting: MakeServer) -> None:
     """Retry-After: 100 on every answer with timeout=20: one request, given up at once
     (the wait would outlast the budget), not three waits of 100 s."""
@@ -135,6 +140,7 @@ async def test_retry_after_counts_against_the_timeout(counting: MakeServer) -> N
     assert problem.code == "retry-after" and "time left of the sitemap's budget" in problem.message
 
 
+@pytest.mark.usefixtures("client")
 async def test_a_retry_after_within_the_budget_is_honoured(counting: MakeServer) -> None:
     """Retry-After: 1 with timeout=5: waited, the next attempt gets the sitemap."""
     busy = b"HTTP/1.1 503 Busy\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"

@@ -81,6 +81,7 @@ def _build(site: Site) -> tuple[str, dict[str, str]]:
 DEFAULTS = [pytest.param({}, id="unset"), pytest.param({"allow_private": False}, id="False")]
 
 
+@pytest.mark.usefixtures("client")
 @pytest.mark.parametrize("default", DEFAULTS)
 async def test_public_target_never_reaches_private_addresses(
     site: Site, default: dict[str, bool]
@@ -102,6 +103,7 @@ async def test_public_target_never_reaches_private_addresses(
     assert "internal.example" in resolver.asked  # refused on the resolved address
 
 
+@pytest.mark.usefixtures("client")
 async def test_allow_private_lets_everything_through(site: Site) -> None:
     """allow_private=True: the same index is read whole (the metadata hop still fails to
     connect, but as a network error, not a refusal)."""
@@ -116,6 +118,7 @@ async def test_allow_private_lets_everything_through(site: Site) -> None:
     assert site.hits["/secret-name.xml"] == 1
 
 
+@pytest.mark.usefixtures("client")
 async def test_never_refuses_the_target_itself(site: Site) -> None:
     """allow_private="never" (a service fetching user input): a target name that resolves
     to loopback is refused too, and nothing is discovered."""
@@ -126,6 +129,7 @@ async def test_never_refuses_the_target_itself(site: Site) -> None:
     assert site.hits["/index.xml"] == 0
 
 
+@pytest.mark.usefixtures("client")
 @pytest.mark.parametrize("default", DEFAULTS)
 async def test_private_target_implies_allow_private(
     make_site: Any, default: dict[str, bool]
@@ -140,6 +144,7 @@ async def test_private_target_implies_allow_private(
     assert run.stats.sitemaps_failed == 0
 
 
+@pytest.mark.usefixtures("client")
 async def test_never_refuses_a_private_target(make_site: Any) -> None:
     """allow_private="never": the loopback target itself is refused, nothing is requested."""
     first, second = await make_site("127.0.0.1"), await make_site("127.0.0.2")
@@ -196,6 +201,7 @@ def _numeric_site(site: Site) -> tuple[str, dict[str, str]]:
     return _on(site, pub, "/"), listed | redirects
 
 
+@pytest.mark.usefixtures("client")
 async def test_numeric_hosts_refused_on_every_hop(site: Site) -> None:
     """Public target: a robots.txt Sitemap: line, an index child and redirect Locations
     naming 127.0.0.1 in non-canonical numeric spellings are refused before any request,
@@ -214,6 +220,7 @@ async def test_numeric_hosts_refused_on_every_hop(site: Site) -> None:
     assert run.stats.sitemaps_failed == len(bad)
 
 
+@pytest.mark.usefixtures("client")
 async def test_numeric_hosts_refused_even_when_private_is_allowed(site: Site) -> None:
     """allow_private=True: canonical literals are fetched, odd numeric spellings are still
     refused (their meaning depends on who reads them), siblings unharmed."""
@@ -230,6 +237,7 @@ async def test_numeric_hosts_refused_even_when_private_is_allowed(site: Site) ->
     assert site.hits["/secret-robots.xml"] == 0
 
 
+@pytest.mark.usefixtures("client")
 @pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
 async def test_numeric_target_never_connects(site: Site, host: str) -> None:
     """An odd numeric spelling typed as the target is refused too: no request, no lookup."""

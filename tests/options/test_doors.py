@@ -22,7 +22,7 @@ import sitemap_reader as sr
 from sitemap_reader.cli.args import build_parser
 from sitemap_reader.cli.flags import options_from
 from sitemap_reader.engines.batch import discover_batches
-from sitemap_reader.errors import UsageError
+from sitemap_reader.errors import MissingExtraError, UsageError
 from sitemap_reader.options import GROUPS, GROUPS_AND_LOADER, Options, _keywords
 from sitemap_reader.options.declare import spec_of
 from sitemap_reader.options.derive import (
@@ -33,6 +33,7 @@ from sitemap_reader.options.derive import (
     markdown,
 )
 from sitemap_reader.options.doors import cli_flag, scrapy_setting
+from tests.conftest import browser_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = TABLE_BEGIN, TABLE_END
@@ -55,6 +56,7 @@ SAMPLES: dict[str, tuple[object, str]] = {
         '{"a.example": {"proxy": "http://p.example:3128"}}',
     ),
     "allow_private": ("never", "never"),
+    "client": ("auto", "auto"),
     "state": ("state.db", "state.db"),
     "state_commit": ("run", "run"),
     "progress": ("progress.db", "progress.db"),
@@ -113,6 +115,10 @@ def test_the_python_keyword(group: str, item: dataclasses.Field[Any]) -> None:
         options = Options.of(None, **{item.name: value})  # type: ignore[arg-type]
     assert value_of(options, group, item.name) == value
     assert value_of(Options(), group, item.name) == item.default
+    if item.name == "client" and not browser_extra():  # the option names the extra instead
+        with pytest.raises(MissingExtraError, match=r"\[browser\]"):
+            sr.SitemapReader(options)
+        return
     reader = sr.SitemapReader(options)
     assert reader.options == options
 
