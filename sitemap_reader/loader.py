@@ -292,9 +292,10 @@ class SitemapLoader:
         self._settle(url, ok=True)
         await self._close_if_finished()
 
-    async def fail(self, url: str) -> None:
-        """Handling ``url`` failed: hand it out again later (given up after ``max_tries``)."""
-        self._settle(url, ok=False)
+    async def fail(self, url: str, *, again: bool = True) -> None:
+        """Handling ``url`` failed: hand it out again later (given up after ``max_tries``);
+        ``again=False``: give it up now (the caller made its own retries: Crawlee's)."""
+        self._settle(url, ok=False, again=again)
         await self._close_if_finished()
 
     @property
@@ -321,6 +322,11 @@ class SitemapLoader:
     def total_known(self) -> int:
         """Every URL taken in so far (handled, pending, queued and given up)."""
         return sum(self._counts.values())
+
+    @property
+    def ready(self) -> bool:
+        """True when :meth:`next` has a record without waiting on the reader."""
+        return bool(self._counts[QUEUED] or self._waiting.held)
 
     @property
     def reading(self) -> bool:
@@ -387,7 +393,7 @@ class SitemapLoader:
         self._counts[old] -= 1
         self._counts[new] += 1
 
-    def _settle(self, url: str, *, ok: bool) -> None:
+    def _settle(self, url: str, *, ok: bool, again: bool = True) -> None:
         row_id = self._out.pop(url, None)
         if row_id is None:
             raise UsageError(f"not handed out (or already settled): {url}")
@@ -396,7 +402,7 @@ class SitemapLoader:
             store.ack(row_id)
             state = DONE
         else:
-            state, _ = store.fail(row_id, self.max_tries)
+            state, _ = store.fail(row_id, self.max_tries if again else 1)
             self._arrived.set()
         self._move(OUT, state)
         store.commit()
