@@ -66,7 +66,8 @@ import os
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import Unpack
@@ -75,13 +76,13 @@ from aiohttp import ClientSession
 from aiohttp.abc import AbstractResolver
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import verdict_phrase
+from sitemap_reader._words import plural, stop_phrase, verdict_phrase
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
 from sitemap_reader.delivery.handout import HandOut, Row, SiteQueues, make_policy
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
-from sitemap_reader.discovery.model import HTML_KINDS
+from sitemap_reader.discovery.model import HTML_KINDS, Stats
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.discovery.targets import given_targets
 from sitemap_reader.errors import StateError, UsageError
@@ -115,9 +116,10 @@ class SitemapLoader:
 
     >>> async def crawl() -> None:                                  # doctest: +SKIP
     ...     async with SitemapLoader(["example.com"], progress="crawl.db") as loader:
-    ...         while (record := await loader.next()) is not None:
+    ...         async for record in loader:                         # next() until None
     ...             ...                                             # fetch record.url
     ...             await loader.ack(record.url)
+    ...         print(loader.summary.broken, loader.summary.stopped)
 
     ``targets`` are what :meth:`SitemapReader.urls` takes. The loader's own keywords
     (:class:`~sitemap_reader.options.LoaderOptions`): ``progress`` is the SQLite progress
@@ -287,6 +289,12 @@ class SitemapLoader:
             self._arrived.clear()
             await self._arrived.wait()
 
+    async def __aiter__(self) -> AsyncIterator[UrlRecord]:
+        """``async for record in loader``: :meth:`next` until None (each record is still
+        yours to :meth:`ack` or :meth:`fail`)."""
+        while (record := await self.next()) is not None:
+            yield record
+
     async def ack(self, url: str) -> None:
         """``url`` was handled: it is never handed out again (durable when this returns)."""
         self._settle(url, ok=True)
@@ -361,6 +369,12 @@ class SitemapLoader:
     def run(self) -> Run | None:
         """The reader's run of this loader (its tree and stats); None when nothing was read."""
         return self._reader.last_run
+
+    @property
+    def summary(self) -> LoaderSummary:
+        """What ``dump``'s summary says of this reading, as data (logged at INFO at its end)."""
+        obey = self._reader.options.politeness.obey_robots
+        return LoaderSummary.of(self._reader.last_run, self.stopped, obey)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -442,18 +456,91 @@ class SitemapLoader:
         except BaseException as exc:  # next() raises it in the consumer
             self._error = exc
         finally:
-            run = reader.last_run
-            if run is not None:
-                self.failed_targets = dict(run.failed_targets)
-                self.verdicts = dict(run.verdicts)
-                for verdict in self.verdicts.values():  # a target that gave nothing has its
-                    # error line besides (the reader's)
-                    logger.info("verdict: %s", verdict_phrase(verdict, named=True))
+            _reading_ended(self, reader.last_run)
             self._reading = False
             self._arrived.set()
 
     def _observer(self, inner: Observer) -> Observer:
         return _ProgressObserver(inner, self)
+
+
+def _reading_ended(loader: SitemapLoader, run: Run | None) -> None:
+    """The loader's outcomes of its run kept, its summary and verdicts logged (INFO)."""
+    if run is None:
+        return
+    loader.failed_targets = dict(run.failed_targets)
+    loader.verdicts = dict(run.verdicts)
+    for line in loader.summary.lines():
+        logger.info("%s", line)
+    for verdict in loader.verdicts.values():  # a target that gave nothing has its error
+        # line besides (the reader's)
+        logger.info("verdict: %s", verdict_phrase(verdict, named=True))
+
+
+@dataclass(frozen=True, slots=True)
+class LoaderSummary:
+    """What a loader's reading found that ``dump``'s summary names, as data (the core's
+    typed outcomes; :meth:`lines` puts it in words, as the loader logs it at INFO).
+
+    ``stopped``: what ended the reading before the discovery's end (the rest is for the
+    next loader); ``broken``: the sitemaps that failed (each node has its ``reason`` and
+    its problems), not those a stop only cut; ``older``: child sitemaps not fetched
+    because their index lastmod is older than ``since`` (their URLs may be newer), with
+    ``older_nodes`` the ones the tree keeps; ``disallowed``: URLs the sitemaps list that
+    robots.txt disallows for us, handed out (their records say ``robots="disallowed"``)
+    unless ``obey_robots`` dropped them.
+    """
+
+    stopped: Stopped | None = None
+    broken: tuple[SitemapNode, ...] = ()
+    older: int = 0
+    older_nodes: tuple[SitemapNode, ...] = ()
+    disallowed: int = 0
+    obey_robots: bool = False
+
+    @classmethod
+    def of(cls, run: Run | None, stopped: Stopped | None, obey_robots: bool) -> LoaderSummary:
+        """The summary of a loader's run (an empty one before any reading)."""
+        if run is None:
+            return cls(stopped, obey_robots=obey_robots)
+        nodes = list(run.nodes())
+        stats: Stats = run.stats
+        cut = stopped is not None or stats.stopped is not None
+        broken = [n for n in nodes if n.failed and not (cut and n.cut_short)]
+        older = [n for n in nodes if n.skipped is not None and n.skipped.code == "older"]
+        return cls(
+            stopped, tuple(broken), stats.sitemaps_older, tuple(older),
+            stats.urls_disallowed, obey_robots,
+        )  # fmt: skip
+
+    @property
+    def disallowed_handed_out(self) -> int:
+        """The robots-disallowed URLs handed out (0 when ``obey_robots`` dropped them)."""
+        return 0 if self.obey_robots else self.disallowed
+
+    def lines(self) -> list[str]:
+        """The summary in words, with the options spelled as Python keywords."""
+        lines = []
+        if self.stopped is not None:
+            lines.append(f"{stop_phrase(self.stopped)}; the rest is for the next loader")
+        lines += [
+            f"sitemap failed: {printable(n.final_url or n.url)} ({printable(n.reason or '')})"
+            for n in self.broken
+        ]
+        if self.older:
+            lines.append(
+                f"not fetched: {plural(self.older, 'child sitemap')} whose index lastmod is "
+                "older than since (their URLs may be newer: trust_index_lastmod=False reads "
+                "them)"
+            )
+        if self.disallowed:
+            fate = "dropped (obey_robots)" if self.obey_robots else (
+                'handed out, their records say robots="disallowed" (obey_robots=True drops them)'
+            )  # fmt: skip
+            lines.append(
+                f"robots.txt: disallows {plural(self.disallowed, 'URL')} the sitemaps list; {fate}"
+            )
+        return lines
 
 
 def _within(store: ProgressStore, batch: Batch, budget: int) -> tuple[Batch, int]:

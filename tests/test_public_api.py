@@ -444,6 +444,7 @@ MEMBERS: dict[str, dict[str, Signature | str]] = {
             "tb: TracebackType | None",
             "-> None",
         ),
+        "__aiter__": ("self", "-> AsyncIterator[UrlRecord]"),
         "ack": ("self", "url: str", "-> None"),
         "close": ("self", "-> None"),
         "closed": "property",
@@ -460,6 +461,7 @@ MEMBERS: dict[str, dict[str, Signature | str]] = {
         "reading": "property",
         "ready": "property",
         "run": "property",
+        "summary": "property",
         "total_known": "property",
     },
     "SitemapNode": {
