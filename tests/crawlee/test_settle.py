@@ -5,6 +5,7 @@ fetched as often as Crawlee's own loader fetches it."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from aiohttp import web
 from crawlee import ConcurrencySettings
 from crawlee.crawlers import HttpCrawler, HttpCrawlingContext
+from crawlee.storages import RequestQueue
 
 from sitemap_reader.crawlee import SitemapRequestLoader
 from tests.crawl.crawl_kit import Site, start, urlset
@@ -57,7 +59,9 @@ async def test_sitemaps_slower_than_the_first_page(site: Site, tmp_path: Path) -
     site.add("*", "<html><body>page</body></html>", content_type="text/html")
     seen: list[str] = []
     loader = SitemapRequestLoader(site.base, progress=tmp_path / "p.db", allow_private=True)
-    crawler = crawler_for(await loader.to_tandem(), seen)
+    # A queue of this test's own: Crawlee keeps its default one across event loops.
+    queue = await RequestQueue.open(name=f"q{uuid.uuid4().hex}")
+    crawler = crawler_for(await loader.to_tandem(queue), seen)
 
     @crawler.router.handler("first")
     async def first(context: HttpCrawlingContext) -> None:
@@ -84,7 +88,8 @@ async def test_a_404_page_is_fetched_once(site: Site, tmp_path: Path) -> None:
     async with SitemapRequestLoader(
         site.base, progress=tmp_path / "p.db", allow_private=True
     ) as loader:
-        await crawler_for(await loader.to_tandem(), seen).run()
+        queue = await RequestQueue.open(name=f"q{uuid.uuid4().hex}")
+        await crawler_for(await loader.to_tandem(queue), seen).run()
         assert (loader.loader.handled, loader.loader.failed) == (1, 20)
     gone = {path: n for path, n in site.hits.items() if path.startswith("/gone/")}
     assert len(gone) == 20 and set(gone.values()) == {1}, gone
