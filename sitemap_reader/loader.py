@@ -119,7 +119,6 @@ class SitemapLoader:
     ...         async for record in loader:                         # next() until None
     ...             ...                                             # fetch record.url
     ...             await loader.ack(record.url)
-    ...         print(loader.summary.broken, loader.summary.stopped)
 
     ``targets`` are what :meth:`SitemapReader.urls` takes. The loader's own keywords
     (:class:`~sitemap_reader.options.LoaderOptions`): ``progress`` is the SQLite progress
