@@ -281,6 +281,7 @@ class SitemapLoader:
                 self._claimed.set()
                 return record
             if self._error is not None:
+                await self._close_if_finished()  # opened by first use: its session too
                 raise self._error
             if not self._reading and self._counts[QUEUED] <= len(waiting.window):
                 await self._close_if_finished()
@@ -300,8 +301,7 @@ class SitemapLoader:
         await self._close_if_finished()
 
     async def fail(self, url: str, *, again: bool = True) -> None:
-        """Handling ``url`` failed: hand it out again later (given up after ``max_tries``);
-        ``again=False``: give it up now (the caller made its own retries: Crawlee's)."""
+        """``url`` failed: handed out again, up to ``max_tries`` (``again=False``: given up)."""
         self._settle(url, ok=False, again=again)
         await self._close_if_finished()
 

@@ -1,6 +1,6 @@
 """The Crawlee loader settles as Crawlee does (issue 41 class 5, issue 46 item 3): finished
 only once discovery is over and every record settled, and a page Crawlee gave up on is
-fetched as often as Crawlee's own loader fetches it."""
+fetched as often as Crawlee's own loader fetches it; per_target and a follow function reach it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from crawlee.crawlers import HttpCrawler, HttpCrawlingContext
 from crawlee.storages import RequestQueue
 
 from sitemap_reader.crawlee import SitemapRequestLoader
-from tests.crawl.crawl_kit import Site, start, urlset
+from tests.crawl.crawl_kit import FAST, Site, start, urlset
+from tests.loader.test_per_target import keyed_site
 
 
 @pytest.fixture
@@ -94,3 +95,30 @@ async def test_a_404_page_is_fetched_once(site: Site, tmp_path: Path) -> None:
     gone = {path: n for path, n in site.hits.items() if path.startswith("/gone/")}
     assert len(gone) == 20 and set(gone.values()) == {1}, gone
     assert seen == [site.url("/ok")]
+
+
+async def test_the_crawlee_loader_carries_per_target_and_a_follow_function(
+    site: Site, tmp_path: Path
+) -> None:
+    """per_target headers and a follow function through the Crawlee loader, in a real
+    crawl: only /keep.xml's pages, /skip.xml never fetched."""
+    pages = keyed_site(site)
+    site.add("*", "<html><body>page</body></html>", content_type="text/html")
+    seen: list[str] = []
+    async with SitemapRequestLoader(
+        site.base, progress=tmp_path / "p.db", allow_private=True, options=FAST,
+        per_target={site.base: {"headers": {"X-Key": "1"}}},
+        follow=lambda url: url.endswith("/keep.xml"),
+    ) as loader:  # fmt: skip
+        queue = await RequestQueue.open(name=f"q{uuid.uuid4().hex}")
+        crawler = HttpCrawler(
+            request_manager=await loader.to_tandem(queue), configure_logging=False
+        )
+
+        @crawler.router.default_handler
+        async def handler(context: HttpCrawlingContext) -> None:
+            seen.append(context.request.url)
+
+        await crawler.run()
+    assert sorted(seen) == pages
+    assert site.hits["/skip.xml"] == 0

@@ -5,7 +5,6 @@ Crawlee loader carry both."""
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -74,35 +73,4 @@ async def test_the_loader_carries_per_target_and_a_follow_function(
             urls.append(record.url)
             await loader.ack(record.url)
     assert sorted(urls) == pages
-    assert site.hits["/skip.xml"] == 0
-
-
-async def test_the_crawlee_loader_carries_per_target_and_a_follow_function(
-    site: Site, tmp_path: Path
-) -> None:
-    """The same through the Crawlee loader, in a real crawl."""
-    crawlee = pytest.importorskip("crawlee")
-    from crawlee.crawlers import HttpCrawler, HttpCrawlingContext
-
-    from sitemap_reader.crawlee import SitemapRequestLoader
-
-    pages = keyed_site(site)
-    site.add("*", "<html><body>page</body></html>", content_type="text/html")
-    seen: list[str] = []
-    async with SitemapRequestLoader(
-        site.base, progress=tmp_path / "p.db", allow_private=True, options=FAST,
-        per_target={site.base: {"headers": {"X-Key": "1"}}},
-        follow=lambda url: url.endswith("/keep.xml"),
-    ) as loader:  # fmt: skip
-        queue = await crawlee.storages.RequestQueue.open(name=f"q{uuid.uuid4().hex}")
-        crawler = HttpCrawler(
-            request_manager=await loader.to_tandem(queue), configure_logging=False
-        )
-
-        @crawler.router.default_handler
-        async def handler(context: HttpCrawlingContext) -> None:
-            seen.append(context.request.url)
-
-        await crawler.run()
-    assert sorted(seen) == pages
     assert site.hits["/skip.xml"] == 0
