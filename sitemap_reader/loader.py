@@ -42,6 +42,16 @@ out what was never acknowledged. A target that gave nothing is logged as an erro
 read again by the next loader; when every target gave nothing, :meth:`~SitemapLoader.next`
 raises :class:`~sitemap_reader.errors.DiscoveryError`.
 
+Every record is in the file before anyone can have it, whatever gave it. An HTML
+sitemap page is never marked done: a new loader reads the few there are again (its
+records already in the file are not taken in twice), so the links the pages share are
+told apart as in one run. A urlset that lists a loc read as a possible sitemap
+(``follow_urlset_sitemaps``) is marked done only once that loc has its verdict, its
+record in the file if it was a page, and without the pages among its children
+(:class:`_Marks`). Stops leave the rest for the next loader: ``max_urls`` counts the
+records new to the file (the reader itself runs without it), so each loader on a file
+takes in the next ones; :attr:`SitemapLoader.stopped` says what stopped this one.
+
 The file belongs to its targets: a loader given other targets is refused (``extend``
 adds them, ``restart`` starts the file afresh), and a loader on a finished file says so.
 """
@@ -50,12 +60,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import Unpack
@@ -64,12 +76,13 @@ from aiohttp import ClientSession
 from aiohttp.abc import AbstractResolver
 
 from sitemap_reader._safe_text import printable
-from sitemap_reader._words import verdict_phrase
+from sitemap_reader._words import plural, stop_phrase, verdict_phrase
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.crawl.incremental import node_key
 from sitemap_reader.delivery.handout import HandOut, Row, SiteQueues, make_policy
 from sitemap_reader.discovery import Checkpoint, Observer, Run, SitemapNode, Watch, classify
 from sitemap_reader.discovery.actions import Batch
+from sitemap_reader.discovery.model import HTML_KINDS, Stats
 from sitemap_reader.discovery.observer import StoredChildren
 from sitemap_reader.discovery.targets import given_targets
 from sitemap_reader.errors import StateError, UsageError
@@ -79,7 +92,7 @@ from sitemap_reader.options.declare import OptionError
 from sitemap_reader.options.groups import loader_options
 from sitemap_reader.options.limits import LOADER_READ_AHEAD
 from sitemap_reader.records import UrlRecord
-from sitemap_reader.records.outcomes import Verdict
+from sitemap_reader.records.outcomes import Stopped, Verdict
 from sitemap_reader.store.progress import (
     DONE,
     GAVE_UP,
@@ -103,7 +116,7 @@ class SitemapLoader:
 
     >>> async def crawl() -> None:                                  # doctest: +SKIP
     ...     async with SitemapLoader(["example.com"], progress="crawl.db") as loader:
-    ...         while (record := await loader.next()) is not None:
+    ...         async for record in loader:                         # next() until None
     ...             ...                                             # fetch record.url
     ...             await loader.ack(record.url)
 
@@ -132,6 +145,11 @@ class SitemapLoader:
         **flat: Unpack[LoaderKeywords],
     ) -> None:
         reader, own = loader_options("SitemapLoader", options, flat, ("session", "resolver"))
+        #: ``max_urls`` counts the records new to the progress file, so each loader on it
+        #: takes in the next ones (the reader's own budget would stop at the same first ones).
+        self._budget = reader.delivery.budget
+        if self._budget is not None:
+            reader = reader.replace(max_urls=None)
         self.targets = given_targets("SitemapLoader", targets)
         self._keys = {classify(t).url: t for t in self.targets}  # a bad target fails here
         self.own = own
@@ -166,6 +184,10 @@ class SitemapLoader:
         #: Each target's verdict once this loader's discovery ended (see
         #: :class:`~sitemap_reader.records.outcomes.Verdict`); logged as it comes.
         self.verdicts: dict[str, Verdict] = {}
+        #: Why this loader stopped reading before the discovery's end (``max_urls``
+        #: reached, or the reader's own stop: a deadline), None when it did not.
+        self.stopped: Stopped | None = None
+        self._marks = _Marks(self._waiting, self._open)
 
     # -- lifetime --------------------------------------------------------------------------
 
@@ -259,6 +281,7 @@ class SitemapLoader:
                 self._claimed.set()
                 return record
             if self._error is not None:
+                await self._close_if_finished()  # opened by first use: its session too
                 raise self._error
             if not self._reading and self._counts[QUEUED] <= len(waiting.window):
                 await self._close_if_finished()
@@ -266,14 +289,20 @@ class SitemapLoader:
             self._arrived.clear()
             await self._arrived.wait()
 
+    async def __aiter__(self) -> AsyncIterator[UrlRecord]:
+        """``async for record in loader``: :meth:`next` until None (each record is still
+        yours to :meth:`ack` or :meth:`fail`)."""
+        while (record := await self.next()) is not None:
+            yield record
+
     async def ack(self, url: str) -> None:
         """``url`` was handled: it is never handed out again (durable when this returns)."""
         self._settle(url, ok=True)
         await self._close_if_finished()
 
-    async def fail(self, url: str) -> None:
-        """Handling ``url`` failed: hand it out again later (given up after ``max_tries``)."""
-        self._settle(url, ok=False)
+    async def fail(self, url: str, *, again: bool = True) -> None:
+        """``url`` failed: handed out again, up to ``max_tries`` (``again=False``: given up)."""
+        self._settle(url, ok=False, again=again)
         await self._close_if_finished()
 
     @property
@@ -300,6 +329,11 @@ class SitemapLoader:
     def total_known(self) -> int:
         """Every URL taken in so far (handled, pending, queued and given up)."""
         return sum(self._counts.values())
+
+    @property
+    def ready(self) -> bool:
+        """True when :meth:`next` has a record without waiting on the reader."""
+        return bool(self._counts[QUEUED] or self._waiting.held)
 
     @property
     def reading(self) -> bool:
@@ -335,6 +369,12 @@ class SitemapLoader:
         """The reader's run of this loader (its tree and stats); None when nothing was read."""
         return self._reader.last_run
 
+    @property
+    def summary(self) -> LoaderSummary:
+        """What ``dump``'s summary says of this reading, as data (logged at INFO at its end)."""
+        obey = self._reader.options.politeness.obey_robots
+        return LoaderSummary.of(self._reader.last_run, self.stopped, obey)
+
     # -- internals ---------------------------------------------------------------------------
 
     async def _use(self) -> ProgressStore:
@@ -366,7 +406,7 @@ class SitemapLoader:
         self._counts[old] -= 1
         self._counts[new] += 1
 
-    def _settle(self, url: str, *, ok: bool) -> None:
+    def _settle(self, url: str, *, ok: bool, again: bool = True) -> None:
         row_id = self._out.pop(url, None)
         if row_id is None:
             raise UsageError(f"not handed out (or already settled): {url}")
@@ -375,7 +415,7 @@ class SitemapLoader:
             store.ack(row_id)
             state = DONE
         else:
-            state, _ = store.fail(row_id, self.max_tries)
+            state, _ = store.fail(row_id, self.max_tries if again else 1)
             self._arrived.set()
         self._move(OUT, state)
         store.commit()
@@ -387,19 +427,27 @@ class SitemapLoader:
         reader, waiting = self._reader, self._waiting
         try:
             batches = reader.batches(self.targets, observe=self._observer)
+            budget = self._budget
             async with contextlib.aclosing(batches) as source:
                 async for batch in source:
+                    if budget is not None:
+                        batch, budget = _within(store, batch, budget)
                     waiting.held.put(batch)
                     while waiting.let_in(store) or waiting.full:
                         self._arrived.set()
                         if waiting.full:
                             self._claimed.clear()
                             await self._claimed.wait()
+                    if budget == 0:  # the rest is the next loader's
+                        self.stopped = Stopped("budget", "max_urls", self._budget)
+                        break
             waiting.let_in(store, everything=True)
             run = reader.last_run
+            if run is not None and self.stopped is None:
+                self.stopped = run.stats.stopped
             # A deadline or a budget stop leaves the rest for later, a target that gave
             # nothing is tried again by the next loader.
-            if run is not None and run.stats.stopped is None and not run.failed_targets:
+            if run is not None and self.stopped is None and not run.failed_targets:
                 store.read_done()
             store.commit()
         except asyncio.CancelledError:
@@ -407,24 +455,158 @@ class SitemapLoader:
         except BaseException as exc:  # next() raises it in the consumer
             self._error = exc
         finally:
-            run = reader.last_run
-            if run is not None:
-                self.failed_targets = dict(run.failed_targets)
-                self.verdicts = dict(run.verdicts)
-                for verdict in self.verdicts.values():  # a target that gave nothing has its
-                    # error line besides (the reader's)
-                    logger.info("verdict: %s", verdict_phrase(verdict, named=True))
+            _reading_ended(self, reader.last_run)
             self._reading = False
             self._arrived.set()
 
     def _observer(self, inner: Observer) -> Observer:
         return _ProgressObserver(inner, self)
 
-    def _sitemap_done(self, key: str, done: DoneSitemap) -> Iterator[Batch]:
-        """A checkpoint behind a complete sitemap's records: mark it done (once its
-        records are all in the file)."""
-        self._waiting.sitemap_done(self._open(), key, done)
-        return iter(())
+
+def _reading_ended(loader: SitemapLoader, run: Run | None) -> None:
+    """The loader's outcomes of its run kept, its summary and verdicts logged (INFO)."""
+    if run is None:
+        return
+    loader.failed_targets = dict(run.failed_targets)
+    loader.verdicts = dict(run.verdicts)
+    for line in loader.summary.lines():
+        logger.info("%s", line)
+    for verdict in loader.verdicts.values():  # a target that gave nothing has its error
+        # line besides (the reader's)
+        logger.info("verdict: %s", verdict_phrase(verdict, named=True))
+
+
+@dataclass(frozen=True, slots=True)
+class LoaderSummary:
+    """What a loader's reading found that ``dump``'s summary names, as data (the core's
+    typed outcomes; :meth:`lines` puts it in words, as the loader logs it at INFO).
+
+    ``stopped``: what ended the reading before the discovery's end (the rest is for the
+    next loader); ``broken``: the sitemaps that failed (each node has its ``reason`` and
+    its problems), not those a stop only cut; ``older``: child sitemaps not fetched
+    because their index lastmod is older than ``since`` (their URLs may be newer), with
+    ``older_nodes`` the ones the tree keeps; ``disallowed``: URLs the sitemaps list that
+    robots.txt disallows for us, handed out (their records say ``robots="disallowed"``)
+    unless ``obey_robots`` dropped them.
+    """
+
+    stopped: Stopped | None = None
+    broken: tuple[SitemapNode, ...] = ()
+    older: int = 0
+    older_nodes: tuple[SitemapNode, ...] = ()
+    disallowed: int = 0
+    obey_robots: bool = False
+
+    @classmethod
+    def of(cls, run: Run | None, stopped: Stopped | None, obey_robots: bool) -> LoaderSummary:
+        """The summary of a loader's run (an empty one before any reading)."""
+        if run is None:
+            return cls(stopped, obey_robots=obey_robots)
+        nodes = list(run.nodes())
+        stats: Stats = run.stats
+        cut = stopped is not None or stats.stopped is not None
+        broken = [n for n in nodes if n.failed and not (cut and n.cut_short)]
+        older = [n for n in nodes if n.skipped is not None and n.skipped.code == "older"]
+        return cls(
+            stopped, tuple(broken), stats.sitemaps_older, tuple(older),
+            stats.urls_disallowed, obey_robots,
+        )  # fmt: skip
+
+    @property
+    def disallowed_handed_out(self) -> int:
+        """The robots-disallowed URLs handed out (0 when ``obey_robots`` dropped them)."""
+        return 0 if self.obey_robots else self.disallowed
+
+    def lines(self) -> list[str]:
+        """The summary in words, with the options spelled as Python keywords."""
+        lines = []
+        if self.stopped is not None:
+            lines.append(f"{stop_phrase(self.stopped)}; the rest is for the next loader")
+        lines += [
+            f"sitemap failed: {printable(n.final_url or n.url)} ({printable(n.reason or '')})"
+            for n in self.broken
+        ]
+        if self.older:
+            lines.append(
+                f"not fetched: {plural(self.older, 'child sitemap')} whose index lastmod is "
+                "older than since (their URLs may be newer: trust_index_lastmod=False reads "
+                "them)"
+            )
+        if self.disallowed:
+            fate = "dropped (obey_robots)" if self.obey_robots else (
+                'handed out, their records say robots="disallowed" (obey_robots=True drops them)'
+            )  # fmt: skip
+            lines.append(
+                f"robots.txt: disallows {plural(self.disallowed, 'URL')} the sitemaps list; {fate}"
+            )
+        return lines
+
+
+def _within(store: ProgressStore, batch: Batch, budget: int) -> tuple[Batch, int]:
+    """``batch`` cut where the records new to the file reach ``budget``; the budget left
+    (the records already in the file, taken in by an earlier loader, are free)."""
+    known = store.known([r.url for r in batch])
+    for end, record in enumerate(batch):
+        if record.url not in known:
+            budget -= 1
+            if budget == 0:
+                return batch[: end + 1], 0
+    return batch, budget
+
+
+class _Marks:
+    """The done marks of sitemaps read completely, as their checkpoints run, and the
+    locs of urlsets read as possible sitemaps (``follow_urlset_sitemaps``, node kind
+    ``listed``) with their verdicts: ``sitemap``, ``page`` (its record went out before
+    the verdict), or None when the run's stop cut it first. A urlset listing one is
+    marked done only once each has a verdict, without the pages among its children
+    (their records are in the file; a new loader never reads one as a sitemap); one cut
+    first leaves its urlset not done, for the next loader to read again."""
+
+    def __init__(self, waiting: _Waiting, store: Callable[[], ProgressStore]) -> None:
+        self._waiting = waiting
+        self._store = store
+        #: Listed locs being read by this loader's run (keys; the producer's side).
+        self.open: set[str] = set()
+        #: Verdicts, as their checkpoints run (the consumer's side).
+        self.verdicts: dict[str, str | None] = {}
+        #: Urlsets read completely, waiting on verdicts: key -> (done, listed, pending).
+        self.waiting: dict[str, tuple[DoneSitemap, Sequence[str], set[str]]] = {}
+
+    def sitemap_done(self, key: str, done: DoneSitemap, listed: Sequence[str]) -> None:
+        """A complete sitemap's checkpoint, behind its records: marked done once they
+        are all in the file, and each loc it ``listed`` has its verdict (now, later in
+        :meth:`settled`, or never in this loader when the stop cut one)."""
+        verdicts = self.verdicts
+        if any(k in verdicts and verdicts[k] is None for k in listed):
+            return
+        pending = {k for k in listed if k not in verdicts}
+        if pending:
+            self.waiting[key] = (done, listed, pending)
+        else:
+            self._waiting.sitemap_done(self._store(), key, self._without_pages(done, listed))
+
+    def settled(self, key: str, verdict: str | None) -> None:
+        """A listed loc's verdict (behind its page record, if it was one)."""
+        self.verdicts[key] = verdict
+        for parent, (done, listed, pending) in list(self.waiting.items()):
+            if key not in pending:
+                continue
+            if verdict is None:
+                del self.waiting[parent]
+                continue
+            pending.discard(key)
+            if not pending:
+                del self.waiting[parent]
+                ready = self._without_pages(done, listed)
+                self._waiting.sitemap_done(self._store(), parent, ready)
+
+    def _without_pages(self, done: DoneSitemap, listed: Sequence[str]) -> DoneSitemap:
+        pages = {k for k in listed if self.verdicts.get(k) == "page"}
+        if not pages:
+            return done
+        children = [c for c in done.children if node_key(c[0]) not in pages]
+        return dataclasses.replace(done, children=children)
 
 
 class _Waiting:
@@ -523,7 +705,11 @@ class _ProgressObserver(Observer):
         self.loader = loader
 
     def watch(self, node: SitemapNode) -> Watch:
-        return _ProgressWatch(self.inner.watch(node), self.loader, node_key(node.url))
+        key = node_key(node.url)
+        listed = node.kind == "listed"
+        if listed:
+            self.loader._marks.open.add(key)
+        return _ProgressWatch(self.inner.watch(node), self.loader, key, listed)
 
     def finale(self) -> Checkpoint | None:
         return self.inner.finale()
@@ -532,12 +718,14 @@ class _ProgressObserver(Observer):
 class _ProgressWatch(Watch):
     """One sitemap's watch: the inner (incremental) watch, plus the loader's bookkeeping."""
 
-    __slots__ = ("children", "inner", "key", "loader", "tracks_duplicates")
+    __slots__ = ("children", "inner", "key", "listed", "loader", "tracks_duplicates")
 
-    def __init__(self, inner: Watch, loader: SitemapLoader, key: str) -> None:
+    def __init__(self, inner: Watch, loader: SitemapLoader, key: str, listed: bool) -> None:
         self.inner = inner
         self.loader = loader
         self.key = key
+        #: The node is a listed loc (a sitemap or a page: its verdict comes as it settles).
+        self.listed = listed
         self.children: Children = []
         self.tracks_duplicates = inner.tracks_duplicates
 
@@ -570,14 +758,34 @@ class _ProgressWatch(Watch):
 
     def settle(self, node: SitemapNode, complete: bool) -> Checkpoint | None:
         checkpoint = self.inner.settle(node, complete)
-        if not complete or node.kind == "robots":
+        # HTML pages are read again by a new loader (a few, ``max_html_pages``): the
+        # links they share are left out of each (``discovery.records``), and their
+        # records already in the file are not taken in twice.
+        done_now = complete and node.kind != "robots" and node.kind not in HTML_KINDS
+        if not done_now and not self.listed:
             return checkpoint
         loader, key = self.loader, self.key
+        verdict = _verdict(node)
         done = DoneSitemap(node.format, node.urls, self.children)
+        marks = loader._marks
+        opened = marks.open
+        listed = [k for k in (node_key(u) for u, _ in self.children) if k in opened]
 
         def write() -> Iterator[Batch]:
             if checkpoint is not None:
                 yield from checkpoint.run()
-            yield from loader._sitemap_done(key, done)
+            if self.listed:
+                marks.settled(key, verdict)
+            if done_now:
+                marks.sitemap_done(key, done, listed)
 
         return Checkpoint(write)
+
+
+def _verdict(node: SitemapNode) -> str | None:
+    """A listed loc's verdict as it settles (``discovery.settle``): a sitemap, a page, or
+    None (the run's stop cut it before its body said)."""
+    if node.kind == "sitemap":
+        return "sitemap"
+    skipped = node.skipped
+    return "page" if skipped is not None and skipped.code == "page" else None

@@ -150,6 +150,9 @@ class SitemapReader:
         self._user_session = session
         self._pacer = pacer_for(self.options)
         self.last_run: Run | None = None
+        #: Each run is one target of a longer list (the engines, the Redis workers): a
+        #: ``per_target`` entry naming another target is not an error then.
+        self.one_of_many = False
         self._pool: ParsePool | None = None
         self._given_resolver = resolver
         self._resolver: AbstractResolver | None = None
@@ -389,8 +392,8 @@ class SitemapReader:
             raise UsageError("use the reader inside `async with SitemapReader() as reader:`")
         targets = given_targets("SitemapReader", target)
         classified = [classify(t) for t in targets]  # a UsageError before anything starts
-        if len(classified) > 1:  # a one-target run (an engine's, a worker's) takes its own
-            check_per_target(classified, self.options)
+        if len(classified) > 1 or not self.one_of_many:  # an engine's, a worker's one-target
+            check_per_target(classified, self.options)  # runs take their own entry only
         run = Run(targets=targets)
         self.last_run = run
         return run, classified

@@ -21,9 +21,12 @@ Theory of operation
 own way: host case, trailing slash, query order, some tracking parameters), which may
 join two of our records (we deduplicate by our own normalisation). A record whose key is
 already in flight rides on that request: no second request, and when Crawlee marks the
-request handled every record it stands for is settled. A request Crawlee gave up on
-(its state is ``ERROR``: retries exhausted, or no retry) is *failed* in the loader, not
-acknowledged: it is handed out again later as a new request, until ``max_tries``.
+request handled every record it stands for is settled. Retries are Crawlee's: a
+request it retries comes back through ``reclaim_request`` and is handed out again as
+is; one it gave up on (marked handled in state ``ERROR``: its retries exhausted, or a
+status such as 404 that Crawlee never retries) is *given up* in the loader (counted in
+``failed``, never handed out again), so a page is fetched as often as Crawlee's own
+loader would fetch it: a 404 once.
 
 *Never silent.* The loader opens on Crawlee's first question (no ``async with`` needed)
 and closes itself once finished. When reading failed (every target unreachable or
@@ -245,6 +248,8 @@ class SitemapRequestLoader(RequestLoader):
         if self._reclaimed:
             return self._reclaimed.popleft()
         loader = await self._started()
+        if loader.closed:  # finished: it closed itself (Crawlee may still ask)
+            return None
         try:
             while (record := await loader.next()) is not None:
                 try:
@@ -277,9 +282,12 @@ class SitemapRequestLoader(RequestLoader):
         urls = self._ours.pop(request.unique_key, None)
         if urls is None:
             return None
-        settle = self.loader.fail if request.state == RequestState.ERROR else self.loader.ack
+        gave_up = request.state == RequestState.ERROR  # after Crawlee's own retries
         for url in urls:
-            await settle(url)
+            if gave_up:
+                await self.loader.fail(url, again=False)
+            else:
+                await self.loader.ack(url)
         return ProcessedRequest(
             unique_key=request.unique_key, was_already_present=True, was_already_handled=True
         )
@@ -323,9 +331,15 @@ class SitemapRequestLoader(RequestLoader):
         """True while our requests may still come (reading, queued or given back); never
         raises: a failed read is raised by ``is_empty`` / ``is_finished`` instead."""
         loader = self.loader
+        if loader.closed:  # finished (it closed itself), or closed by its owner
+            return bool(self._reclaimed)
         if self._failure is not None or loader.error is not None:
             return bool(self._reclaimed or loader.queued)
         return bool(self._reclaimed or loader.queued or loader.reading or not loader.opened)
+
+    def ready(self) -> bool:
+        """True when a request of ours can be handed out without waiting on the reading."""
+        return bool(self._reclaimed) or self.loader.ready
 
     def _request(self, record: UrlRecord) -> Request | None:
         options: RequestOptions = {"url": record.url, "user_data": {RECORD_KEY: record.to_dict()}}
@@ -354,7 +368,10 @@ class SitemapTandem(RequestManagerTandem):
         return await self.sitemaps.get_handled_count() + await self.manager.get_handled_count()
 
     async def fetch_next_request(self) -> Request | None:
-        if self.sitemaps.has_more():  # waits while the sitemaps are still read
+        sitemaps = self.sitemaps
+        if sitemaps.has_more() and not sitemaps.ready() and not await self.manager.is_empty():
+            return await self.manager.fetch_next_request()  # no waiting on slow sitemaps
+        if sitemaps.has_more():  # waits while the sitemaps are still read
             request = await self.sitemaps.fetch_next_request()
             if request is not None:
                 return request

@@ -226,9 +226,13 @@ class Children:
             job.site.pages.queued += 1
 
     def walk(self, job: Job, children: StoredChildren, actions: list[Action]) -> None:
-        """An unchanged index: its children (as last read) may still have changed."""
+        """An unchanged index: its children (as last read) may still have changed; of
+        the kind its body names (an HTML page's are HTML pages, never sitemaps)."""
+        kind, depth = child_of(job.node)
         for url, lastmod in children:
-            self.add(job, url, "sitemap", job.node.depth + 1, lastmod, actions)
+            child = self.add(job, url, kind, depth, lastmod, actions)
+            if kind == "html" and child is not None:
+                job.site.pages.queued += 1
 
     def follow_listed(self, job: Job, record: UrlRecord, actions: list[Action]) -> None:
         """Read a listed ``.xml`` loc as a sitemap; its record waits on the child's verdict."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitemap_reader.discovery.actions import Ticket
+from sitemap_reader.discovery.actions import Checkpoint, Ticket
 from sitemap_reader.discovery.model import SitemapNode
 from sitemap_reader.discovery.observer import Watch
 from sitemap_reader.discovery.parsing import BodyParser
@@ -44,6 +44,8 @@ class HtmlPages:
     #: records), at most ``Limits.max_html_held`` records.
     held: list[tuple[SitemapNode, list[UrlRecord]]] = field(default_factory=list)
     held_count: int = 0
+    #: The checkpoints of the pages held, written once their records went out.
+    checkpoints: list[Checkpoint] = field(default_factory=list)
     #: The hold overflowed: later pages go out at once, without the shared links.
     streaming: bool = False
 

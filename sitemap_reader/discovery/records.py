@@ -8,7 +8,8 @@ disallows (each record's builder asked the site's robots audit) are counted; the
 incremental watch and the job's record shaper (:mod:`~sitemap_reader.discovery.shaping`)
 have their say. The records of an HTML
 sitemap page are held until the site is idle, so the links every page shares
-(navigation) are told apart; the rest go out at once. On the way out,
+(navigation) are told apart, and the page's checkpoint with them; the rest go out at
+once. A listed loc that is a page goes out as its job settles, under a deadline too. On the way out,
 ``obey_robots`` drops what robots.txt disallows, ``since`` what is older, ``include``
 and ``exclude`` what the delivery leaves out (each counted), and the records budget
 (``max_urls``, unless the output waits for the whole run) stops the run.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sitemap_reader.discovery.actions import Action, Emit
+from sitemap_reader.discovery.actions import Action, Checkpoint, Emit
 from sitemap_reader.discovery.children import Children, listed_sitemap
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import Stopped
@@ -118,7 +119,9 @@ class RecordGate:
         """A listed loc whose body is not a sitemap: its record goes out as a page, with
         the robots verdict as of now (rebuilt if robots.txt was read since it was built)."""
         record, state, audit = job.page, self.state, job.site.audit
-        if record is None or state.stopped is not None or not state.seen.add(record.url):
+        # A deadline keeps what was read (the loc was), a budget stop does not.
+        dropped = state.stopped is not None and not state.deadline_passed
+        if record is None or dropped or not state.seen.add(record.url):
             return
         if audit.rules is not None:
             verdict = audit.verdict(record.url)
@@ -183,6 +186,15 @@ class RecordGate:
             self.release_html(job.site, actions)
         return True
 
+    def hold_checkpoint(self, job: Job, checkpoint: Checkpoint) -> bool:
+        """An HTML page whose records are held: its checkpoint waits behind them (a
+        consumer killed before they go out finds the page not written); False: not held."""
+        pages = job.site.pages
+        if not any(node is job.node for node, _ in pages.held):
+            return False
+        pages.checkpoints.append(checkpoint)
+        return True
+
     def page_read(self, job: Job) -> None:
         """An HTML sitemap page ended: its links narrow the site's shared set."""
         links, pages = job.links, job.site.pages
@@ -204,3 +216,5 @@ class RecordGate:
                     node.add_problem("html-shared", message)
             if kept:
                 self.send(kept, actions)
+        checkpoints, pages.checkpoints = pages.checkpoints, []
+        actions.extend(checkpoints)  # behind the records they cover

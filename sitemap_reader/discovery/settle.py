@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 
 from sitemap_reader.discovery import evidence
 from sitemap_reader.discovery.actions import Action
-from sitemap_reader.discovery.children import Children
+from sitemap_reader.discovery.children import STOPPED, Children
 from sitemap_reader.discovery.job import Job
-from sitemap_reader.discovery.model import PROBE_KINDS, SitemapNode, Skipped
+from sitemap_reader.discovery.model import PROBE_KINDS, SitemapNode, Skipped, change_kind
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import is_robots
 from sitemap_reader.discovery.run_state import RunState
@@ -36,20 +36,39 @@ class Settling:
         self.gate = gate
 
     def settle(self, job: Job) -> list[Action]:
-        """The job ended: held records go out, the stats count it, the state is written."""
+        """The job ended: held records go out, the stats count it, a listed loc gets its
+        verdict, the state is written (behind the records it covers, also an HTML page's
+        held until the site is idle)."""
         node = job.node
         actions: list[Action] = []
         self.gate.release(job, actions)
         evidence.judge(job)
+        # Before _count: a probe's miss becomes a skip there, whatever cut it.
+        cut = self.state.stopped is not None and (node.skipped is STOPPED or node.cut_short)
         self._count(node)
+        if node.kind == "listed":
+            self._listed_verdict(job, cut, actions)
         status_ok = node.unchanged is not None or 200 <= (node.status or 0) < 300
         complete = node.ok and status_ok and self.state.stopped is None
         checkpoint = job.watch.settle(node, complete)
-        if checkpoint is not None:
+        if checkpoint is not None and not self.gate.hold_checkpoint(job, checkpoint):
             actions.append(checkpoint)
         actions.append(self.scheduling.close(job))
         actions += self.children.listed_settled(job)  # robots.txt may have led nowhere
         return actions
+
+    def _listed_verdict(self, job: Job, cut: bool, actions: list[Action]) -> None:
+        """A listed loc ended: a sitemap after all, or a page whose record goes out
+        before the job's checkpoint (the write that covers it). One the run's stop cut
+        before its body said which keeps no verdict; its record still goes out under a
+        deadline (what was read is kept), as it does under a timeout."""
+        node = job.node
+        if node.format not in (None, "unknown"):
+            change_kind(node, "sitemap")
+            return
+        if not cut:
+            node.skipped = Skipped("page", "not a sitemap: kept as a page")
+        self.gate.kept_as_page(job, actions)
 
     def refused(
         self, job: Job, url: str, redirects: Sequence[str], failure: Failure

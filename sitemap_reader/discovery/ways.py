@@ -22,8 +22,8 @@ job) and nothing was found:
 
 A ``<loc>`` ending in ``.xml`` / ``.xml.gz`` (``follow_urlset_sitemaps``) becomes a child
 of kind ``listed`` holding its record (``discovery.children``): read as a sitemap when
-its body is one (the node becomes ``sitemap`` here, as it retires), emitted as a page
-when it is not.
+its body is one (the node becomes ``sitemap`` as it settles, ``discovery.settle``),
+emitted as a page when it is not.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from yarl import URL
 from sitemap_reader.discovery.actions import Action
 from sitemap_reader.discovery.job import Job, Site
 from sitemap_reader.discovery.model import HTML_KINDS as HTML_KINDS
-from sitemap_reader.discovery.model import SitemapNode, Skipped, change_kind
+from sitemap_reader.discovery.model import SitemapNode, change_kind
 from sitemap_reader.discovery.records import RecordGate
 from sitemap_reader.discovery.rules import found_sitemap
 from sitemap_reader.discovery.run_state import RunState
@@ -89,8 +89,6 @@ class Ways:
         actions: list[Action] = []
         if node.kind == "html-guess" and node.format == HTML_FORMAT:
             change_kind(node, "html")
-        if node.kind == "listed":
-            self._listed_verdict(job, actions)
         self.gate.page_read(job)
         site.pending -= 1
         if site.pending == 0:
@@ -100,15 +98,6 @@ class Ways:
             if site.pending == 0:
                 self.climb(site, actions)
         return actions
-
-    def _listed_verdict(self, job: Job, actions: list[Action]) -> None:
-        """A listed loc was read: a sitemap after all, or a page whose record goes out."""
-        node = job.node
-        if node.format not in (None, "unknown"):
-            change_kind(node, "sitemap")
-            return
-        node.skipped = Skipped("page", "not a sitemap: kept as a page")
-        self.gate.kept_as_page(job, actions)
 
     def _idle(self, site: Site, actions: list[Action]) -> None:
         """Every job of ``site`` is done: take the next way in, if any is left."""

@@ -104,6 +104,7 @@ async def run_discovery(
     ``resolver`` is the reader's (a worker with one: ``functools.partial``).
     """
     async with SitemapReader(options, resolver=resolver) as reader:
+        reader.one_of_many = True  # one target of the queue's: per_target names others too
         try:
             async with contextlib.aclosing(reader.urls(target)) as recs:
                 async for record in recs:

@@ -367,7 +367,9 @@ class BatchRun:
         from sitemap_reader.crawl import SitemapReader
 
         private = from_data(self.options.network.allow_private)  # targets are data
-        self.reader = await SitemapReader(self.options.replace(allow_private=private)).__aenter__()
+        reader = SitemapReader(self.options.replace(allow_private=private))
+        reader.one_of_many = True  # one target a run: per_target names the others too
+        self.reader = await reader.__aenter__()
         self.queue = asyncio.Queue(self.parallel)
         self.feeder = asyncio.create_task(self._feed())
 

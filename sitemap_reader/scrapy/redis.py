@@ -38,7 +38,10 @@ What a SIGKILL costs: nothing is lost. The pages and sitemaps the killed process
 back when their leases expire (``SITEMAP_READER_REDIS_LEASE`` seconds), and are crawled
 again: the duplicates are at most the leases it held, the requests it had taken and not
 yet acknowledged (its downloads, up to ``CONCURRENT_REQUESTS``, plus the responses its
-callbacks were still handling). A process whose reactor is blocked for longer than a
+callbacks were still handling). A process holds at most ``2 x CONCURRENT_REQUESTS`` page
+leases: past that it takes no page until some are acknowledged (async callbacks run
+beside the downloads, and Scrapy kept taking pages while dozens awaited: 49 leases at
+4 concurrent). A process whose reactor is blocked for longer than a
 lease has its pages taken over as well (a duplicate, never a loss).
 
 ``SCHEDULER_PERSIST`` must be True (enforced): otherwise the first process to close would
@@ -262,6 +265,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
     owner: str
     lease: float
     poll: float
+    most_held: int
     _prefix: str
 
     @classmethod
@@ -280,6 +284,8 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         instance.poll = options.redis_poll
         instance.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         instance._prefix = options.redis_key
+        #: Page leases held at most: what a SIGKILL may cost in pages fetched again.
+        instance.most_held = 2 * max(1, settings.getint("CONCURRENT_REQUESTS"))
         return instance
 
     # -- Scrapy's scheduler interface ----------------------------------------------------
@@ -354,6 +360,11 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
         if self.local:
             return self.local.popleft()
         self._settle()
+        if len(self.held) >= self.most_held:
+            # Downloads and callbacks (async ones too) hold this many pages already: take
+            # no more until some are done (the engine asks again as each request ends).
+            self._stat("page_leases_full")
+            return None
         keys = self.keys
         while True:
             token = f"{self.owner}/{next(self.tokens)}"
@@ -383,6 +394,7 @@ class Scheduler(_RedisScheduler):  # type: ignore[misc]
             self.held[request] = token
             if self.stats is not None:
                 self.stats.inc_value("scheduler/dequeued/redis")
+                self.stats.max_value("sitemap_reader/redis/page_leases_peak", len(self.held))
         self.waiting = False
         return request
 

@@ -432,6 +432,10 @@ class ProgressStore:
         )
         return len(rows)
 
+    def known(self, urls: list[str]) -> set[str]:
+        """Which of ``urls`` the file holds (in any state)."""
+        return self._known(urls)
+
     def _known(self, urls: list[str]) -> set[str]:
         found: set[str] = set()
         for start in range(0, len(urls), 500):

@@ -200,14 +200,20 @@ async def test_per_target_headers_and_proxy_stay_with_their_target(
 
 
 async def test_per_target_naming_no_target_is_a_usage_error(site: Site) -> None:
-    """A per_target entry for a site that is not a target of a run of several targets:
-    UsageError at once (a one-target run, as an engine makes, leaves it aside)."""
+    """A per_target entry for a site that is not a target of the run: UsageError at once,
+    with several targets or one (issue 41: a misspelt entry of a one-target run was
+    ignored); a run that is one target of a longer list (an engine's, a Redis worker's:
+    ``one_of_many``) leaves the others' entries aside."""
     _four_sitemaps(site)
     own = {"other.example": {"proxy": "http://p:1"}}
     with pytest.raises(UsageError, match=r"per_target names 'other\.example'"):
         await collect([site.url("/"), site.url("/s0.xml")], per_target=own)
+    with pytest.raises(UsageError, match=r"per_target names 'other\.example'"):
+        await collect(site.url("/"), per_target=own)
     assert not site.hits
-    records, _ = await collect(site.url("/"), per_target=own)
+    async with SitemapReader(FAST, per_target=own) as reader:
+        reader.one_of_many = True
+        records = [record async for record in reader.urls(site.url("/"))]
     assert len(records) == 3
 
 

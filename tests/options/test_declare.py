@@ -198,7 +198,9 @@ def test_numpy_numbers_are_numbers_at_every_door() -> None:
     assert options.timeouts.deadline == 2.5 and options.parallelism.concurrency == 3
     assert options.walk.guess is False
     assert sr.SitemapReader(**flat).options == options
-    assert sr.SitemapLoader("example.invalid", **flat)._reader.options == options
+    loader = sr.SitemapLoader("example.invalid", **flat)
+    assert loader._reader.options == options.replace(max_urls=None)  # the loader counts it
+    assert loader._budget == 5 and type(loader._budget) is int
     discover_batches(["example.invalid"], parallel=np.int64(2), **flat).close()
     with pytest.raises(UsageError, match=r"^iter_urls: max_urls: expected a whole number"):
         list(sr.iter_urls("example.invalid", max_urls=np.float64(2.5)))

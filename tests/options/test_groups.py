@@ -99,7 +99,7 @@ def test_the_loader_refuses_what_it_lacks_with_the_reason(name: str) -> None:
         sr.SitemapLoader(["example.invalid"], **{name: value, **extra})  # type: ignore[arg-type]
     assert str(spec_of(field).loader) in str(caught.value)
     loader = sr.SitemapLoader(["example.invalid"], include=["/blog/"], max_urls=5)
-    assert loader._reader.options.delivery.max_urls == 5
+    assert loader._budget == 5  # the loader's own: it counts the URLs new to its file
 
 
 def test_iter_urls_delivers_a_sample_and_filters() -> None:
