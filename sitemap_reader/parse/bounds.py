@@ -142,6 +142,16 @@ class BoundedExpat:
             self.parser.Parse(view, False)
             self._fed += len(view)
 
+    @property
+    def fed(self) -> int:
+        """Document bytes handed to expat so far (the offset where the next ones start)."""
+        return self._fed
+
+    def event_offset(self) -> int:
+        """The document offset of the event being handled (call it from a handler)."""
+        index: int = self.parser.CurrentByteIndex
+        return index + self._skew
+
     def at_rest(self) -> bool:
         """Has expat consumed everything handed to it (no tag, comment, PI open)?"""
         index: int = self.parser.CurrentByteIndex

@@ -33,6 +33,7 @@ and each attribute hop costs.
 
 from __future__ import annotations
 
+import pyexpat
 import re
 from typing import NoReturn
 
@@ -111,6 +112,7 @@ class ElementMachine:
         #: after it is junk after the document, said at that place (expat's own words
         #: and position for junk depend on how much of it one Parse() call saw).
         self.root_end: tuple[int, int] | None = None
+        self._lite: tuple[bytes, int] = (b"", 0)  # read_lite's data and its document offset
         # Looked up once: the handlers below use them for every element. Methods are
         # called through their object (self._buf.clear(), self._names.declare(...)),
         # never stored bound on self: on CPython 3.11 a call through a bound method held
@@ -295,6 +297,7 @@ class ElementMachine:
         parser = self._parser
         self._entry = E_SITEMAP if self._format == "sitemapindex" else E_URL
         self._entry_name = "sitemap" if self._entry == E_SITEMAP else "url"
+        self._lite = (data, self._bounded.fed)
         parser.StartElementHandler = None
         parser.EndElementHandler = self._end_lite
         try:
@@ -302,7 +305,21 @@ class ElementMachine:
         finally:
             parser.StartElementHandler = self._start
             parser.EndElementHandler = self._end
+            self._lite = (b"", 0)
         self._entry = OTHER
+
+    def _lite_over_cap(self, name: str) -> str:
+        """A field's text that looks over the cap on the lite path, measured as the full
+        handlers measure it. With no start events, the lite path's buffer also holds the
+        blank before the field's start tag (and before its entry's, for a first field),
+        which the full handlers empty at those tags: whether a text at the cap was kept
+        then followed the chunking (which chunks the lite path reads). The field's own
+        text is read again from its bytes, by expat (rare: only here)."""
+        data, base = self._lite
+        end = self._bounded.event_offset() - base  # where this end tag starts in data
+        start = data.rfind(b"<" + name.encode() + b">", 0, end) + len(name) + 2
+        self._buf[:] = [_expat_text(data[start:end])]
+        return self._textbuf.text()
 
     def _end_lite(self, name: str) -> None:
         # The field branch repeats _end's on purpose: a shared helper would cost a call
@@ -311,7 +328,7 @@ class ElementMachine:
             self._finish_entry()
         else:
             text = "".join(self._buf)
-            text = self._textbuf.text() if len(text) > self._max_text else text.strip()
+            text = self._lite_over_cap(name) if len(text) > self._max_text else text.strip()
             kind = self._kinds.get(name)
             if kind is None:
                 kind = self._names.classify(name)
@@ -322,3 +339,13 @@ class ElementMachine:
             elif index == LOC:
                 self._another_loc(text)
         self._buf.clear()
+
+
+def _expat_text(raw: bytes) -> str:
+    """The character data expat makes of ``raw`` (a field's bytes, no markup in them:
+    references resolved, line breaks normalized)."""
+    parser = pyexpat.ParserCreate("utf-8")
+    pieces: list[str] = []
+    parser.CharacterDataHandler = pieces.append
+    parser.Parse(b"<v>" + raw + b"</v>", True)
+    return "".join(pieces)

@@ -124,6 +124,8 @@ def hostile() -> Iterator[tuple[str, bytes, Limits | None]]:
         ("extension-cut", ext_head + images[:5000], None),
         ("image-text-too-long", ext_head + "<url><loc>https://e.com/</loc>"
          + img.format("https://e.com/" + "i" * 400, "") + "</url></urlset>", SMALL),
+        ("text-at-cap-after-blanks", head + good.replace("<url>", "<url>\n  ")
+         + "<url>\n  <loc>https://e.com/" + "a" * 286 + "</loc></url></urlset>", SMALL),
     ]  # fmt: skip
     for name, text, limits in text_cases:
         yield name, text.encode(), limits

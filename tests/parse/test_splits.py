@@ -175,6 +175,25 @@ def test_junk_after_the_root_is_said_the_same_way() -> None:
     ]
 
 
+def test_a_field_at_the_text_cap_after_blanks() -> None:
+    """A location exactly at the text cap, its entry indented: when the lite path (end
+    tags only) read its entry, the blanks before its start tags counted toward the cap
+    and it was dropped as too long; read by the full handlers (or the compiled path) it
+    was kept, so the verdict followed the chunking (found by the compiled path's
+    differential fuzzing). The field's own text is measured on every path now."""
+    limits = Limits(max_text_length=64)
+    at_cap = "https://e.com/" + "a" * 50
+    entries = "".join(f"<url>\n  <loc>https://e.com/{i}</loc>\n</url>\n" for i in range(30))
+    body = f"<urlset {NS}>\n{entries}<url>\n  <loc>{at_cap}</loc>\n</url>\n</urlset>".encode()
+    last = body.rfind(b"<url>")  # a piece starting here is a run the lite path reads
+    for path in ("native", "pure") if native.CORE is not None else ("pure",):
+        with native.using("native" if path == "native" else "pure"):
+            _, items, problems, complete, _ = same_whatever_the_cuts(
+                parsed, body, limits, positions=[last - 1, last, *range(0, len(body), 17)]
+            )
+        assert [i.url for i in items][-1] == at_cap and complete and problems == [], path
+
+
 # --------------------------------------------------------------------------- the property
 
 #: Starts that move a document across the sniffing window or around a mark.
