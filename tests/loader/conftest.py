@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from aiohttp.test_utils import TestServer
 
-from tests.crawl.crawl_kit import start
+from tests.crawl.crawl_kit import Site, start
 from tests.loader.kill_kit import GeneratedSite
 
 MakeSite = Callable[[int, int], Awaitable[GeneratedSite]]
@@ -26,3 +26,12 @@ async def make_site() -> AsyncIterator[MakeSite]:
     yield make
     for server in servers:
         await server.close()
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Site]:
+    """One scripted site on 127.0.0.1 (fill its routes in the test)."""
+    served = Site()
+    server = await start(served)
+    yield served
+    await server.close()

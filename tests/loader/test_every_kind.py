@@ -5,29 +5,19 @@ the next loader, and the HTML pages of an incremental state."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 
 import sitemap_reader as sr
 from sitemap_reader.crawl import SitemapReader
 from sitemap_reader.discovery import Checkpoint, Observer, SitemapNode, Watch
 from sitemap_reader.discovery.actions import Batch
-from tests.crawl.crawl_kit import FAST, Site, collect, start, urlset
+from tests.crawl.crawl_kit import FAST, Site, collect, urlset
 
 HTML = "text/html"
 MENU = "<div class='menu'><a href='/about'>About</a><a href='/jobs'>Jobs</a></div>"
-
-
-@pytest.fixture
-async def site() -> AsyncIterator[Site]:
-    """One scripted site on 127.0.0.1."""
-    served = Site()
-    server = await start(served)
-    yield served
-    await server.close()
 
 
 def page(links: list[str]) -> str:

@@ -5,7 +5,6 @@ Crawlee loader carry both."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,7 @@ from aiohttp import web
 
 import sitemap_reader as sr
 from sitemap_reader.errors import UsageError
-from tests.crawl.crawl_kit import FAST, Site, index, start, urlset
-
-
-@pytest.fixture
-async def site() -> AsyncIterator[Site]:
-    """One scripted site on 127.0.0.1."""
-    served = Site()
-    server = await start(served)
-    yield served
-    await server.close()
+from tests.crawl.crawl_kit import FAST, Site, index, urlset
 
 
 async def test_a_one_target_run_checks_its_per_target_entries(site: Site) -> None:

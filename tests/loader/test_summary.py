@@ -5,7 +5,6 @@ summary. And ``async for record in loader`` (item 9)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,16 +12,7 @@ import pytest
 
 import sitemap_reader as sr
 from sitemap_reader.loader import LoaderSummary
-from tests.crawl.crawl_kit import FAST, SITEMAP_NS, Site, start, urlset
-
-
-@pytest.fixture
-async def site() -> AsyncIterator[Site]:
-    """One scripted site on 127.0.0.1."""
-    served = Site()
-    server = await start(served)
-    yield served
-    await server.close()
+from tests.crawl.crawl_kit import FAST, SITEMAP_NS, Site, urlset
 
 
 def troubled_site(site: Site) -> None:
