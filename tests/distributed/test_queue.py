@@ -97,13 +97,16 @@ async def test_the_heartbeat_keeps_a_lease_while_the_loop_thread_is_busy_parsing
     peek = Peek(redis_server.url, namespace)
     body = "".join(f"https://example.com/{i}\n" for i in range(20_000)).encode()
     try:
-        await queue.enqueue(["busy.example"])
-        lease = await queue.take("busy", QUICK)
-        assert lease is not None
         # A beat every 1.5 s: a lease lapses only if the heartbeat's thread waits over 3 s
         # for a core, which a load of 20 on two cores does not come near (a 0.6 s lease
-        # lapsed once at a load average of 9; a 1.5 s one at 6-17).
+        # lapsed once at a load average of 9; a 1.5 s one at 6-17). The lease is taken with
+        # the same limits: the claim keeps the lease it was taken with, and one taken with a
+        # 0.3 s lease was taken over by the thief at load 8 in the moment between the last
+        # beat and the thief's try.
         limits = WorkerLimits(lease=4.5, retry_delay=0.0, poll=0.1)
+        await queue.enqueue(["busy.example"])
+        lease = await queue.take("busy", limits)
+        assert lease is not None
         assert queue.id is not None
         heartbeat = Heartbeat(redis_server.url, Keys(namespace), queue.id, "busy", limits)
         with heartbeat:
