@@ -72,7 +72,7 @@ return start - now
 
 class RedisPacer:
     """:class:`Pacer`'s promise across every process given the same Redis URL (see the
-    module docstring). Create it inside the event loop that uses it; :meth:`close` it."""
+    module docstring); :meth:`close` it when done (the reader does)."""
 
     def __init__(self, url: str) -> None:
         try:
