@@ -53,7 +53,7 @@ def installed_path(wheel: Path, target: Path) -> str:
         capture_output=True, text=True, env=env, cwd=target, timeout=120, check=True,
     ).stdout  # fmt: skip
     assert origin.startswith(str(target)), origin  # the installed copy, not the checkout
-    return result.stdout.splitlines()[-1]
+    return result.stdout.splitlines()[1]
 
 
 @pytest.mark.skipif(

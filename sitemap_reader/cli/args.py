@@ -91,12 +91,7 @@ def build_parser(
         epilog=_DUMP_EXAMPLES,
         formatter_class=HelpFormatter,
     )
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"%(prog)s {package_version()} (Public Suffix List: publicsuffixlist "
-        f"{list_version()})\nparser: {native.describe()}",
-    )
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
     sub = add_command(commands, "dump", "stream the URL records of the targets", _DUMP_EXAMPLES)
@@ -222,6 +217,24 @@ def _examples(text: str) -> int:
     if not 1 <= value <= CHECK_MAX_EXAMPLES:
         raise argparse.ArgumentTypeError(f"a whole number from 1 to {CHECK_MAX_EXAMPLES:,}")
     return value
+
+
+class _Version(argparse.Action):
+    """``--version``: lines as they are written (argparse's own action refills them as one
+    paragraph): the version and the parser's active path, the path's reason, the Public
+    Suffix List's package."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        path = "native" if native.active() else "pure Python"
+        print(
+            f"{parser.prog} {package_version()}, {path} parser\n"
+            f"parser: {native.describe()}\n"
+            f"Public Suffix List: publicsuffixlist {list_version()}"
+        )
+        parser.exit()
 
 
 def package_version() -> str:
