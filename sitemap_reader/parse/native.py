@@ -304,30 +304,13 @@ class NativeTextReader(TextReader):
     """TextReader with its line loop in C; lines off the loop's fast path (junk, scheme-less
     hosts, long or non-ASCII lines) go to the reference's ``_line``."""
 
-    def feed(self, data: bytes) -> None:
-        # TextReader.feed, with the line loop handed to C
-        if self._partial:
-            data = self._partial + data
-        end = max(data.rfind(b"\n"), data.rfind(b"\r"))
-        if end == -1:
-            self._partial = data
-        else:
-            self._partial = data[end + 1 :]
-            start = 0
-            if self._skipping:
-                start = min(i for i in (data.find(b"\n"), data.find(b"\r")) if i != -1)
-                self._skipping = False
-            sink = self._sink
-            started = CORE.text_lines(
-                self._line, sink.text_started, sink.pending, sink.batch, sink.drain,
-                data, start, end, self._started, self._max_line,
-            )  # fmt: skip
-            self._started = self._started or started  # (_line may have started it)
-        if len(self._partial) > self._max_line * 4:
-            self._partial = b""
-            if not self._skipping:
-                self._skipping = True
-                self._too_long()
+    def _lines(self, data: bytes, start: int, end: int) -> None:
+        sink = self._sink
+        started = CORE.text_lines(
+            self._line, sink.text_started, sink.pending, sink.batch, sink.drain,
+            data, start, end, self._started, self._max_line,
+        )  # fmt: skip
+        self._started = self._started or started  # (_line may have started it)
 
 
 # --- the drain --------------------------------------------------------------------------------

@@ -92,15 +92,19 @@ class TextReader:
             if self._skipping:  # the rest of an over-long line runs up to the first break
                 start = min(i for i in (data.find(b"\n"), data.find(b"\r")) if i != -1)
                 self._skipping = False
-            # Blank lines are skipped inside the regex engine: a body of 60 MB of line
-            # breaks costs no Python-level work per line.
-            for match in _LINE.finditer(data, start, end):
-                self._line(match.group())
+            self._lines(data, start, end)
         if len(self._partial) > self._max_line * 4:
             self._partial = b""
             if not self._skipping:
                 self._skipping = True
                 self._too_long()
+
+    def _lines(self, data: bytes, start: int, end: int) -> None:
+        """Every whole line of ``data[start:end]`` to :meth:`_line`."""
+        # Blank lines are skipped inside the regex engine: a body of 60 MB of line
+        # breaks costs no Python-level work per line.
+        for match in _LINE.finditer(data, start, end):
+            self._line(match.group())
 
     def close(self) -> None:
         if self._partial and not self._skipping:
