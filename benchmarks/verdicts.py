@@ -92,6 +92,8 @@ if __package__ in (None, ""):  # run as a script: the checkout importable, this 
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from tests.helpers import self_signed
+
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HTML = "text/html; charset=utf-8"
@@ -372,39 +374,7 @@ def application(world: World) -> web.Application:
 
 def tls_context() -> ssl.SSLContext:
     """A server context with a self-signed certificate made here (no client trusts it)."""
-    import datetime
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bench.test")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
-    folder = Path(tempfile.mkdtemp(prefix="verdicts-tls-"))
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert_path, key_path)
-    return context
+    return self_signed(Path(tempfile.mkdtemp(prefix="verdicts-tls-")))
 
 
 @contextlib.contextmanager
