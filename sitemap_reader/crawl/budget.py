@@ -77,8 +77,10 @@ class RedisPacer:
     def __init__(self, url: str) -> None:
         try:
             import redis.asyncio as aioredis
+            from redis.exceptions import RedisError
         except ImportError as exc:
             raise missing_extra("host_budget needs the Redis client", "distributed") from exc
+        self._failures = (RedisError, OSError)  # what means "Redis cannot be reached"
         self.url = url
         self._client: Any = aioredis.Redis.from_url(
             url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT
@@ -113,15 +115,13 @@ class RedisPacer:
 
     async def _run(self, host: str, gap: float, verb: str, ahead: float = 0.0) -> int | None:
         """The script's answer (microseconds), or None when Redis cannot be reached."""
-        from redis.exceptions import RedisError
-
         micros = str(int(gap * 1e6))
         try:
             sleep = await self._script(
                 keys=[PREFIX + host, PREFIX + "hold:" + host],
                 args=[verb, micros, str(int(ahead * 1e6)), LINGER_MS],
             )
-        except (RedisError, OSError) as exc:
+        except self._failures as exc:
             if not self._warned:
                 self._warned = True
                 shown = redact_url(self.url)
